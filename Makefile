@@ -1,0 +1,46 @@
+# Two commands: `make serve` and `make test`. Both set up .venv on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: serve test setup migrate lint format bench screenshots clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+migrate: setup
+	$(BIN)/python manage.py migrate --noinput
+
+serve: migrate
+	$(BIN)/python manage.py load_sample
+	$(BIN)/daphne -b $(HOST) -p $(PORT) inspector.asgi:application
+
+test: setup
+	$(BIN)/python tests/browser_setup.py
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: setup
+	$(BIN)/python bench/ingest.py
+
+screenshots: setup
+	$(BIN)/python bench/screenshots.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 .pytest_cache

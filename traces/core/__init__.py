@@ -1,0 +1,1 @@
+"""The product's brain: pure Python, no Django. Formats, loop rebuilding, reports."""

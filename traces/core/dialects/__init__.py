@@ -1,0 +1,1 @@
+"""Provider message dialects: how each vendor shapes messages, streams and usage."""

@@ -1,0 +1,48 @@
+"""The streaming adapter interface every format implements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..model import Exchange, LineError
+from ..records import Record
+
+AdapterEvent = Exchange | LineError
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """An adapter's claim on a file: higher scores win; the reason is shown to the user."""
+
+    score: float
+    reason: str
+
+
+class Adapter:
+    """Reads one format's records, one at a time, and emits canonical events.
+
+    The same instance serves a whole upload, a CLI run or a live tail, so it may keep
+    state between records (e.g. to join lines that belong to one response).
+    """
+
+    name: ClassVar[str] = ""
+    """Stable id, used in reports and `--format`."""
+    label: ClassVar[str] = ""
+    """Human name of the format."""
+    where: ClassVar[str] = ""
+    """Where users find such files, for the README and the upload page."""
+
+    @classmethod
+    def sniff(cls, values: Sequence[Any]) -> Detection | None:
+        """Look at the first parsed records and claim the file, or not."""
+        raise NotImplementedError
+
+    def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        """Consume one record; yield zero or more events."""
+        raise NotImplementedError
+
+    def close(self) -> Iterator[AdapterEvent]:
+        """The input ended: flush whatever is buffered."""
+        return iter(())

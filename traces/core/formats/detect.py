@@ -1,0 +1,42 @@
+"""Pick the adapter for a file by sniffing its first records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..limits import InputRejected
+from .base import Adapter
+from .registry import adapters
+
+SNIFF_RECORDS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    adapter: type[Adapter]
+    reason: str
+
+
+def detect(values: Sequence[Any]) -> Choice:
+    """Ask every adapter about the first records; the highest score wins.
+
+    Raises `InputRejected` listing the formats tried when none claims the file.
+    """
+    sample = list(values[:SNIFF_RECORDS])
+    best: Choice | None = None
+    best_score = 0.0
+    for adapter in adapters():
+        try:
+            claim = adapter.sniff(sample)
+        except Exception:  # a sniffer must never sink the upload
+            claim = None
+        if claim is not None and claim.score > best_score:
+            best, best_score = Choice(adapter, claim.reason), claim.score
+    if best is None:
+        tried = ", ".join(f"{a.label} ({a.name})" for a in adapters())
+        raise InputRejected(
+            "No supported trace format recognised this file. Formats tried: " + tried + "."
+        )
+    return best

@@ -1,0 +1,95 @@
+"""One code path from bytes to a rebuilt `Trace`, for uploads, the CLI and live tail."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .formats.base import Adapter
+from .formats.detect import detect
+from .formats.registry import get_adapter
+from .limits import DEFAULT_LIMITS, InputRejected, Limits
+from .model import Exchange, LineError, Trace
+from .rebuild import TraceBuilder, Update
+from .records import Record, read_source
+
+
+@dataclass(frozen=True, slots=True)
+class FormatChoice:
+    name: str
+    reason: str
+
+
+def choose_format(values: Sequence[object], format_name: str | None = None) -> FormatChoice:
+    """The named adapter (an override), or the one detection picks, with its reason."""
+    if format_name:
+        try:
+            adapter = get_adapter(format_name)
+        except KeyError as exc:
+            raise InputRejected(str(exc.args[0])) from None
+        return FormatChoice(adapter.name, "chosen by you (format override)")
+    choice = detect(values)
+    return FormatChoice(choice.adapter.name, choice.reason)
+
+
+class TraceSession:
+    """Feeds records through one adapter into one builder, a few at a time or all at once."""
+
+    def __init__(self, choice: FormatChoice) -> None:
+        self.choice = choice
+        self.adapter: Adapter = get_adapter(choice.name)()
+        self.builder = TraceBuilder(choice.name, choice.reason)
+        self.records_ingested = 0
+        self.lines_total = 0
+
+    def feed(self, items: Iterable[Record | LineError]) -> list[Update]:
+        updates: list[Update] = []
+        for item in items:
+            self.lines_total = max(self.lines_total, item.line)
+            if isinstance(item, LineError):
+                self.builder.add_error(item)
+                continue
+            updates.extend(self._take(self.adapter.feed(item), counts=True))
+        return updates
+
+    def _take(self, events, counts: bool) -> list[Update]:
+        updates: list[Update] = []
+        accepted = False
+        for event in events:
+            if isinstance(event, LineError):
+                self.builder.add_error(event)
+            elif isinstance(event, Exchange):
+                updates.append(self.builder.add(event))
+                accepted = True
+        if counts and accepted:
+            self.records_ingested += 1
+        return updates
+
+    def finish(self, lines_total: int | None = None) -> Trace:
+        self._take(self.adapter.close(), counts=False)
+        total = self.lines_total if lines_total is None else lines_total
+        return self.builder.finish(total, self.records_ingested)
+
+
+def analyze_bytes(
+    data: bytes,
+    *,
+    filename: str = "",
+    format_name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Trace:
+    """Read, detect, adapt and rebuild a whole file. Raises `InputRejected` for non-traces."""
+    source = read_source(data, filename, limits)
+    values = [item.value for item in source.items if isinstance(item, Record)]
+    if not values:
+        reasons = "; ".join(f"line {e.line}: {e.message}" for e in source.items[:3])
+        raise InputRejected(f"No readable record in the file ({reasons}).")
+    session = TraceSession(choose_format(values, format_name))
+    session.feed(source.items)
+    trace = session.finish(source.lines_total)
+    if not trace.calls:
+        raise InputRejected(
+            f"Read as {session.choice.name}, but no model call could be rebuilt: "
+            + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
+        )
+    return trace

@@ -1,0 +1,27 @@
+"""Input limits: what a file may be before it is refused with a clear message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds that keep hostile or broken input from exhausting the server.
+
+    Every limit produces a readable message (`InputRejected` or a `LineError`),
+    never a crash or a hang.
+    """
+
+    max_file_bytes: int = 512 * 1024 * 1024
+    max_decompressed_bytes: int = 2 * 1024 * 1024 * 1024
+    max_line_bytes: int = 256 * 1024 * 1024
+    max_depth: int = 200
+    max_records: int = 2_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class InputRejected(ValueError):
+    """The whole input cannot be read as a trace; the message says why, for a person."""

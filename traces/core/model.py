@@ -1,0 +1,198 @@
+"""Canonical domain model: every trace format is translated into these frozen records.
+
+Adapters produce `Exchange`s (one observed model round trip, in the provider's own
+message shapes plus a normaliser); `rebuild` turns them into `Call`s, `ToolRun`s and
+`ParallelBatch`es grouped into `Loop`s, collected in a `Trace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JSON = Any
+BlockKind = Literal[
+    "text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "other"
+]
+CallStatus = Literal["ok", "error"]
+ToolRunStatus = Literal["paired", "pending", "dangling", "orphan"]
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """A line (or record) that could not be read; the rest of the file is still ingested."""
+
+    line: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One content block of a message, in a provider-neutral shape."""
+
+    kind: BlockKind
+    text: str = ""
+    tool_id: str | None = None
+    name: str | None = None
+    input: JSON = None
+    is_error: bool = False
+    raw: JSON = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One transcript message: a role and its blocks."""
+
+    role: str
+    blocks: tuple[Block, ...]
+
+    @property
+    def tool_uses(self) -> tuple[Block, ...]:
+        return tuple(b for b in self.blocks if b.kind == "tool_use")
+
+    @property
+    def tool_results(self) -> tuple[Block, ...]:
+        return tuple(b for b in self.blocks if b.kind == "tool_result")
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage as the provider reported it, normalised.
+
+    `input_tokens` is always the *uncached* input (Anthropic's convention); adapters for
+    providers whose input includes cached tokens subtract them.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_5m_tokens: int | None = None
+    cache_write_1h_tokens: int | None = None
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One observed model round trip, as an adapter read it.
+
+    `messages`, `system` and `tools` keep the provider's own JSON so that repeated
+    transcripts can be compared cheaply and stored content-addressed; `normalize` turns
+    one raw message into a `Message` (only new messages are ever normalised).
+    """
+
+    line: int
+    messages: Sequence[JSON]
+    normalize: Callable[[JSON], Message]
+    system: JSON = None
+    tools: Sequence[JSON] = ()
+    model: str | None = None
+    response: Message | None = None
+    response_raw: JSON = None
+    stop_reason: str | None = None
+    usage: Usage | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    status: CallStatus = "ok"
+    http_status: int | None = None
+    error: str | None = None
+    request_recorded: bool = True
+    extra: Mapping[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One billed model round trip, placed in its loop.
+
+    The request is stored as a delta: `prefix_len` messages are shared with call
+    `base_call` of the same loop and `appended` holds the rest, so a long loop costs
+    linear, not quadratic, memory.
+    """
+
+    index: int
+    loop: int
+    line: int
+    model: str | None
+    system: JSON
+    tools: Sequence[JSON]
+    appended: tuple[Message, ...]
+    appended_raw: tuple[JSON, ...]
+    prefix_len: int
+    base_call: int | None
+    extends_previous: bool
+    history_rewritten: bool
+    response: Message | None
+    response_raw: JSON
+    stop_reason: str | None
+    usage: Usage | None
+    started_at: float | None
+    ended_at: float | None
+    status: CallStatus
+    http_status: int | None
+    error: str | None
+    request_recorded: bool
+    message_count: int
+    tool_call_ids: tuple[str, ...]
+    extra: Mapping[str, JSON]
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max(0.0, self.ended_at - self.started_at)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """A tool call paired with its result by id.
+
+    `call` asked for it (None when the request history already held it); `result_call`
+    is the first request that carried its result.
+    """
+
+    id: str
+    name: str | None
+    loop: int
+    call: int | None
+    result_call: int | None
+    status: ToolRunStatus
+    is_error: bool
+    batch_size: int
+    input: JSON = None
+    result_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelBatch:
+    """Several tool calls issued in one response."""
+
+    call: int
+    tool_call_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """One conversation: calls whose requests extend one another."""
+
+    index: int
+    calls: tuple[int, ...]
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """Everything rebuilt from one file."""
+
+    format: str
+    calls: tuple[Call, ...]
+    tool_runs: tuple[ToolRun, ...]
+    batches: tuple[ParallelBatch, ...]
+    loops: tuple[Loop, ...]
+    line_errors: tuple[LineError, ...]
+    lines_total: int
+    records_ingested: int
+    detection_reason: str = ""

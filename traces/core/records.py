@@ -1,0 +1,263 @@
+"""Turn uploaded bytes into numbered JSON records: JSONL lines, or the items of one document.
+
+Every malformed line becomes a `LineError` with its 1-based line number; the rest is
+still read. Compression (gzip) and whole-file documents (a JSON object or array, a VCR
+YAML cassette) are unwrapped here so that adapters only ever see parsed records.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import yaml
+
+from .limits import DEFAULT_LIMITS, InputRejected, Limits
+from .model import LineError
+
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One parsed JSON value and where it came from (1-based line or item number)."""
+
+    line: int
+    value: Any
+
+
+def decompress(data: bytes, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """Undo gzip (possibly several members), refusing output beyond the limit."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    out = io.BytesIO()
+    remaining = data
+    while remaining.startswith(GZIP_MAGIC):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        chunk_size = 1 << 20
+        pos = 0
+        while pos < len(remaining) and not inflater.eof:
+            piece = inflater.decompress(remaining[pos : pos + chunk_size], chunk_size * 8)
+            pos += chunk_size
+            out.write(piece)
+            while inflater.unconsumed_tail and not inflater.eof:
+                out.write(inflater.decompress(inflater.unconsumed_tail, chunk_size * 8))
+                _check_size(out, limits)
+            _check_size(out, limits)
+        if not inflater.eof:
+            raise InputRejected("The gzip stream is cut short: the file is incomplete.")
+        remaining = inflater.unused_data
+    return out.getvalue()
+
+
+def _check_size(out: io.BytesIO, limits: Limits) -> None:
+    if out.tell() > limits.max_decompressed_bytes:
+        raise InputRejected(
+            f"The file decompresses to more than {limits.max_decompressed_bytes:,} bytes; "
+            "refused as a possible decompression bomb."
+        )
+
+
+def parse_line(raw: bytes | memoryview, line: int, limits: Limits = DEFAULT_LIMITS):
+    """Parse one JSONL line into a value, or a `LineError` saying what is wrong with it."""
+    if len(raw) > limits.max_line_bytes:
+        return LineError(line, f"line is {len(raw):,} bytes, over the {limits.max_line_bytes:,}")
+    raw = bytes(raw) if isinstance(raw, memoryview) else raw
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
+    if b"\x00" in raw:
+        return LineError(line, "contains a NUL byte; not a JSON text line")
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return LineError(line, _explain(str(exc)))
+    if raw.count(b"[") + raw.count(b"{") > limits.max_depth and _depth(value) > limits.max_depth:
+        return LineError(line, f"nested deeper than {limits.max_depth} levels; refused")
+    return value
+
+
+def _explain(orjson_message: str) -> str:
+    """Turn orjson's message into a sentence for the person who owns the file."""
+    text = orjson_message.split(": line ")[0]
+    if text.startswith("unexpected end of data"):
+        return "cut off mid-record (the JSON ends before it is complete)"
+    if text.startswith("depth limit exceeded"):
+        return "nested deeper than 1,024 levels; refused"
+    if "not valid UTF-8" in text:
+        return "not valid UTF-8 text"
+    return f"not valid JSON ({text})"
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, computed without recursion so a deep value cannot blow the stack."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, level)
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, level)
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, memoryview]]:
+    """Yield (1-based line number, line bytes) without copying, tolerating CRLF."""
+    view = memoryview(data)
+    start = 0
+    number = 0
+    size = len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        if end == -1:
+            end = size
+        number += 1
+        stop = end
+        if stop > start and data[stop - 1] == 0x0D:
+            stop -= 1
+        yield number, view[start:stop]
+        start = end + 1
+
+
+@dataclass(slots=True)
+class Source:
+    """The records of one input and how it was read (`jsonl`, `json`, `yaml`)."""
+
+    layout: str
+    lines_total: int
+    items: list[Record | LineError]
+
+
+def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS) -> Source:
+    """Read a whole input: gzip, then JSONL, a JSON document or a VCR YAML cassette."""
+    if len(data) > limits.max_file_bytes:
+        raise InputRejected(
+            f"The file is {len(data):,} bytes; the limit is {limits.max_file_bytes:,}."
+        )
+    data = decompress(data, limits)
+    text_start = data.lstrip()[:1]
+    if not data.strip():
+        raise InputRejected("The file is empty: there is no trace in it.")
+    if _looks_like_yaml(data, filename):
+        return _read_yaml(data)
+    if text_start in (b"[", b"{") or data.startswith(BOM):
+        document = _whole_document(data, limits)
+        if document is not None:
+            return document
+    return _read_jsonl(data, limits)
+
+
+def _read_jsonl(data: bytes, limits: Limits) -> Source:
+    items: list[Record | LineError] = []
+    lines_total = 0
+    for number, raw in iter_lines(data):
+        lines_total = number
+        if not raw or (raw[0] in (0x20, 0x09) and not bytes(raw).strip()):
+            continue
+        parsed = parse_line(raw, number, limits)
+        items.append(parsed if isinstance(parsed, LineError) else Record(number, parsed))
+        if len(items) > limits.max_records:
+            raise InputRejected(f"More than {limits.max_records:,} records; refused.")
+    return Source("jsonl", lines_total, items)
+
+
+def _whole_document(data: bytes, limits: Limits) -> Source | None:
+    """A file that is one JSON value spread over several lines (or one array)."""
+    first_newline = data.find(b"\n")
+    if 0 <= first_newline < len(data.rstrip()) - 1:
+        first = parse_line(data[:first_newline].rstrip(b"\r"), 1, limits)
+        if not isinstance(first, LineError):
+            return None  # the first line is a record on its own: this is JSONL
+    body = data[len(BOM) :] if data.startswith(BOM) else data
+    value = parse_line(body, 1, limits)
+    if isinstance(value, LineError):
+        return None
+    lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if isinstance(value, list):
+        return Source("json", lines_total, [Record(i + 1, v) for i, v in enumerate(value)])
+    return Source("json", lines_total, [Record(1, value)])
+
+
+def _looks_like_yaml(data: bytes, filename: str) -> bool:
+    if filename.lower().endswith((".yaml", ".yml")):
+        return True
+    return data.lstrip()[:13] in (b"interactions:", b"version: 1\nin")
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """A safe YAML loader that also refuses aliases, so 'billion laughs' cannot expand."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases are not accepted in traces", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _read_yaml(data: bytes) -> Source:
+    """Read a VCR cassette: each interaction becomes one HTTP-pair record."""
+    lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    try:
+        document = yaml.load(data, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
+    except yaml.YAMLError as exc:
+        raise InputRejected(f"Not readable YAML: {exc}") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
+        raise InputRejected("A YAML file must be a VCR cassette with an 'interactions' list.")
+    items: list[Record | LineError] = []
+    for number, interaction in enumerate(document["interactions"], start=1):
+        pair = vcr_interaction_to_pair(interaction)
+        if pair is None:
+            items.append(LineError(number, "interaction has no request/response mapping"))
+        else:
+            items.append(Record(number, pair))
+    return Source("yaml", lines_total, items)
+
+
+def vcr_interaction_to_pair(interaction: Any) -> dict | None:
+    """Reshape one VCR interaction into the claude-trace HTTP-pair shape adapters read."""
+    if not isinstance(interaction, dict):
+        return None
+    request = interaction.get("request")
+    response = interaction.get("response")
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        return None
+    pair_request = {
+        "method": request.get("method"),
+        "url": request.get("uri"),
+        "headers": request.get("headers") or {},
+        "body": _maybe_json(request.get("body")),
+    }
+    body = response.get("body")
+    body_text = body.get("string") if isinstance(body, dict) else body
+    status = response.get("status")
+    parsed = _maybe_json(body_text)
+    pair_response: dict[str, Any] = {
+        "status_code": status.get("code") if isinstance(status, dict) else status,
+        "headers": response.get("headers") or {},
+    }
+    if isinstance(parsed, (dict, list)):
+        pair_response["body"] = parsed
+    else:
+        pair_response["body"] = None
+        pair_response["body_raw"] = body_text if isinstance(body_text, str) else None
+    return {"request": pair_request, "response": pair_response, "recorded_by": "vcr"}
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
