@@ -6,6 +6,14 @@ from dataclasses import dataclass
 
 from .model import Loop, Trace
 
+OUTCOME_LABELS = {
+    "finished": "Finished",
+    "halted_on_tool_use": "Halted on tool_use",
+    "api_error": "API error",
+    "max_tokens": "Hit max_tokens",
+    "unknown": "Unknown",
+}
+
 OUTCOME_TEXT = {
     "finished": "Finished: the model ended its turn.",
     "halted_on_tool_use": "Halted on tool_use: the model asked for a tool and no request followed.",

@@ -35,6 +35,7 @@ class AnthropicMessagesAdapter(Adapter):
         "Written by claude-trace (`.claude-trace/log-*.jsonl`), by an HTTP logging proxy, "
         "or by your own code that logs each Messages API request and response as one line."
     )
+    normalize = staticmethod(anthropic.normalize_message)
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -88,7 +89,7 @@ class AnthropicMessagesAdapter(Adapter):
         yield Exchange(
             line=line,
             messages=messages or [],
-            normalize=anthropic.normalize_message,
+            normalize=self.normalize,
             system=request_body.get("system"),
             tools=tools if isinstance(tools, list) else [],
             model=_model(request_body, body),

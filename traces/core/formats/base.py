@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..model import Exchange, LineError
+from ..model import Exchange, LineError, Message
 from ..records import Record
 
 AdapterEvent = Exchange | LineError
@@ -33,6 +33,11 @@ class Adapter:
     """Human name of the format."""
     where: ClassVar[str] = ""
     """Where users find such files, for the README and the upload page."""
+
+    @staticmethod
+    def normalize(raw: Any) -> Message:
+        """Turn one of this format's raw messages into a canonical `Message`."""
+        raise NotImplementedError
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:

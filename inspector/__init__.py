@@ -1,0 +1,1 @@
+"""Loop Inspector's Django project: settings, URLs and the ASGI entry point."""

@@ -1,0 +1,5 @@
+"""Top-level URLs: the traces app owns every page and the JSON API."""
+
+from django.urls import include, path
+
+urlpatterns = [path("", include("traces.urls"))]

@@ -1,0 +1,110 @@
+// Loop Inspector page behaviour: theme switch, uploads with progress, keyboard moves.
+(function () {
+  "use strict";
+
+  function setTheme(theme) {
+    document.documentElement.setAttribute("data-theme", theme);
+    try { localStorage.setItem("loop-inspector-theme", theme); } catch (e) { /* ignore */ }
+    document.dispatchEvent(new CustomEvent("themechange", { detail: theme }));
+  }
+  function toggleTheme() {
+    var current = document.documentElement.getAttribute("data-theme");
+    setTheme(current === "dark" ? "light" : "dark");
+  }
+  var toggle = document.getElementById("theme-toggle");
+  if (toggle) toggle.addEventListener("click", toggleTheme);
+
+  document.addEventListener("keydown", function (event) {
+    var tag = (event.target && event.target.tagName) || "";
+    if (event.ctrlKey || event.metaKey || event.altKey || /INPUT|SELECT|TEXTAREA/.test(tag)) return;
+    var link = null;
+    if (event.key === "j") link = document.getElementById("next-call");
+    if (event.key === "k") link = document.getElementById("prev-call");
+    if (event.key === "t") { toggleTheme(); return; }
+    if (link) { window.location.href = link.href; }
+  });
+
+  var form = document.getElementById("upload-form");
+  if (!form) return;
+  var input = form.querySelector("input[type=file]");
+  var list = document.getElementById("upload-progress");
+  var formatSelect = form.querySelector("select[name=format]");
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;  // textContent: never HTML
+    return node;
+  }
+
+  function uploadOne(file) {
+    return new Promise(function (resolve) {
+      var row = el("li");
+      var label = el("span", "", file.name);
+      var state = el("span", "muted small", "0%");
+      var bar = el("progress");
+      bar.max = 100; bar.value = 0;
+      bar.setAttribute("aria-label", "Upload of " + file.name);
+      row.append(label, state, bar);
+      list.append(row);
+      var data = new FormData();
+      data.append("file", file, file.name);
+      if (formatSelect && formatSelect.value) data.append("format", formatSelect.value);
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", form.dataset.api);
+      xhr.upload.addEventListener("progress", function (event) {
+        if (!event.lengthComputable) return;
+        var percent = Math.round((event.loaded / event.total) * 100);
+        bar.value = percent;
+        state.textContent = percent < 100 ? percent + "%" : "analysing…";
+      });
+      xhr.addEventListener("load", function () {
+        var body = null;
+        try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
+        if (xhr.status === 201 && body) {
+          bar.value = 100;
+          state.textContent = "";
+          var link = el("a", "", body.calls + " calls · open");
+          link.href = body.url;
+          state.append(link);
+          resolve(body);
+        } else {
+          bar.remove();
+          state.textContent = "failed";
+          row.append(el("p", "error-text", (body && body.error) || "Upload failed (HTTP " + xhr.status + ")."));
+          resolve(null);
+        }
+      });
+      xhr.addEventListener("error", function () {
+        state.textContent = "failed";
+        row.append(el("p", "error-text", "The connection failed during the upload."));
+        resolve(null);
+      });
+      xhr.send(data);
+    });
+  }
+
+  function uploadAll(files) {
+    if (!files || !files.length) return;
+    list.textContent = "";
+    var jobs = Array.prototype.map.call(files, uploadOne);
+    Promise.all(jobs).then(function (results) {
+      var done = results.filter(Boolean);
+      if (files.length === 1 && done.length === 1) window.location.href = done[0].url;
+    });
+  }
+
+  input.addEventListener("change", function () { uploadAll(input.files); });
+  form.addEventListener("submit", function (event) {
+    if (!input.files.length) return;
+    event.preventDefault();
+    uploadAll(input.files);
+  });
+  ["dragenter", "dragover"].forEach(function (name) {
+    form.addEventListener(name, function (event) { event.preventDefault(); form.classList.add("dragging"); });
+  });
+  ["dragleave", "drop"].forEach(function (name) {
+    form.addEventListener(name, function (event) { event.preventDefault(); form.classList.remove("dragging"); });
+  });
+  form.addEventListener("drop", function (event) { uploadAll(event.dataTransfer.files); });
+})();

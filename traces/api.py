@@ -1,0 +1,51 @@
+"""JSON API for scripts and agents: upload a trace, fetch its report.
+
+No CSRF token and, in this local mode (bound to loopback), no credentials.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+
+from traces import selectors, services
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+def traces_collection(request: HttpRequest) -> JsonResponse:
+    """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id."""
+    upload = request.FILES.get("file")
+    if upload is not None:
+        data, filename = upload.read(), upload.name
+    else:
+        data, filename = request.body, request.GET.get("filename", "")
+    name = request.POST.get("name") or request.GET.get("name") or filename or "API upload"
+    format_name = request.POST.get("format") or request.GET.get("format") or None
+    if not data:
+        return JsonResponse({"error": "Send a trace as a multipart 'file' or as the body."}, 400)
+    try:
+        result = services.trace_ingest(
+            data=data, name=name, filename=filename, format_name=format_name
+        )
+    except services.InputRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    trace = result.trace
+    return JsonResponse(
+        {
+            "id": str(trace.pk),
+            "url": request.build_absolute_uri(reverse("traces:detail", args=[trace.pk])),
+            "format": trace.format,
+            "calls": trace.calls_count,
+            "line_errors": trace.report["lines"]["errors"],
+        },
+        status=201,
+    )
+
+
+@require_GET
+def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
+    trace = selectors.trace_get(trace_id=trace_id)
+    return JsonResponse(trace.report, json_dumps_params={"ensure_ascii": False})

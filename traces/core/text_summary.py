@@ -1,0 +1,39 @@
+"""A plain-text summary of a report, for the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_summary(name: str, report: dict[str, Any]) -> str:
+    totals = report["totals"]
+    lines = report["lines"]
+    total_in = (
+        totals["input_tokens"] + totals["cache_read_tokens"] + totals["cache_write_tokens"]
+    )
+    out = [
+        f"{name}  [{report['format']}]  {report['detection']}",
+        f"  outcome   {report['outcome']['text']}",
+        f"  calls     {totals['calls']} in {totals['loops']} loop(s), "
+        f"{totals['failed_calls']} failed",
+        f"  tools     {totals['tool_runs']} run(s), "
+        + ", ".join(
+            f"{status} {count}"
+            for status, count in _count(r["status"] for r in report["tool_runs"]).items()
+        ),
+        f"  tokens    {total_in:,} in (cache read {totals['cache_read_tokens']:,}, "
+        f"write {totals['cache_write_tokens']:,}), {totals['output_tokens']:,} out",
+        f"  lines     {lines['total']} read, {len(lines['errors'])} unreadable",
+    ]
+    for error in lines["errors"][:10]:
+        out.append(f"    line {error['line']}: {error['message']}")
+    if len(lines["errors"]) > 10:
+        out.append(f"    … {len(lines['errors']) - 10} more")
+    return "\n".join(out) + "\n"
+
+
+def _count(values) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts

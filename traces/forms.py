@@ -1,0 +1,15 @@
+"""The upload form (the page's JavaScript posts the same fields to the API)."""
+
+from django import forms
+
+from traces.core.formats.registry import adapters
+
+
+def format_choices() -> list[tuple[str, str]]:
+    return [("", "Detect automatically")] + [(a.name, a.label) for a in adapters()]
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField()
+    format = forms.ChoiceField(required=False, choices=format_choices)
+    name = forms.CharField(required=False, max_length=300)

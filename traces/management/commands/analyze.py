@@ -1,0 +1,49 @@
+"""Run the core on trace files (no database) and print a summary or the JSON report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+from django.core.management.base import BaseCommand, CommandError
+
+from traces.core.ingest import analyze_bytes
+from traces.core.limits import InputRejected
+from traces.core.report import build_report
+from traces.core.text_summary import render_summary
+
+
+class Command(BaseCommand):
+    help = "Analyse trace files with the core only and print a summary (or --json report)."
+    requires_system_checks: list = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--format", dest="format_name", default=None)
+        parser.add_argument("--json", action="store_true", help="print the JSON report")
+
+    def handle(self, *args, files, format_name, json, **options):
+        reports = []
+        failures = 0
+        for path in files:
+            try:
+                trace = analyze_bytes(
+                    path.read_bytes(), filename=path.name, format_name=format_name
+                )
+            except (OSError, InputRejected) as exc:
+                self.stderr.write(f"{path}: {getattr(exc, 'strerror', None) or exc}")
+                failures += 1
+                continue
+            report = build_report(trace)
+            if json:
+                reports.append(report)
+            else:
+                self.stdout.write(render_summary(path.name, report))
+        if json and reports:
+            payload = reports[0] if len(files) == 1 else reports
+            sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.flush()
+        if failures:
+            raise CommandError(f"{failures} file(s) could not be analysed")

@@ -1,0 +1,43 @@
+"""Store trace files and print their URLs."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from traces import services
+
+
+class Command(BaseCommand):
+    help = "Store one or more trace files and print the URL of each."
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--format", dest="format_name", default=None)
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    def handle(self, *args, files, format_name, base_url, **options):
+        failures = 0
+        for path in files:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                self.stderr.write(f"{path}: cannot read ({exc.strerror})")
+                failures += 1
+                continue
+            try:
+                result = services.trace_ingest(
+                    data=data, name=path.name, filename=path.name, format_name=format_name
+                )
+            except services.InputRejected as exc:
+                self.stderr.write(f"{path}: {exc}")
+                failures += 1
+                continue
+            trace = result.trace
+            errors = trace.line_errors_count
+            note = f", {errors} unreadable line{'s' if errors != 1 else ''}" if errors else ""
+            self.stdout.write(
+                f"{base_url.rstrip('/')}/traces/{trace.pk}/  {path.name}: {trace.format}, "
+                f"{trace.calls_count} calls{note}"
+            )
+        if failures:
+            raise CommandError(f"{failures} file(s) could not be ingested")

@@ -1,0 +1,22 @@
+"""Store the bundled sample trace once, so a fresh `make serve` has something to show."""
+
+from django.core.management.base import BaseCommand
+
+from traces import models, services
+from traces.core.sample import sample_bytes
+
+SAMPLE_NAME = "Sample: calendar assistant (seed worked example)"
+
+
+class Command(BaseCommand):
+    help = "Load the bundled sample trace (skipped when it is already stored)."
+
+    def handle(self, *args, **options):
+        existing = models.Trace.objects.filter(name=SAMPLE_NAME).first()
+        if existing is not None:
+            self.stdout.write(f"Sample already loaded: /traces/{existing.pk}/")
+            return
+        result = services.trace_ingest(
+            data=sample_bytes(), name=SAMPLE_NAME, filename="sample-calendar.jsonl"
+        )
+        self.stdout.write(f"Loaded the sample trace: /traces/{result.trace.pk}/")

@@ -1,0 +1,164 @@
+"""Writes: turn bytes into a stored trace. Views, the API and commands all come here."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from traces import models
+from traces.conf import limits
+from traces.core import archive, blobs
+from traces.core.ingest import analyze_bytes
+from traces.core.limits import InputRejected
+from traces.core.model import Trace as CoreTrace
+from traces.core.report import build_report
+from traces.core.summary import outcome_of
+
+__all__ = ["InputRejected", "IngestResult", "trace_ingest"]
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    trace: models.Trace
+    core: CoreTrace
+
+
+class _BlobBatch:
+    """Collects unique blobs of one ingest so each digest is written once."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, models.Blob] = {}
+
+    def put(self, value: Any) -> str:
+        if value is None:
+            return ""
+        digest, stored = blobs.encode(value)
+        if digest not in self.pending:
+            self.pending[digest] = models.Blob(digest=digest, size=len(stored), data=stored)
+        return digest
+
+    def save(self) -> None:
+        models.Blob.objects.bulk_create(
+            self.pending.values(), ignore_conflicts=True, batch_size=500
+        )
+
+
+def trace_ingest(
+    *, data: bytes, name: str, filename: str = "", format_name: str | None = None
+) -> IngestResult:
+    """Analyse `data` with the core and store everything; raises InputRejected for non-traces."""
+    core = analyze_bytes(data, filename=filename, format_name=format_name, limits=limits())
+    report = build_report(core)
+    with transaction.atomic():
+        trace = models.Trace.objects.create(
+            name=name[:300] or filename[:300] or "trace",
+            format=core.format,
+            detection_reason=core.detection_reason[:500],
+            source_filename=filename[:300],
+            source_bytes=len(data),
+            source_sha256=hashlib.sha256(data).hexdigest(),
+            report=report,
+            **_summary_fields(core, report),
+        )
+        models.SourceChunk.objects.create(
+            trace=trace, seq=0, raw_bytes=len(data), data=archive.compress(data)
+        )
+        _store_rows(trace, core)
+    return IngestResult(trace, core)
+
+
+def _summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
+    totals = report["totals"]
+    outcome = outcome_of(core)
+    starts = [c.started_at for c in core.calls if c.started_at is not None]
+    ends = [c.ended_at for c in core.calls if c.ended_at is not None]
+    return {
+        "lines_total": core.lines_total,
+        "records_ingested": core.records_ingested,
+        "calls_count": totals["calls"],
+        "failed_calls": totals["failed_calls"],
+        "loops_count": totals["loops"],
+        "tool_runs_count": totals["tool_runs"],
+        "line_errors_count": len(core.line_errors),
+        "input_tokens": totals["input_tokens"],
+        "output_tokens": totals["output_tokens"],
+        "cache_read_tokens": totals["cache_read_tokens"],
+        "cache_write_tokens": totals["cache_write_tokens"],
+        "started_at": min(starts) if starts else None,
+        "ended_at": max(ends) if ends else None,
+        "outcome_kind": outcome.kind,
+        "outcome_text": outcome.text[:500],
+        "flags_count": len(core.line_errors)
+        + sum(1 for r in core.tool_runs if r.status in ("dangling", "orphan"))
+        + totals["failed_calls"],
+    }
+
+
+def _store_rows(trace: models.Trace, core: CoreTrace) -> None:
+    batch = _BlobBatch()
+    call_rows = []
+    for call in core.calls:
+        usage = call.usage
+        call_rows.append(
+            models.Call(
+                trace=trace,
+                index=call.index,
+                loop=call.loop,
+                line=call.line,
+                model=(call.model or "")[:200],
+                stop_reason=(call.stop_reason or "")[:60],
+                status=call.status,
+                error=call.error or "",
+                http_status=call.http_status,
+                usage_reported=usage is not None,
+                input_tokens=usage.input_tokens if usage else 0,
+                output_tokens=usage.output_tokens if usage else 0,
+                cache_read_tokens=usage.cache_read_tokens if usage else 0,
+                cache_write_tokens=usage.cache_write_tokens if usage else 0,
+                started_at=call.started_at,
+                ended_at=call.ended_at,
+                base_call=call.base_call,
+                prefix_len=call.prefix_len,
+                extends_previous=call.extends_previous,
+                history_rewritten=call.history_rewritten,
+                request_recorded=call.request_recorded,
+                message_count=call.message_count,
+                system_digest=batch.put(call.system),
+                tools_digest=batch.put(list(call.tools)) if call.tools else "",
+                tools_count=len(call.tools),
+                appended_digests=[batch.put(m) for m in call.appended_raw],
+                response_digest=batch.put(call.response_raw),
+                extra_digest=batch.put(dict(call.extra)) if call.extra else "",
+                tool_call_ids=list(call.tool_call_ids),
+            )
+        )
+    run_rows = [
+        models.ToolRun(
+            trace=trace,
+            position=position,
+            tool_call_id=run.id[:300],
+            name=(run.name or "")[:300],
+            loop=run.loop,
+            call=run.call,
+            result_call=run.result_call,
+            status=run.status,
+            is_error=run.is_error,
+            batch_size=run.batch_size,
+            input_digest=batch.put(run.input),
+            result_preview=run.result_text,
+        )
+        for position, run in enumerate(core.tool_runs, start=1)
+    ]
+    batch.save()
+    models.Call.objects.bulk_create(call_rows, batch_size=500)
+    models.ToolRun.objects.bulk_create(run_rows, batch_size=500)
+    models.LineError.objects.bulk_create(
+        [
+            models.LineError(trace=trace, line=e.line, message=e.message[:500])
+            for e in core.line_errors
+        ],
+        batch_size=500,
+    )

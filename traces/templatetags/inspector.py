@@ -1,0 +1,127 @@
+"""Template helpers: a foldable, highlighted JSON tree and compact number formats.
+
+Every string from a trace is untrusted; all of it passes through `escape` here and
+nothing is marked safe before it has been.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+FOLD_STRING_CHARS = 400
+FOLD_ITEMS = 40
+MAX_TREE_DEPTH = 60
+
+
+@register.filter
+def json_tree(value: Any, open_levels: int = 2) -> SafeString:
+    """Render a JSON value as nested <details>, long strings and big lists folded."""
+    out: list[str] = []
+    _node(value, out, depth=0, open_levels=int(open_levels))
+    return mark_safe("".join(out))  # noqa: S308 - every leaf went through escape()
+
+
+def _node(value: Any, out: list[str], depth: int, open_levels: int) -> None:
+    if depth >= MAX_TREE_DEPTH:
+        text = orjson.dumps(value).decode()
+        out.append(f'<code class="j-deep">{escape(text[:2000])}</code>')
+        return
+    if isinstance(value, dict):
+        if not value:
+            out.append('<span class="j-punct">{}</span>')
+            return
+        is_open = " open" if depth < open_levels else ""
+        out.append(
+            f'<details class="j-obj"{is_open}><summary><span class="j-punct">{{</span>'
+            f'<span class="j-count">{len(value)} keys</span></summary><ul>'
+        )
+        for key, item in value.items():
+            out.append(f'<li><span class="j-key">{escape(str(key))}</span>: ')
+            _node(item, out, depth + 1, open_levels)
+            out.append("</li>")
+        out.append('</ul><span class="j-punct">}</span></details>')
+    elif isinstance(value, list):
+        if not value:
+            out.append('<span class="j-punct">[]</span>')
+            return
+        is_open = " open" if depth < open_levels else ""
+        out.append(
+            f'<details class="j-arr"{is_open}><summary><span class="j-punct">[</span>'
+            f'<span class="j-count">{len(value)} items</span></summary><ol start="0">'
+        )
+        for position, item in enumerate(value):
+            if position == FOLD_ITEMS and len(value) > FOLD_ITEMS + 10:
+                out.append(
+                    f'<li><details class="j-more"><summary>{len(value) - FOLD_ITEMS} more '
+                    "items</summary><ol>"
+                )
+            out.append("<li>")
+            _node(item, out, depth + 1, open_levels)
+            out.append("</li>")
+        if len(value) > FOLD_ITEMS + 10:
+            out.append("</ol></details></li>")
+        out.append('</ol><span class="j-punct">]</span></details>')
+    elif isinstance(value, str):
+        out.append(folded_text(value, css="j-str", quote=True))
+    elif isinstance(value, bool) or value is None:
+        out.append(f'<span class="j-lit">{escape(orjson.dumps(value).decode())}</span>')
+    elif isinstance(value, (int, float)):
+        out.append(f'<span class="j-num">{escape(str(value))}</span>')
+    else:
+        out.append(f'<span class="j-str">{escape(str(value))}</span>')
+
+
+def folded_text(text: str, css: str = "text", quote: bool = False) -> str:
+    """A string, folded after FOLD_STRING_CHARS with its full size shown."""
+    q = '"' if quote else ""
+    if len(text) <= FOLD_STRING_CHARS:
+        return f'<span class="{css}">{q}{escape(text)}{q}</span>'
+    head = escape(text[:FOLD_STRING_CHARS])
+    return (
+        f'<details class="fold {css}"><summary><span class="fold-head">{q}{head}…</span>'
+        f'<span class="fold-size">{len(text):,} chars — show all</span></summary>'
+        f'<span class="fold-body">{q}{escape(text)}{q}</span></details>'
+    )
+
+
+@register.filter
+def fold(value: Any) -> SafeString:
+    """Long plain text, folded with its size shown."""
+    return mark_safe(folded_text("" if value is None else str(value), css="pre"))  # noqa: S308
+
+
+@register.filter
+def tokens(value: Any) -> str:
+    """1234567 -> '1.23 M', 12345 -> '12.3 k'; exact figures go in titles."""
+    if value is None or value == "":
+        return "—"
+    number = float(value)
+    if abs(number) >= 1_000_000:
+        return f"{number / 1_000_000:.2f} M"
+    if abs(number) >= 10_000:
+        return f"{number / 1000:.1f} k"
+    return f"{int(number):,}"
+
+
+@register.filter
+def seconds(value: Any) -> str:
+    if value is None:
+        return "—"
+    number = float(value)
+    if number >= 3600:
+        return f"{number / 3600:.1f} h"
+    if number >= 60:
+        return f"{int(number // 60)} m {int(number % 60)} s"
+    return f"{number:.1f} s" if number >= 1 else f"{number * 1000:.0f} ms"
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -1,0 +1,90 @@
+"""Pages: the trace list with uploads, a trace, one call's inspector, downloads."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from traces import selectors, services
+from traces.conf import inspector_settings
+from traces.core.formats.registry import adapters, get_adapter
+from traces.forms import UploadForm
+from traces.presenters import call_context, trace_context
+
+
+@require_GET
+def trace_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "traces/list.html",
+        {
+            "traces": selectors.trace_list()[:500],
+            "form": UploadForm(),
+            "formats": adapters(),
+            "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
+        },
+    )
+
+
+@require_POST
+def upload(request: HttpRequest) -> HttpResponse:
+    """Plain-form fallback for uploads without JavaScript."""
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _list_with_error(request, "Choose a trace file to upload.", status=400)
+    file = form.cleaned_data["file"]
+    try:
+        result = services.trace_ingest(
+            data=file.read(),
+            name=form.cleaned_data["name"] or file.name,
+            filename=file.name,
+            format_name=form.cleaned_data["format"] or None,
+        )
+    except services.InputRejected as exc:
+        return _list_with_error(request, f"{file.name}: {exc}", status=400)
+    return redirect(reverse("traces:detail", args=[result.trace.pk]))
+
+
+def _list_with_error(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    return render(
+        request,
+        "traces/list.html",
+        {
+            "traces": selectors.trace_list()[:500],
+            "form": UploadForm(),
+            "formats": adapters(),
+            "upload_error": message,
+            "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
+        },
+        status=status,
+    )
+
+
+@require_GET
+def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = selectors.trace_get(trace_id=trace_id)
+    return render(request, "traces/detail.html", trace_context(trace))
+
+
+@require_GET
+def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
+    trace = selectors.trace_get(trace_id=trace_id)
+    call = selectors.call_get(trace=trace, index=index)
+    try:
+        normalize = get_adapter(trace.format).normalize
+    except KeyError:
+        normalize = None
+    return render(request, "traces/call.html", call_context(trace, call, normalize))
+
+
+@require_GET
+def download(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = selectors.trace_get(trace_id=trace_id)
+    response = HttpResponse(
+        selectors.trace_source_bytes(trace=trace), content_type="application/octet-stream"
+    )
+    filename = (trace.source_filename or f"trace-{trace.pk}.jsonl").replace('"', "")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
