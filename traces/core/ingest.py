@@ -9,7 +9,7 @@ from .formats.base import Adapter
 from .formats.detect import detect
 from .formats.registry import get_adapter
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
-from .model import Exchange, LineError, Trace
+from .model import Exchange, LineError, ToolTiming, Trace
 from .rebuild import TraceBuilder, Update
 from .records import Record, read_source
 
@@ -35,12 +35,17 @@ def choose_format(values: Sequence[object], format_name: str | None = None) -> F
 class TraceSession:
     """Feeds records through one adapter into one builder, a few at a time or all at once."""
 
-    def __init__(self, choice: FormatChoice) -> None:
+    def __init__(self, choice: FormatChoice, source_name: str = "") -> None:
         self.choice = choice
-        self.adapter: Adapter = get_adapter(choice.name)()
+        self.adapter: Adapter = get_adapter(choice.name)(source_name)
         self.builder = TraceBuilder(choice.name, choice.reason)
         self.records_ingested = 0
         self.lines_total = 0
+
+    def next_source(self, choice: FormatChoice, source_name: str) -> None:
+        """Read another file into the same trace (e.g. a session's subagent files)."""
+        self._take(self.adapter.close(), counts=False)
+        self.adapter = get_adapter(choice.name)(source_name)
 
     def feed(self, items: Iterable[Record | LineError]) -> list[Update]:
         updates: list[Update] = []
@@ -60,6 +65,9 @@ class TraceSession:
                 self.builder.add_error(event)
             elif isinstance(event, Exchange):
                 updates.append(self.builder.add(event))
+                accepted = True
+            elif isinstance(event, ToolTiming):
+                self.builder.add_timing(event)
                 accepted = True
         if counts and accepted:
             self.records_ingested += 1
@@ -92,4 +100,43 @@ def analyze_bytes(
             f"Read as {session.choice.name}, but no model call could be rebuilt: "
             + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
         )
+    return trace
+
+
+def analyze_files(
+    files: Sequence[tuple[str, bytes]],
+    *,
+    format_name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Trace:
+    """Several files read into one trace, in order (a session and its subagents).
+
+    Line numbers of unreadable lines are those of the file named in the message.
+    """
+    if len(files) == 1:
+        name, data = files[0]
+        return analyze_bytes(data, filename=name, format_name=format_name, limits=limits)
+    session: TraceSession | None = None
+    lines_total = 0
+    for name, data in files:
+        source = read_source(data, name, limits)
+        values = [item.value for item in source.items if isinstance(item, Record)]
+        if not values:
+            continue
+        choice = choose_format(values, format_name)
+        if session is None:
+            session = TraceSession(choice, name)
+        else:
+            session.next_source(choice, name)
+        items = [
+            LineError(item.line, f"{name}: {item.message}") if isinstance(item, LineError) else item
+            for item in source.items
+        ]
+        session.feed(items)
+        lines_total += source.lines_total
+    if session is None:
+        raise InputRejected("None of the files holds a readable record.")
+    trace = session.finish(lines_total)
+    if not trace.calls:
+        raise InputRejected("No model call could be rebuilt from these files.")
     return trace

@@ -102,6 +102,31 @@ class Exchange:
     error: str | None = None
     request_recorded: bool = True
     extra: Mapping[str, JSON] = field(default_factory=dict)
+    loop_key: str | None = None
+    """Set by formats that know the conversation (a session, subagent or sample id):
+    exchanges with the same key form one loop, whatever their messages."""
+    loop_label: str | None = None
+    """A human name for that loop, e.g. "subagent a485154" or "sample 3"."""
+    parent_tool_id: str | None = None
+    """The tool call that spawned this loop (a Task/Agent subagent), when known."""
+    tokens_estimated: bool = False
+    """True when the format records no usage for this call (message-list transcripts)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTiming:
+    """When a tool really ran, for formats that log it (our own format, Codex exec events).
+
+    Applied to the ToolRun with the same id; a timing for an unknown id is kept until
+    that id appears.
+    """
+
+    line: int
+    tool_id: str
+    name: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    is_error: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +163,7 @@ class Call:
     message_count: int
     tool_call_ids: tuple[str, ...]
     extra: Mapping[str, JSON]
+    tokens_estimated: bool = False
 
     @property
     def duration_s(self) -> float | None:
@@ -164,6 +190,25 @@ class ToolRun:
     batch_size: int
     input: JSON = None
     result_text: str = ""
+    started_at: float | None = None
+    ended_at: float | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max(0.0, self.ended_at - self.started_at)
+
+
+@dataclass(frozen=True, slots=True)
+class IdCollision:
+    """One tool call id used for two different calls in one loop (pairing fell back on
+    the most recent call with that id)."""
+
+    tool_id: str
+    loop: int
+    first_call: int | None
+    second_call: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +226,9 @@ class Loop:
     index: int
     calls: tuple[int, ...]
     model: str | None
+    key: str | None = None
+    label: str | None = None
+    parent_tool_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,3 +244,4 @@ class Trace:
     lines_total: int
     records_ingested: int
     detection_reason: str = ""
+    id_collisions: tuple[IdCollision, ...] = ()

@@ -16,11 +16,13 @@ import orjson
 from .model import (
     Call,
     Exchange,
+    IdCollision,
     LineError,
     Loop,
     Message,
     ParallelBatch,
     ToolRun,
+    ToolTiming,
     Trace,
 )
 
@@ -35,6 +37,9 @@ class _LoopState:
     last_call: int
     last_status: str
     model: str | None
+    key: str | None = None
+    label: str | None = None
+    parent_tool_id: str | None = None
     calls: list[int] = field(default_factory=list)
     runs_by_id: dict[str, int] = field(default_factory=dict)
 
@@ -60,10 +65,33 @@ class TraceBuilder:
         self._loops: list[_LoopState] = []
         self._loops_by_first: dict[bytes, list[_LoopState]] = {}
         self._runs_by_id: dict[str, int] = {}
+        self._loops_by_key: dict[str, _LoopState] = {}
+        self._early_timings: dict[str, ToolTiming] = {}
+        self.id_collisions: list[IdCollision] = []
 
     # -- public -----------------------------------------------------------------------
     def add_error(self, error: LineError) -> None:
         self.line_errors.append(error)
+
+    def add_timing(self, timing: ToolTiming) -> ToolRun | None:
+        """Record when a tool really ran; returns the updated run when it is known."""
+        position = self._runs_by_id.get(timing.tool_id)
+        if position is None:
+            self._early_timings[timing.tool_id] = timing
+            return None
+        return self._apply_timing(position, timing)
+
+    def _apply_timing(self, position: int, timing: ToolTiming) -> ToolRun:
+        run = self.tool_runs[position]
+        run = replace(
+            run,
+            name=run.name or timing.name,
+            started_at=timing.started_at if timing.started_at is not None else run.started_at,
+            ended_at=timing.ended_at if timing.ended_at is not None else run.ended_at,
+            is_error=run.is_error if timing.is_error is None else (run.is_error or timing.is_error),
+        )
+        self.tool_runs[position] = run
+        return run
 
     def add(self, exchange: Exchange) -> Update:
         messages = exchange.messages
@@ -108,6 +136,7 @@ class TraceBuilder:
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
             extra=exchange.extra,
+            tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)
         loop.calls.append(index)
@@ -126,7 +155,14 @@ class TraceBuilder:
             for run in self.tool_runs
         )
         loops = tuple(
-            Loop(index=state.index, calls=tuple(state.calls), model=state.model)
+            Loop(
+                index=state.index,
+                calls=tuple(state.calls),
+                model=state.model,
+                key=state.key,
+                label=state.label,
+                parent_tool_id=state.parent_tool_id,
+            )
             for state in self._loops
         )
         return Trace(
@@ -139,6 +175,7 @@ class TraceBuilder:
             lines_total=lines_total,
             records_ingested=records_ingested,
             detection_reason=self.detection_reason,
+            id_collisions=tuple(self.id_collisions),
         )
 
     # -- loop grouping ----------------------------------------------------------------
@@ -151,6 +188,11 @@ class TraceBuilder:
         rewrote that loop's history (compaction, edits).
         """
         messages = exchange.messages
+        if exchange.loop_key is not None:
+            keyed = self._loops_by_key.get(exchange.loop_key)
+            if keyed is None:
+                return None, 0
+            return keyed, _common_prefix(messages, keyed.last_messages)
         if not messages:
             return None, 0
         candidates = self._loops_by_first.get(_key(messages[0]), [])
@@ -184,9 +226,14 @@ class TraceBuilder:
             last_call=index,
             last_status=exchange.status,
             model=exchange.model,
+            key=exchange.loop_key,
+            label=exchange.loop_label,
+            parent_tool_id=exchange.parent_tool_id,
         )
         self._loops.append(loop)
-        if messages:
+        if exchange.loop_key is not None:
+            self._loops_by_key[exchange.loop_key] = loop
+        elif messages:
             self._loops_by_first.setdefault(first_key, []).append(loop)
         return loop
 
@@ -274,8 +321,16 @@ class TraceBuilder:
             )
         )
         position = len(self.tool_runs) - 1
+        earlier = loop.runs_by_id.get(tool_id)
+        if earlier is not None:
+            # The same id for a second call: pair later results with the newest call.
+            first = self.tool_runs[earlier].call
+            self.id_collisions.append(IdCollision(tool_id, loop.index, first, call))
         loop.runs_by_id[tool_id] = position
-        self._runs_by_id.setdefault(tool_id, position)
+        self._runs_by_id[tool_id] = position
+        early = self._early_timings.pop(tool_id, None)
+        if early is not None:
+            self._apply_timing(position, early)
         return position
 
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..model import Exchange, LineError, Message
+from ..model import Exchange, LineError, Message, ToolTiming
 from ..records import Record
 
-AdapterEvent = Exchange | LineError
+AdapterEvent = Exchange | LineError | ToolTiming
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,10 @@ class Adapter:
     """Human name of the format."""
     where: ClassVar[str] = ""
     """Where users find such files, for the README and the upload page."""
+
+    def __init__(self, source_name: str = "") -> None:
+        self.source_name = source_name
+        """The file being read (several files can make one trace, e.g. subagents)."""
 
     @staticmethod
     def normalize(raw: Any) -> Message:
