@@ -17,7 +17,7 @@ from traces.core.model import Trace as CoreTrace
 from traces.core.report import build_report
 from traces.core.summary import outcome_of
 
-__all__ = ["InputRejected", "IngestResult", "trace_ingest"]
+__all__ = ["IngestResult", "InputRejected", "trace_ingest"]
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ def analyze_bytes(
     session = TraceSession(choose_format(values, format_name))
     session.feed(source.items)
     trace = session.finish(source.lines_total)
-    if not trace.calls:
+    if not trace.calls and not trace.tool_runs:
         raise InputRejected(
             f"Read as {session.choice.name}, but no model call could be rebuilt: "
             + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
@@ -137,6 +137,6 @@ def analyze_files(
     if session is None:
         raise InputRejected("None of the files holds a readable record.")
     trace = session.finish(lines_total)
-    if not trace.calls:
+    if not trace.calls and not trace.tool_runs:
         raise InputRejected("No model call could be rebuilt from these files.")
     return trace

@@ -149,7 +149,26 @@ class TraceBuilder:
         return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
-        """Freeze the result; tool calls still waiting for a result become dangling."""
+        """Freeze the result; tool calls still waiting for a result become dangling.
+
+        Tool executions logged for an id no model call asked for stay visible as orphans.
+        """
+        for timing in self._early_timings.values():
+            self.tool_runs.append(
+                ToolRun(
+                    id=timing.tool_id,
+                    name=timing.name,
+                    loop=0,
+                    call=None,
+                    result_call=None,
+                    status="orphan",
+                    is_error=bool(timing.is_error),
+                    batch_size=1,
+                    started_at=timing.started_at,
+                    ended_at=timing.ended_at,
+                )
+            )
+        self._early_timings.clear()
         runs = tuple(
             replace(run, status="dangling") if run.status == "pending" else run
             for run in self.tool_runs

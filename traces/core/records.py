@@ -207,7 +207,7 @@ def _read_yaml(data: bytes) -> Source:
     """Read a VCR cassette: each interaction becomes one HTTP-pair record."""
     lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     try:
-        document = yaml.load(data, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
+        document = yaml.load(data, Loader=_NoAliasLoader)
     except yaml.YAMLError as exc:
         raise InputRejected(f"Not readable YAML: {exc}") from exc
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):

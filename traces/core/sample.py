@@ -191,7 +191,12 @@ def sample_lines() -> list[bytes]:
             "messages": [dict(m) for m in messages],
         }
         record = {
-            "request": {"timestamp": clock, "method": "POST", "url": "/v1/messages", "body": request},
+            "request": {
+                "timestamp": clock,
+                "method": "POST",
+                "url": "/v1/messages",
+                "body": request,
+            },
             "response": {
                 "timestamp": clock + model_s,
                 "status_code": 200,

@@ -8,9 +8,7 @@ from typing import Any
 def render_summary(name: str, report: dict[str, Any]) -> str:
     totals = report["totals"]
     lines = report["lines"]
-    total_in = (
-        totals["input_tokens"] + totals["cache_read_tokens"] + totals["cache_write_tokens"]
-    )
+    total_in = totals["input_tokens"] + totals["cache_read_tokens"] + totals["cache_write_tokens"]
     out = [
         f"{name}  [{report['format']}]  {report['detection']}",
         f"  outcome   {report['outcome']['text']}",

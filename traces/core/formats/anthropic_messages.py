@@ -11,6 +11,7 @@ Shapes read (all seen in the wild):
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -146,10 +147,8 @@ def _unwrap_request(request: Any) -> tuple[Any, dict[str, Any]]:
     if "body" in request and ("url" in request or "method" in request or "headers" in request):
         body = request.get("body")
         if isinstance(body, str):
-            try:
+            with contextlib.suppress(orjson.JSONDecodeError):
                 body = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                pass
         meta = {k: v for k, v in request.items() if k != "body"}
         if isinstance(meta.get("headers"), dict):
             meta["headers"] = _mask(meta["headers"])

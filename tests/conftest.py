@@ -1,0 +1,33 @@
+"""Shared fixtures: the public corpus (read in place, never copied) and golden files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The folder of real public traces beside the checkout; tests skip when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the public trace corpus is not present at {CORPUS}")
+    return CORPUS
+
+
+def corpus_files(folder: str, *patterns: str) -> list[Path]:
+    """Files of one corpus folder, for parametrising (empty when the corpus is absent)."""
+    base = CORPUS / folder
+    if not base.is_dir():
+        return []
+    found: set[Path] = set()
+    for pattern in patterns or ("*",):
+        found.update(p for p in base.rglob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def corpus_id(path: Path) -> str:
+    return str(path.relative_to(CORPUS))
