@@ -86,7 +86,9 @@ CHANNEL_LAYERS = {
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Static files are served from the app's folders by WhiteNoise (no collectstatic step);
+# set STATIC_ROOT to collect them for a deployment.
+STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 

@@ -17,15 +17,17 @@ from traces import selectors, services
 @require_http_methods(["POST"])
 def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id."""
-    upload = request.FILES.get("file")
-    if upload is not None:
-        data, filename = upload.read(), upload.name
+    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        upload = request.FILES.get("file")
+        data, filename = (upload.read(), upload.name) if upload else (b"", "")
     else:
         data, filename = request.body, request.GET.get("filename", "")
     name = request.POST.get("name") or request.GET.get("name") or filename or "API upload"
     format_name = request.POST.get("format") or request.GET.get("format") or None
     if not data:
-        return JsonResponse({"error": "Send a trace as a multipart 'file' or as the body."}, 400)
+        return JsonResponse(
+            {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
+        )
     try:
         result = services.trace_ingest(
             data=data, name=name, filename=filename, format_name=format_name
