@@ -12,7 +12,7 @@ from traces.core.limits import Limits
 DEFAULTS: dict[str, Any] = {
     "MAX_UPLOAD_BYTES": 512 * 1024 * 1024,
     "MAX_DECOMPRESSED_BYTES": 2 * 1024 * 1024 * 1024,
-    "MAX_DEPTH": 200,
+    "MAX_DEPTH": 254,
     "CALLS_PER_PAGE": 200,
 }
 

@@ -16,7 +16,8 @@ class Limits:
     max_file_bytes: int = 512 * 1024 * 1024
     max_decompressed_bytes: int = 2 * 1024 * 1024 * 1024
     max_line_bytes: int = 256 * 1024 * 1024
-    max_depth: int = 200
+    max_depth: int = 254
+    """Deepest nesting accepted; 254 is also the most orjson can serialise again."""
     max_records: int = 2_000_000
 
 

@@ -387,7 +387,9 @@ def _without_cache_marks(message: Any) -> Any:
 
 
 def _equal_prefix(messages: Sequence[Any], previous: Sequence[Any], size: int) -> bool:
-    # Compare from the end: a mismatch is most likely in the newest messages.
+    # The plain comparison runs in C; cache markers are only looked at when it fails.
+    if list(messages[:size]) == list(previous):
+        return True
     return all(_same(messages[i], previous[i]) for i in range(size - 1, -1, -1))
 
 

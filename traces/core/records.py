@@ -63,21 +63,31 @@ def _check_size(out: io.BytesIO, limits: Limits) -> None:
         )
 
 
-def parse_line(raw: bytes | memoryview, line: int, limits: Limits = DEFAULT_LIMITS):
-    """Parse one JSONL line into a value, or a `LineError` saying what is wrong with it."""
+def parse_line(
+    raw: bytes | memoryview,
+    line: int,
+    limits: Limits = DEFAULT_LIMITS,
+    may_hold_nul: bool = True,
+):
+    """Parse one JSONL line into a value, or a `LineError` saying what is wrong with it.
+
+    `may_hold_nul=False` lets a caller that checked the whole file skip the per-line scan;
+    lines are parsed straight from the memoryview, without a copy.
+    """
     if len(raw) > limits.max_line_bytes:
         return LineError(line, f"line is {len(raw):,} bytes, over the {limits.max_line_bytes:,}")
-    raw = bytes(raw) if isinstance(raw, memoryview) else raw
-    if raw.startswith(BOM):
+    if raw[:3] == BOM:
         raw = raw[len(BOM) :]
-    if b"\x00" in raw:
+    if may_hold_nul and b"\x00" in bytes(raw):
         return LineError(line, "contains a NUL byte; not a JSON text line")
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         return LineError(line, _explain(str(exc)))
-    if raw.count(b"[") + raw.count(b"{") > limits.max_depth and _depth(value) > limits.max_depth:
-        return LineError(line, f"nested deeper than {limits.max_depth} levels; refused")
+    # A value needs at least two bytes per level, so short lines cannot be too deep.
+    if len(raw) > 2 * limits.max_depth and _too_deep(value, limits):
+        depth = min(limits.max_depth, SERIALISABLE_DEPTH)
+        return LineError(line, f"nested deeper than {depth} levels; refused")
     return value
 
 
@@ -93,19 +103,29 @@ def _explain(orjson_message: str) -> str:
     return f"not valid JSON ({text})"
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth, computed without recursion so a deep value cannot blow the stack."""
-    deepest = 0
+SERIALISABLE_DEPTH = 254
+
+
+def _too_deep(value: Any, limits: Limits) -> bool:
+    """Whether the value nests deeper than allowed (and than can be stored again).
+
+    orjson refuses to serialise past 254 levels, in C: trying it is far cheaper than
+    walking the value in Python, so a walk is only made for stricter limits.
+    """
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return True
+    if limits.max_depth >= SERIALISABLE_DEPTH:
+        return False
     stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, dict):
-            deepest = max(deepest, level)
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            deepest = max(deepest, level)
-            stack.extend((v, level + 1) for v in item)
-    return deepest
+        if level > limits.max_depth:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, level + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, memoryview]]:
@@ -142,9 +162,13 @@ def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS
             f"The file is {len(data):,} bytes; the limit is {limits.max_file_bytes:,}."
         )
     data = decompress(data, limits)
-    text_start = data.lstrip()[:1]
-    if not data.strip():
+    if data.startswith(b"PK\x03\x04"):  # a ZIP archive: an Inspect AI .eval log
+        from .containers import read_zip  # late import: containers builds on this module
+
+        return read_zip(data, limits)
+    if not data or data.isspace():
         raise InputRejected("The file is empty: there is no trace in it.")
+    text_start = _head(data)[:1]
     if _looks_like_yaml(data, filename):
         return _read_yaml(data)
     if text_start in (b"[", b"{") or data.startswith(BOM):
@@ -157,11 +181,12 @@ def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS
 def _read_jsonl(data: bytes, limits: Limits) -> Source:
     items: list[Record | LineError] = []
     lines_total = 0
+    may_hold_nul = b"\x00" in data
     for number, raw in iter_lines(data):
         lines_total = number
         if not raw or (raw[0] in (0x20, 0x09) and not bytes(raw).strip()):
             continue
-        parsed = parse_line(raw, number, limits)
+        parsed = parse_line(raw, number, limits, may_hold_nul)
         items.append(parsed if isinstance(parsed, LineError) else Record(number, parsed))
         if len(items) > limits.max_records:
             raise InputRejected(f"More than {limits.max_records:,} records; refused.")
@@ -188,7 +213,12 @@ def _whole_document(data: bytes, limits: Limits) -> Source | None:
 def _looks_like_yaml(data: bytes, filename: str) -> bool:
     if filename.lower().endswith((".yaml", ".yml")):
         return True
-    return data.lstrip()[:13] in (b"interactions:", b"version: 1\nin")
+    return _head(data)[:13] in (b"interactions:", b"version: 1\nin")
+
+
+def _head(data: bytes) -> bytes:
+    """The start of the text after leading white space, without copying a large file."""
+    return data[:4096].lstrip()
 
 
 class _NoAliasLoader(yaml.SafeLoader):
