@@ -63,33 +63,58 @@ def make_log(calls: int, result_bytes: int, seed: int = 7) -> bytes:
         content = [{"type": "text", "text": prose(160)}]
         if not last:
             content.append(
-                {"type": "tool_use", "id": tool_id, "name": f"tool_{n % 8}",
-                 "input": {"path": f"src/module_{n}.py", "limit": 200}}
-            )  # fmt: skip
-        body = {"model": "claude-sonnet-4-5", "max_tokens": 4096, "system": system,
-                "tools": tools, "messages": messages}  # fmt: skip
+                {
+                    "type": "tool_use",
+                    "id": tool_id,
+                    "name": f"tool_{n % 8}",
+                    "input": {"path": f"src/module_{n}.py", "limit": 200},
+                }
+            )
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 4096,
+            "system": system,
+            "tools": tools,
+            "messages": messages,
+        }
         response = {
-            "id": f"msg_{n:05d}", "type": "message", "role": "assistant",
-            "model": "claude-sonnet-4-5", "content": content,
+            "id": f"msg_{n:05d}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": content,
             "stop_reason": "end_turn" if last else "tool_use",
-            "usage": {"input_tokens": 12, "cache_read_input_tokens": 3000 + 600 * n,
-                      "cache_creation_input_tokens": 600, "output_tokens": 90},
-        }  # fmt: skip
+            "usage": {
+                "input_tokens": 12,
+                "cache_read_input_tokens": 3000 + 600 * n,
+                "cache_creation_input_tokens": 600,
+                "output_tokens": 90,
+            },
+        }
         lines.append(
             orjson.dumps(
-                {"request": {"timestamp": clock, "method": "POST", "url": "/v1/messages",
-                             "body": body},
-                 "response": {"timestamp": clock + 2.5, "status_code": 200, "body": response}}
-            )  # fmt: skip
+                {
+                    "request": {
+                        "timestamp": clock,
+                        "method": "POST",
+                        "url": "/v1/messages",
+                        "body": body,
+                    },
+                    "response": {"timestamp": clock + 2.5, "status_code": 200, "body": response},
+                }
+            )
         )
         clock += 3.0
         messages = [
             *messages,
             {"role": "assistant", "content": content},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tool_id, "content": prose(result_bytes)}
-            ]},
-        ]  # fmt: skip
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": tool_id, "content": prose(result_bytes)}
+                ],
+            },
+        ]
     return b"\n".join(lines) + b"\n"
 
 
@@ -129,9 +154,15 @@ def stored_bytes(trace) -> dict[str, int]:
     for call in models.Call.objects.filter(trace=trace):
         digests.update(call.appended_digests)
         digests.update(
-            d for d in (call.system_digest, call.tools_digest, call.response_digest,
-                        call.extra_digest) if d
-        )  # fmt: skip
+            d
+            for d in (
+                call.system_digest,
+                call.tools_digest,
+                call.response_digest,
+                call.extra_digest,
+            )
+            if d
+        )
         row_bytes += 200 + 41 * len(call.appended_digests)
     for run in models.ToolRun.objects.filter(trace=trace):
         digests.add(run.input_digest)
@@ -173,13 +204,19 @@ def main() -> None:
     print(f"ingest (parse+rebuild+store):    {spent * 1000:8.1f} ms (median of {args.repeat})")
     print(f"ratio ingest / orjson:           {spent / base:8.2f}   (target <= 4)")
     print(f"peak Python memory of an ingest: {peak / mib:8.1f} MiB ({peak / len(data):.2f}x file)")
-    print(f"stored content (blobs + rows):   {content / 1024:8.1f} KiB "
-          f"= {100 * content / len(data):.2f}% of the file (target <= 10%)")  # fmt: skip
-    print(f"original kept (zstd, long mode): {sizes['archive'] / 1024:8.1f} KiB "
-          f"= {100 * sizes['archive'] / len(data):.2f}% of the file")  # fmt: skip
+    print(
+        f"stored content (blobs + rows):   {content / 1024:8.1f} KiB "
+        f"= {100 * content / len(data):.2f}% of the file (target <= 10%)"
+    )
+    print(
+        f"original kept (zstd, long mode): {sizes['archive'] / 1024:8.1f} KiB "
+        f"= {100 * sizes['archive'] / len(data):.2f}% of the file"
+    )
     total = content + sizes["archive"]
-    print(f"all stored bytes:                {total / 1024:8.1f} KiB "
-          f"= {100 * total / len(data):.2f}% of the file")  # fmt: skip
+    print(
+        f"all stored bytes:                {total / 1024:8.1f} KiB "
+        f"= {100 * total / len(data):.2f}% of the file"
+    )
 
 
 if __name__ == "__main__":

@@ -58,18 +58,22 @@ class TraceSession:
         return updates
 
     def _take(self, events, counts: bool) -> list[Update]:
+        """Apply an adapter's events. A record counts as ingested unless it only produced
+        LineErrors (adapters that buffer, e.g. one stream chunk per line, yield nothing
+        for most records and still consumed them)."""
         updates: list[Update] = []
-        accepted = False
+        rejected = False
         for event in events:
             if isinstance(event, LineError):
                 self.builder.add_error(event)
+                rejected = True
             elif isinstance(event, Exchange):
                 updates.append(self.builder.add(event))
-                accepted = True
+                rejected = False
             elif isinstance(event, ToolTiming):
                 self.builder.add_timing(event)
-                accepted = True
-        if counts and accepted:
+                rejected = False
+        if counts and not rejected:
             self.records_ingested += 1
         return updates
 

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             note = f", {errors} unreadable line{'s' if errors != 1 else ''}" if errors else ""
             self.stdout.write(
                 f"{base_url.rstrip('/')}/traces/{trace.pk}/  {path.name}: {trace.format}, "
-                f"{trace.calls_count} calls{note}"
+                f"{trace.calls_count} call{'s' if trace.calls_count != 1 else ''}{note}"
             )
         if failures:
             raise CommandError(f"{failures} file(s) could not be ingested")
