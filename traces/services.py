@@ -86,9 +86,7 @@ def trace_ingest(
             report=report,
             **_summary_fields(core, report),
         )
-        models.SourceChunk.objects.create(
-            trace=trace, seq=0, raw_bytes=len(data), data=compressed
-        )
+        models.SourceChunk.objects.create(trace=trace, seq=0, raw_bytes=len(data), data=compressed)
         _store_rows(trace, core)
     return IngestResult(trace, core)
 

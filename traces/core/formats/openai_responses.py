@@ -1,0 +1,339 @@
+"""OpenAI Responses API request logs: one request/response pair per record.
+
+Shapes read (the same envelopes as the Chat adapter, whose HTTP-pair reading is reused):
+`{"request": BODY, "response": BODY}` lines, HTTP pairs from proxies and VCR cassettes
+(streamed responses stay raw `response.*` server-sent events), and response-only
+records: a `response` object, a nock recording, or `response.*` events one per line.
+
+The Responses API can keep the conversation on the server: a request that names
+`previous_response_id` (or a `conversation`) sends only its new input items. When the
+named response is in the same file, the transcript the model really saw is rebuilt as
+that request's transcript + that response's output items + the new input, so the loop
+and its tool calls (paired by `call_id`) read like a stateless one. `extra` records how
+many items were inherited and which previous response could not be found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..dialects import openai_responses as responses
+from ..model import Exchange, LineError
+from ..records import Record
+from ..timeparse import to_epoch_seconds
+from .base import Adapter, AdapterEvent, Detection
+from .openai_chat import (
+    Outcome,
+    RequestRead,
+    ResponseRead,
+    compact_text,
+    is_nock,
+    nock_response,
+    other_keys,
+    read_http_response,
+    read_request,
+    request_url,
+    settle_outcome,
+)
+from .registry import register
+
+MAPPED_REQUEST_KEYS = {"model", "input", "instructions", "tools"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """One call's contribution to a server-kept conversation: its input, then its output.
+
+    Turns link to their parent instead of copying the transcript, so memory stays
+    linear in the number of items however long the chain grows.
+    """
+
+    parent: _Turn | None
+    items: tuple[Any, ...]
+
+
+def _transcript(turn: _Turn | None) -> list[Any]:
+    chain: list[tuple[Any, ...]] = []
+    while turn is not None:
+        chain.append(turn.items)
+        turn = turn.parent
+    transcript: list[Any] = []
+    for items in reversed(chain):
+        transcript.extend(items)
+    return transcript
+
+
+@register
+class OpenAIResponsesAdapter(Adapter):
+    name = "openai-responses"
+    label = "OpenAI Responses API request log"
+    where = (
+        "Written by an HTTP logging proxy, a VCR cassette of /v1/responses traffic, or your "
+        "own code that logs each Responses API request and response as one line."
+    )
+    normalize = staticmethod(responses.normalize_item)
+
+    def __init__(self, source_name: str = "") -> None:
+        super().__init__(source_name)
+        self._turns: dict[str, _Turn] = {}
+        self._conversations: dict[str, _Turn] = {}
+        self._events: list[Any] = []
+        self._events_line = 0
+
+    @classmethod
+    def sniff(cls, values: Sequence[Any]) -> Detection | None:
+        best: Detection | None = None
+        for value in values:
+            claim = _recognise(value)
+            if claim is not None and (best is None or claim.score > best.score):
+                best = claim
+        return best
+
+    def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        value = record.value
+        if _is_stream_event(value):
+            if not self._events:
+                self._events_line = record.line
+            self._events.append(value)
+            if value.get("type") in responses.TERMINAL_EVENTS:
+                yield from self._flush_events()
+            return
+        yield from self._flush_events()
+        if not isinstance(value, dict):
+            yield LineError(record.line, "expected a JSON object with request and response")
+        elif "request" in value or "response" in value:
+            yield from self._pair(record.line, value, value.get("request"), value.get("response"))
+        elif is_nock(value):
+            yield from self._pair(record.line, value, None, nock_response(value))
+        elif _is_response_object(value):
+            yield from self._pair(record.line, {}, None, value)
+        else:
+            yield LineError(
+                record.line,
+                "not a Responses API record (no 'request', 'response' or response object)",
+            )
+
+    def close(self) -> Iterator[AdapterEvent]:
+        yield from self._flush_events()
+
+    def _flush_events(self) -> Iterator[AdapterEvent]:
+        """Events logged one per line form one streamed response, without its request."""
+        if not self._events:
+            return
+        events, self._events = self._events, []
+        body, error = responses.assemble_events(events)
+        read = ResponseRead(body=body, problem=error)
+        outcome = settle_outcome(read, responses.assemble_stream, responses.error_text)
+        yield self._exchange(self._events_line, {}, None, {}, replace(outcome, streamed=True))
+
+    def _pair(
+        self, line: int, value: dict[str, Any], request: Any, response: Any
+    ) -> Iterator[AdapterEvent]:
+        sent = read_request(request)
+        if request is not None and not isinstance(sent.body, dict):
+            yield LineError(line, "the request body is not a JSON object")
+            return
+        body = sent.body if isinstance(sent.body, dict) else {}
+        if not isinstance(body.get("input"), (str, list, type(None))):
+            yield LineError(line, "request 'input' is neither a string nor a list of items")
+            return
+        read = read_http_response(response)
+        if _event_list(read.body):
+            read.body, read.problem = responses.assemble_events(read.body)
+            read.stream_text = None
+            outcome = replace(
+                settle_outcome(read, responses.assemble_stream, responses.error_text),
+                streamed=True,
+            )
+        else:
+            outcome = settle_outcome(read, responses.assemble_stream, responses.error_text)
+        yield self._exchange(line, value, request, body, outcome, sent)
+
+    def _exchange(
+        self,
+        line: int,
+        value: dict[str, Any],
+        request: Any,
+        body: dict[str, Any],
+        outcome: Outcome,
+        sent: RequestRead | None = None,
+    ) -> Exchange:
+        sent = sent or RequestRead(None, {}, "", None)
+        reply_body = outcome.body if isinstance(outcome.body, dict) else {}
+        own_items = responses.input_items(body.get("input"))
+        extra = _extra(value, body, sent, outcome)
+        parent = self._parent_turn(body, reply_body, extra)
+        messages = own_items if parent is None else [*_transcript(parent), *own_items]
+        if parent is not None:
+            extra["inherited_items"] = len(messages) - len(own_items)
+        self._remember(body, reply_body, parent, own_items, outcome)
+        reply = responses.read_response(outcome.body) if outcome.body is not None else None
+        tools = body.get("tools")
+        return Exchange(
+            line=line,
+            messages=messages,
+            normalize=self.normalize,
+            system=responses.system_of(body.get("instructions"), messages),
+            tools=tools if isinstance(tools, list) else [],
+            model=_model(body, reply_body),
+            response=reply.message if reply else None,
+            response_raw=outcome.body if outcome.body is not None else outcome.failed_body,
+            stop_reason=reply.stop_reason if reply else None,
+            usage=reply.usage if reply else None,
+            started_at=_time(sent.timestamp, value.get("started_at"), reply_body.get("created_at")),
+            ended_at=_time(
+                outcome.read.timestamp, value.get("ended_at"), reply_body.get("completed_at")
+            ),
+            status="error" if outcome.error else "ok",
+            http_status=outcome.read.http_status,
+            error=outcome.error,
+            request_recorded=request is not None,
+            extra=extra,
+        )
+
+    def _parent_turn(
+        self, body: dict[str, Any], reply_body: dict[str, Any], extra: dict[str, Any]
+    ) -> _Turn | None:
+        """The server-kept history this request continues, when this file holds it."""
+        previous = body.get("previous_response_id") or reply_body.get("previous_response_id")
+        if isinstance(previous, str) and previous:
+            extra["previous_response_id"] = previous
+            turn = self._turns.get(previous)
+            if turn is None:
+                extra["previous_response_missing"] = True
+            return turn
+        conversation = _conversation_id(body) or _conversation_id(reply_body)
+        if conversation is not None:
+            extra["conversation"] = conversation
+            return self._conversations.get(conversation)
+        return None
+
+    def _remember(
+        self,
+        body: dict[str, Any],
+        reply_body: dict[str, Any],
+        parent: _Turn | None,
+        own_items: list[Any],
+        outcome: Outcome,
+    ) -> None:
+        """Keep this call's turn so a later `previous_response_id` can continue it."""
+        if outcome.error or not reply_body:
+            return
+        output = reply_body.get("output") if isinstance(reply_body.get("output"), list) else []
+        turn = _Turn(parent, (*own_items, *output))
+        response_id = reply_body.get("id")
+        if isinstance(response_id, str) and response_id:
+            self._turns[response_id] = turn
+        conversation = _conversation_id(body) or _conversation_id(reply_body)
+        if conversation is not None:
+            self._conversations[conversation] = turn
+
+
+def _recognise(value: Any) -> Detection | None:
+    """How sure we are that this record is a Responses API call, and why."""
+    if not isinstance(value, dict):
+        return None
+    if _is_response_object(value):
+        return Detection(0.9, "a Responses API response object (object: response, output[])")
+    if _is_stream_event(value):
+        return Detection(0.9, "Responses API stream events (response.*)")
+    if is_nock(value) and _responses_text(value.get("body")):
+        return Detection(0.92, "a recorded HTTP response holding a Responses API body")
+    url = request_url(value)
+    path = url.split("?")[0]
+    if "/chat/completions" in path or "/v1/messages" in path:
+        return None
+    if "/responses" in path:
+        return Detection(0.9, f"request URL {path} is the Responses API endpoint")
+    request = value.get("request")
+    body = read_request(request).body if isinstance(request, dict) else None
+    if not isinstance(body, dict) or "messages" in body:
+        return None
+    if not isinstance(body.get("input"), (str, list)):
+        return None
+    if _responses_body(value.get("response")):
+        return Detection(0.9, "request has 'input' and the response is a Responses API object")
+    if "model" in body:
+        return Detection(0.5, "request has 'input' and 'model' (no response shape to confirm)")
+    return None
+
+
+def _is_response_object(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("object") == "response"
+        and isinstance(value.get("output", []), list)
+    )
+
+
+def _is_stream_event(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    kind = value.get("type")
+    return (
+        isinstance(kind, str)
+        and kind.startswith("response.")
+        and ("sequence_number" in value or "response" in value or "output_index" in value)
+    )
+
+
+def _event_list(body: Any) -> bool:
+    return isinstance(body, list) and bool(body) and _is_stream_event(body[0])
+
+
+def _responses_body(response: Any) -> bool:
+    if _is_response_object(response) or _event_list(response):
+        return True
+    if not isinstance(response, dict):
+        return False
+    body = response.get("body") if response.get("body") is not None else response.get("body_raw")
+    return _is_response_object(body) or _responses_text(body)
+
+
+def _responses_text(body: Any) -> bool:
+    text = compact_text(body, 4096)
+    return '"object":"response"' in text or "event:response.created" in text
+
+
+def _conversation_id(body: dict[str, Any]) -> str | None:
+    conversation = body.get("conversation")
+    if isinstance(conversation, dict):
+        conversation = conversation.get("id")
+    return conversation if isinstance(conversation, str) and conversation else None
+
+
+def _model(request_body: dict[str, Any], reply_body: dict[str, Any]) -> str | None:
+    model = reply_body.get("model") or request_body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def _time(*candidates: Any) -> float | None:
+    for candidate in candidates:
+        moment = to_epoch_seconds(candidate)
+        if moment is not None:
+            return moment
+    return None
+
+
+def _extra(
+    value: dict[str, Any], body: dict[str, Any], sent: RequestRead, outcome: Outcome
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {
+        "request": {k: v for k, v in body.items() if k not in MAPPED_REQUEST_KEYS},
+        **sent.meta,
+        **outcome.read.meta,
+        **other_keys(value),
+    }
+    reply = outcome.body if isinstance(outcome.body, dict) else {}
+    for key in ("id", "status", "incomplete_details", "service_tier"):
+        if reply.get(key) is not None:
+            extra[f"response_{key}"] = reply[key]
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    details = usage.get("output_tokens_details")
+    if isinstance(details, dict) and details.get("reasoning_tokens"):
+        extra["reasoning_tokens"] = details["reasoning_tokens"]
+    if outcome.streamed:
+        extra["streamed"] = True
+    return extra
