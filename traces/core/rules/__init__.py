@@ -1,0 +1,1 @@
+"""Loop lint: one module per rule; `registry.run_rules` applies them to a trace."""
