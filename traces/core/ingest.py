@@ -58,22 +58,24 @@ class TraceSession:
         return updates
 
     def _take(self, events, counts: bool) -> list[Update]:
-        """Apply an adapter's events. A record counts as ingested unless it only produced
-        LineErrors (adapters that buffer, e.g. one stream chunk per line, yield nothing
-        for most records and still consumed them)."""
+        """Apply an adapter's events. A record counts as ingested when it produced a call
+        or a tool timing, or nothing at all (adapters that buffer, e.g. one stream chunk
+        per line, consume most records silently); one that only produced errors does not.
+        """
         updates: list[Update] = []
-        rejected = False
+        produced = False
+        failed = False
         for event in events:
             if isinstance(event, LineError):
                 self.builder.add_error(event)
-                rejected = True
+                failed = True
             elif isinstance(event, Exchange):
                 updates.append(self.builder.add(event))
-                rejected = False
+                produced = True
             elif isinstance(event, ToolTiming):
                 self.builder.add_timing(event)
-                rejected = False
-        if counts and not rejected:
+                produced = True
+        if counts and (produced or not failed):
             self.records_ingested += 1
         return updates
 

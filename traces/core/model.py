@@ -127,6 +127,9 @@ class ToolTiming:
     started_at: float | None = None
     ended_at: float | None = None
     is_error: bool | None = None
+    result_text: str | None = None
+    """The result as the tool log recorded it, for results no later request carried
+    (a loop that ended right after a final tool, such as a `submit`)."""
 
 
 @dataclass(frozen=True, slots=True)

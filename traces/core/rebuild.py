@@ -90,6 +90,11 @@ class TraceBuilder:
             ended_at=timing.ended_at if timing.ended_at is not None else run.ended_at,
             is_error=run.is_error if timing.is_error is None else (run.is_error or timing.is_error),
         )
+        if timing.result_text is not None and run.status == "pending":
+            # The tool log holds the result even though no request carried it.
+            run = replace(
+                run, status="paired", result_text=timing.result_text[:RESULT_PREVIEW_CHARS]
+            )
         self.tool_runs[position] = run
         return run
 
@@ -394,6 +399,9 @@ def _equal_prefix(messages: Sequence[Any], previous: Sequence[Any], size: int) -
 
 
 def _common_prefix(messages: Sequence[Any], previous: Sequence[Any]) -> int:
+    size = min(len(messages), len(previous))
+    if list(messages[:size]) == list(previous[:size]):  # C-level, identity shortcut
+        return size
     shared = 0
     for mine, theirs in zip(messages, previous, strict=False):
         if not _same(mine, theirs):

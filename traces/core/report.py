@@ -7,14 +7,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from .accounting import Accounting, account
 from .model import Call, Trace
+from .pricing import PriceTable
+from .rules.base import Finding
+from .rules.registry import run_rules
 from .summary import outcome_of
 
 SCHEMA = "loop-inspector/report/v1"
 
 
-def build_report(trace: Trace) -> dict[str, Any]:
-    calls = [_call(call) for call in trace.calls]
+def build_report(
+    trace: Trace,
+    *,
+    prices: PriceTable | None = None,
+    accounting: Accounting | None = None,
+    findings: list[Finding] | None = None,
+) -> dict[str, Any]:
+    """The whole report: rebuilt loop, token and cost accounting, and lint findings."""
+    accounting = accounting or account(trace, prices)
+    if findings is None:
+        findings = run_rules(trace, accounting)
+    calls = [_call(call) | _call_account(accounting, call.index - 1) for call in trace.calls]
     runs = [
         {
             "id": run.id,
@@ -25,8 +39,10 @@ def build_report(trace: Trace) -> dict[str, Any]:
             "is_error": run.is_error,
             "batch_size": run.batch_size,
             "loop": run.loop,
+            "duration_s": run.duration_s,
+            **_result_account(accounting, position),
         }
-        for run in trace.tool_runs
+        for position, run in enumerate(trace.tool_runs)
     ]
     usage_sum = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0}
     usage_sum["cache_write_tokens"] = 0
@@ -62,8 +78,47 @@ def build_report(trace: Trace) -> dict[str, Any]:
             "loops": len(trace.loops),
             "tool_runs": len(trace.tool_runs),
             **usage_sum,
+            "buckets": accounting.buckets.as_dict(),
+            "cost_usd": accounting.cost_totals(),
         },
+        "accounting": {
+            "encoding": accounting.encoding,
+            "estimated_calls": accounting.estimated_calls,
+            "prices_taken": accounting.prices_taken,
+            "prices_source": accounting.prices_source,
+            "unpriced_models": list(accounting.unpriced_models),
+        },
+        "findings": [finding.as_dict() for finding in findings],
     }
+
+
+def _call_account(accounting: Accounting, position: int) -> dict[str, Any]:
+    entry = accounting.calls[position]
+    return {
+        "buckets": entry.buckets.as_dict(),
+        "tokens_exact": entry.tokens_exact,
+        "estimate_residual": entry.residual,
+        "cost_usd": _round(entry.cost_usd),
+        "cost_uncached_usd": _round(entry.cost_uncached_usd),
+        "cost_prefix_cached_usd": _round(entry.cost_prefix_cached_usd),
+        "priced_as": entry.model_priced_as,
+    }
+
+
+def _result_account(accounting: Accounting, position: int) -> dict[str, Any]:
+    entry = accounting.results.get(position)
+    if entry is None:
+        return {"result_tokens": None, "requests_carrying": 0, "resend_tokens": 0}
+    return {
+        "result_tokens": entry.result_tokens,
+        "requests_carrying": entry.requests_carrying,
+        "resend_tokens": entry.resend_tokens,
+        "result_tokens_exact": entry.tokens_exact,
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def _call(call: Call) -> dict[str, Any]:

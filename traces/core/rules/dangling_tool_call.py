@@ -37,6 +37,8 @@ class DanglingToolCall(Rule):
         for run in ctx.trace.tool_runs:
             if run.call is None or run.status == "orphan":
                 continue
+            if run.status == "paired" and run.result_call is None:
+                continue  # the tool log holds its result; the loop ended right after it
             asked = ctx.call(run.call)
             following = ctx.next_in_loop(asked)
             if run.status == "dangling" and following is None:

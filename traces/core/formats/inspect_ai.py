@@ -1,0 +1,789 @@
+"""Inspect AI eval logs: every `model` event of every sample is one model call.
+
+Shapes read (Inspect's `EvalLog`, log format version 2, see `inspect_ai/log/_log.py`,
+`inspect_ai/event/` and `inspect_ai/model/_chat_message.py`):
+- a `.json` log: one document `{version, status, eval, plan, results, stats, error,
+  samples: [...]}`;
+- a `.eval` log: a ZIP that `containers` reads into `{"zip_member", "value"}` records, the
+  header first (`header.json`, or `_journal/start.json` + `results.json` for an eval still
+  running or an older archive), then one record per `samples/<id>_epoch_<n>.json`;
+- a bare sample object `{id, epoch, events, messages, attachments, ...}` (e.g. extracted).
+
+Each sample is one conversation (loop key = sample id + epoch). A `model` event holds the
+request Inspect sent (`input`: ChatMessage dicts, roles system/user/assistant/tool; or,
+since 0.3.186, `input_refs` ranges into the sample's `message_pool`), the tools offered
+(`tools`), the reply (`output.choices[0].message`, `stop_reason`, `usage`), its timing
+(`timestamp`, `completed`) and, optionally, the raw provider exchange (`call`). Model
+calls made inside a scorer span or step (a model-graded scorer) or inside a tool call (an
+agent used as a tool) form their own loop; so does a call whose first message differs
+from every conversation of its context (a side call such as a self-critique). `tool`
+events give the real start and end of each tool call (`ToolTiming`). Samples without any
+model event (very old logs) are rebuilt from `sample.messages`, one call per assistant
+message, with tokens marked as estimated.
+
+Large strings are stored once per sample in `attachments` and referenced as
+`attachment://<hash>`; the raw messages keep the references (cheap to compare and
+store) and the normaliser resolves them when a message is first shown.
+
+Usage (`output.usage`, Inspect's `ModelUsage`): `input_tokens`, `output_tokens`,
+`input_tokens_cache_read`, `input_tokens_cache_write`. Whether `input_tokens` includes
+the cached tokens depends on the Inspect version and provider: Inspect 0.3.184
+(28 February 2026, "normalize handling of cached tokens in ModelUsage") made it always
+exclude them; before, OpenAI-style providers reported the whole prompt (in the corpus'
+0.3.95 logs 1,568 input tokens with 1,024 cache reads equal the raw `prompt_tokens`
+1,568) while Anthropic reported it without cache. The rule applied, in order:
+1. the raw provider usage in `call.response` decides when present (input equal to the
+   whole raw prompt: inclusive; input plus cache equal to it: exclusive);
+2. Inspect >= 0.3.184: exclusive;
+3. cached tokens exceeding input_tokens: exclusive (they cannot be included);
+4. an Anthropic/Claude model: exclusive;
+5. otherwise (older Inspect, OpenAI-style provider, or no version): inclusive.
+Inclusive counts have the cache reads and writes subtracted; the rule used is kept in
+`Exchange.extra["usage_rule"]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from ..containers import HEADER_MEMBERS, SAMPLE_MEMBER
+from ..model import Block, Exchange, LineError, Message, ToolTiming, Usage
+from ..records import Record
+from ..timeparse import to_epoch_seconds
+from .base import Adapter, AdapterEvent, Detection
+from .registry import register
+
+ATTACHMENT_PREFIX = "attachment://"
+ATTACHMENT_REF = re.compile(r"attachment://([0-9A-Za-z_-]+)")
+NORMALISED_USAGE_VERSION = (0, 3, 184)
+STOP_REASONS = {"tool_calls": "tool_use", "stop": "end_turn", "max_tokens": "max_tokens"}
+MEDIA_PARTS = {"image", "audio", "video", "document"}
+
+Attachments = Mapping[str, Any]
+
+
+@register
+class InspectAIAdapter(Adapter):
+    name = "inspect-ai"
+    label = "Inspect AI eval log"
+    where = (
+        "Written by `inspect eval` into ./logs/ (or $INSPECT_LOG_DIR): "
+        "`<time>_<task>_<id>.eval` (a ZIP archive) or `.json` with `--log-format=json`."
+    )
+
+    @staticmethod
+    def normalize(raw: Any) -> Message:
+        """An Inspect ChatMessage, without attachment resolution (no sample at hand)."""
+        return normalize_message(raw)
+
+    @classmethod
+    def sniff(cls, values: Sequence[Any]) -> Detection | None:
+        for value in values:
+            reason = _recognise(value)
+            if reason:
+                return Detection(0.95, reason)
+        return None
+
+    def __init__(self, source_name: str = "") -> None:
+        super().__init__(source_name)
+        self.header = _Header()
+        self.samples_read = 0
+        self.header_line: int | None = None
+
+    def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        return errors_first(self._read(record))
+
+    def _read(self, record: Record) -> Iterator[AdapterEvent]:
+        value = record.value
+        if not isinstance(value, dict):
+            yield LineError(record.line, "expected an Inspect AI log, header or sample object")
+            return
+        member = value.get("zip_member")
+        if isinstance(member, str):
+            yield from self._member(record.line, member, value.get("value"))
+        elif _is_log(value):
+            yield from self._log(record.line, value)
+        elif _is_sample(value):
+            yield from self._sample(record.line, value, None)
+        else:
+            yield LineError(
+                record.line, "not an Inspect AI eval log (no 'eval' and 'samples', no sample)"
+            )
+
+    def close(self) -> Iterator[AdapterEvent]:
+        if self.samples_read == 0 and self.header_line is not None:
+            yield LineError(self.header_line, _no_samples_reason(self.header))
+
+    # -- records ---------------------------------------------------------------------------
+    def _member(self, line: int, name: str, value: Any) -> Iterator[AdapterEvent]:
+        if not isinstance(value, dict):
+            yield LineError(line, f"{name}: expected a JSON object")
+        elif name in HEADER_MEMBERS:
+            self.header.read(value)
+            self.header_line = self.header_line or line
+        elif SAMPLE_MEMBER.match(name):
+            yield from self._sample(line, value, None)
+        else:
+            yield LineError(line, f"{name}: not part of an Inspect AI log")
+
+    def _log(self, line: int, log: dict[str, Any]) -> Iterator[AdapterEvent]:
+        self.header.read(log)
+        samples = log.get("samples")
+        if not samples:
+            self.header_line = line
+            return
+        if not isinstance(samples, list):
+            yield LineError(line, "the log's 'samples' is not a list")
+            return
+        for position, sample in enumerate(samples, start=1):
+            yield from self._sample(line, sample, position)
+
+    def _sample(self, line: int, sample: Any, position: int | None) -> Iterator[AdapterEvent]:
+        if not isinstance(sample, dict):
+            yield LineError(line, f"sample #{position or '?'} is not a JSON object")
+            return
+        self.samples_read += 1
+        yield from _SampleReader(self.header, line, sample).read()
+
+
+def errors_first(events: Iterator[AdapterEvent]) -> Iterator[AdapterEvent]:
+    """A record's LineErrors before its calls: the session counts a record as ingested
+    when its last event is not an error, and one bad event must not discount a sample."""
+    held = list(events)
+    yield from (event for event in held if isinstance(event, LineError))
+    yield from (event for event in held if not isinstance(event, LineError))
+
+
+# -- the log header ----------------------------------------------------------------------
+@dataclass(slots=True)
+class _Header:
+    """What the log says about the whole run, needed to read its samples."""
+
+    status: str | None = None
+    task: str | None = None
+    model: str | None = None
+    inspect_version: tuple[int, ...] | None = None
+    version_text: str | None = None
+    error: str | None = None
+    has_samples_flag: bool | None = None
+
+    def read(self, log: dict[str, Any]) -> None:
+        if isinstance(log.get("status"), str):
+            self.status = log["status"]
+        if isinstance(log.get("error"), dict):
+            self.error = str(log["error"].get("message") or "")
+        spec = log.get("eval")
+        if not isinstance(spec, dict):
+            return
+        self.task = _str_or_none(spec.get("task")) or self.task
+        self.model = _str_or_none(spec.get("model")) or self.model
+        packages = spec.get("packages") if isinstance(spec.get("packages"), dict) else {}
+        text = _str_or_none(packages.get("inspect_ai"))
+        if text:
+            self.version_text = text
+            self.inspect_version = version_tuple(text)
+        config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
+        if isinstance(config.get("log_samples"), bool):
+            self.has_samples_flag = config["log_samples"]
+
+
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    """(0, 3, 95) from "0.3.95.dev16+g6527d0861"; None when it does not start with numbers."""
+    numbers: list[int] = []
+    for part in text.split("+")[0].split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers) if numbers else None
+
+
+def _no_samples_reason(header: _Header) -> str:
+    if header.has_samples_flag is False:
+        return "the log holds no samples: it was written with log_samples=False"
+    status = f" (status {header.status})" if header.status else ""
+    return f"the log holds no samples{status}: only its header was written"
+
+
+# -- one sample --------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Context:
+    """Which conversation a model call belongs to: the sample's, a scorer's, a tool's."""
+
+    key: str
+    label: str
+    parent_tool_id: str | None = None
+
+
+@dataclass(slots=True)
+class _Conversation:
+    key: str
+    label: str
+    first: Any
+
+
+@dataclass(slots=True)
+class _Span:
+    kind: str
+    name: str
+    parent: str | None
+
+
+@dataclass(slots=True)
+class _SampleReader:
+    """Walks one sample's events in order, yielding exchanges and tool timings."""
+
+    header: _Header
+    line: int
+    sample: dict[str, Any]
+    attachments: Attachments = field(init=False)
+    pool: list[Any] = field(init=False)
+    normalize: Callable[[Any], Message] = field(init=False)
+    main: _Context = field(init=False)
+    spans: dict[str, _Span] = field(default_factory=dict)
+    steps: list[_Span] = field(default_factory=list)
+    tool_spans: dict[str, tuple[str, str]] = field(default_factory=dict)
+    open_tool_spans: list[tuple[str, str]] = field(default_factory=list)
+    unbound_tools: list[tuple[str, str]] = field(default_factory=list)
+    conversations: dict[str, list[_Conversation]] = field(default_factory=dict)
+    bad_events: int = 0
+    model_events: int = 0
+
+    def __post_init__(self) -> None:
+        attachments = self.sample.get("attachments")
+        self.attachments = attachments if isinstance(attachments, dict) else {}
+        pool = self.sample.get("message_pool")
+        self.pool = pool if isinstance(pool, list) else []
+        self.normalize = partial(normalize_message, attachments=self.attachments)
+        sample_id, epoch = self.sample.get("id"), self.sample.get("epoch")
+        epoch_text = f" (epoch {epoch})" if epoch is not None else ""
+        self.main = _Context(f"sample {sample_id}#{epoch}", f"sample {sample_id}{epoch_text}")
+
+    @property
+    def where(self) -> str:
+        return self.main.label
+
+    def read(self) -> Iterator[AdapterEvent]:
+        events = self.sample.get("events")
+        if events is not None and not isinstance(events, list):
+            yield LineError(self.line, f"{self.where}: 'events' is not a list")
+            events = None
+        if events:
+            yield from self._events(events, None)
+        if self.bad_events:
+            yield LineError(
+                self.line, f"{self.where}: {self.bad_events} events are not JSON objects"
+            )
+        if not events:
+            yield from self._from_messages()
+
+    # -- event walk ------------------------------------------------------------------------
+    def _events(self, events: list[Any], forced: _Context | None) -> Iterator[AdapterEvent]:
+        for event in events:
+            if not isinstance(event, dict):
+                self.bad_events += 1
+                continue
+            kind = event.get("event")
+            if kind == "model":
+                self.model_events += 1
+                yield self._exchange(event, forced or self._context_of(event))
+            elif kind == "tool":
+                yield from self._tool(event, forced)
+            elif kind == "span_begin":
+                self._span_begin(event)
+            elif kind == "step":
+                self._step(event)
+            elif kind == "subtask" and isinstance(event.get("events"), list):
+                name = _str_or_none(event.get("name")) or "subtask"
+                context = _Context(
+                    f"{self.main.key}/subtask {name}", f"{self.main.label} · subtask {name}"
+                )
+                yield from self._events(event["events"], context)
+
+    def _span_begin(self, event: dict[str, Any]) -> None:
+        span_id = _str_or_none(event.get("id"))
+        if span_id is None:
+            return
+        kind = str(event.get("type") or "")
+        name = str(event.get("name") or "")
+        self.spans[span_id] = _Span(kind, name, _str_or_none(event.get("parent_id")))
+        if kind != "tool":
+            return
+        tool = _take_named(self.unbound_tools, name)
+        if tool is not None:
+            self.tool_spans[span_id] = tool
+        else:
+            self.open_tool_spans.append((span_id, name))
+
+    def _step(self, event: dict[str, Any]) -> None:
+        """Older logs (before spans) mark solvers and scorers with step begin/end."""
+        span = _Span(str(event.get("type") or ""), str(event.get("name") or ""), None)
+        if event.get("action") == "begin":
+            self.steps.append(span)
+        elif event.get("action") == "end":
+            for index in range(len(self.steps) - 1, -1, -1):
+                if self.steps[index].name == span.name:
+                    del self.steps[index:]
+                    break
+
+    def _tool(self, event: dict[str, Any], forced: _Context | None) -> Iterator[AdapterEvent]:
+        tool_id = _str_or_none(event.get("id"))
+        name = _str_or_none(event.get("function"))
+        if tool_id is not None:
+            self._bind_tool_span(event, tool_id, name or "")
+            yield ToolTiming(
+                line=self.line,
+                tool_id=tool_id,
+                name=name,
+                started_at=to_epoch_seconds(event.get("timestamp")),
+                ended_at=to_epoch_seconds(event.get("completed")),
+                is_error=event.get("error") is not None,
+            )
+        nested = event.get("events")
+        if isinstance(nested, list) and nested:
+            # Older logs nest what a tool did (e.g. an agent used as a tool) in the event.
+            context = forced or self._tool_context(tool_id or "?", name or "tool")
+            yield from self._events(nested, context)
+
+    def _bind_tool_span(self, event: dict[str, Any], tool_id: str, name: str) -> None:
+        """Remember which span runs this tool call, to place model calls made inside it."""
+        agent_span = _str_or_none(event.get("agent_span_id"))
+        if agent_span:
+            self.tool_spans[agent_span] = (tool_id, name)
+        span = _take_named(self.open_tool_spans, name)
+        if span is not None:
+            self.tool_spans[span[0]] = (tool_id, name)
+        else:
+            self.unbound_tools.append((tool_id, name))
+
+    def _context_of(self, event: dict[str, Any]) -> _Context:
+        """The innermost scorer or tool span (or step) around a model event."""
+        span_id = _str_or_none(event.get("span_id"))
+        seen: set[str] = set()
+        while span_id is not None and span_id not in seen:
+            seen.add(span_id)
+            if span_id in self.tool_spans:
+                tool_id, name = self.tool_spans[span_id]
+                return self._tool_context(tool_id, name)
+            span = self.spans.get(span_id)
+            if span is None:
+                break
+            if span.kind == "scorer":
+                return self._scorer_context(span.name)
+            span_id = span.parent
+        for step in reversed(self.steps):
+            if step.kind == "scorer":
+                return self._scorer_context(step.name)
+        return self.main
+
+    def _scorer_context(self, name: str) -> _Context:
+        return _Context(f"{self.main.key}/scorer {name}", f"{self.main.label} · scorer {name}")
+
+    def _tool_context(self, tool_id: str, name: str) -> _Context:
+        return _Context(
+            f"{self.main.key}/tool {tool_id}",
+            f"{self.main.label} · {name} ({tool_id})",
+            parent_tool_id=tool_id,
+        )
+
+    def _conversation(self, context: _Context, messages: list[Any]) -> _Conversation:
+        """The context's conversation this request continues (same first message)."""
+        known = self.conversations.setdefault(context.key, [])
+        first = messages[0] if messages else None
+        for conversation in reversed(known):
+            if conversation.first is None:
+                conversation.first = first  # a call without input claims no conversation
+                return conversation
+            if first is None or conversation.first == first:
+                return conversation
+        if not known:
+            conversation = _Conversation(context.key, context.label, first)
+        else:
+            number = len(known) + 1
+            conversation = _Conversation(
+                f"{context.key} #{number}", f"{context.label} (conversation {number})", first
+            )
+        known.append(conversation)
+        return conversation
+
+    # -- one model call --------------------------------------------------------------------
+    def _exchange(self, event: dict[str, Any], context: _Context) -> Exchange | LineError:
+        messages = self._input(event)
+        if isinstance(messages, str):
+            return LineError(self.line, f"{self.where}: a model event {messages}")
+        conversation = self._conversation(context, messages)
+        output = event.get("output") if isinstance(event.get("output"), dict) else {}
+        choice = _first_choice(output)
+        reply = choice.get("message") if isinstance(choice.get("message"), dict) else None
+        response = self.normalize({**reply, "role": "assistant"}) if reply else None
+        model = _str_or_none(output.get("model")) or _str_or_none(event.get("model"))
+        usage, rule = inspect_usage(output.get("usage"), event.get("call"), self.header, model)
+        error = _error_text(event.get("error"))
+        started = to_epoch_seconds(event.get("timestamp"))
+        return Exchange(
+            line=self.line,
+            messages=messages,
+            normalize=self.normalize,
+            system=self._system(messages),
+            tools=self._tools(event.get("tools")),
+            model=model,
+            response=response,
+            response_raw=reply if reply is not None else (output or None),
+            stop_reason=stop_reason(choice.get("stop_reason"), response),
+            usage=usage,
+            started_at=started,
+            ended_at=_ended(event, output, started),
+            status="error" if error else "ok",
+            error=error,
+            extra=self._extra(event, output, choice, rule),
+            loop_key=conversation.key,
+            loop_label=conversation.label,
+            parent_tool_id=context.parent_tool_id,
+        )
+
+    def _input(self, event: dict[str, Any]) -> list[Any] | str:
+        """The request's messages, taken from the message pool when the log condensed them."""
+        messages = event.get("input")
+        refs = event.get("input_refs")
+        if not messages and isinstance(refs, list):
+            return _expand_refs(refs, self.pool)
+        if messages is None:
+            return []
+        if not isinstance(messages, list):
+            return "has an 'input' that is not a list"
+        return messages
+
+    def _system(self, messages: list[Any]) -> Any:
+        """The leading system messages' text (later ones stay in the transcript); only the
+        head is read, so a long conversation costs nothing here."""
+        texts: list[str] = []
+        for message in messages:
+            if not isinstance(message, dict) or message.get("role") != "system":
+                break
+            texts.append(content_text(message.get("content"), self.attachments))
+        if not texts:
+            return None
+        return texts[0] if len(texts) == 1 else texts
+
+    def _tools(self, tools: Any) -> list[Any]:
+        if not isinstance(tools, list):
+            return []
+        return [resolve_deep(tool, self.attachments) for tool in tools]
+
+    def _extra(
+        self, event: dict[str, Any], output: dict[str, Any], choice: dict[str, Any], rule: str
+    ) -> dict[str, Any]:
+        extra: dict[str, Any] = {
+            "sample_id": self.sample.get("id"),
+            "epoch": self.sample.get("epoch"),
+            "inspect_stop_reason": choice.get("stop_reason"),
+            "usage_rule": rule or None,
+            "log_status": self.header.status,
+            "log_error": self.header.error or None,
+            "task": self.header.task,
+            "inspect_version": self.header.version_text,
+            "model_role": event.get("role"),
+            "tool_choice": event.get("tool_choice"),
+            "config": event.get("config") or None,
+            "cache": event.get("cache"),
+            "retries": event.get("retries"),
+            "pending": event.get("pending"),
+            "working_time": event.get("working_time"),
+            "output_error": output.get("error"),
+            "raw_call_recorded": isinstance(event.get("call"), dict) or None,
+            "sample_error": _error_text(self.sample.get("error")),
+            "sample_limit": self.sample.get("limit"),
+        }
+        return {key: value for key, value in extra.items() if value is not None}
+
+    # -- samples without model events ------------------------------------------------------
+    def _from_messages(self) -> Iterator[AdapterEvent]:
+        """One implied call per assistant message; its request is every message before it."""
+        messages = self.sample.get("messages")
+        if not isinstance(messages, list):
+            return
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            response = self.normalize(message)
+            yield Exchange(
+                line=self.line,
+                messages=messages[:index],
+                normalize=self.normalize,
+                system=self._system(messages[:index]),
+                model=_str_or_none(message.get("model")) or self.header.model,
+                response=response,
+                response_raw=message,
+                stop_reason="tool_use" if response.tool_uses else "end_turn",
+                extra={"sample_id": self.sample.get("id"), "rebuilt_from": "sample messages"},
+                loop_key=self.main.key,
+                loop_label=self.main.label,
+                tokens_estimated=True,
+            )
+
+
+def _take_named(pending: list[tuple[str, str]], name: str) -> tuple[str, str] | None:
+    """Remove and return the oldest (id, name) waiting with this name: a tool span and its
+    tool event are written next to each other, in either order, even for parallel calls."""
+    for index, item in enumerate(pending):
+        if item[1] == name:
+            return pending.pop(index)
+    return None
+
+
+def _expand_refs(refs: list[Any], pool: list[Any]) -> list[Any] | str:
+    """`[[start, end_exclusive], ...]` ranges into the pool, as the same message objects."""
+    messages: list[Any] = []
+    for ref in refs:
+        if not (isinstance(ref, list) and len(ref) == 2 and all(isinstance(i, int) for i in ref)):
+            return "has an 'input_refs' entry that is not a [start, end] pair"
+        start, end = ref
+        if not 0 <= start <= end <= len(pool):
+            return f"refers to messages {start}..{end} outside the sample's message pool"
+        messages.extend(pool[start:end])
+    return messages
+
+
+def _first_choice(output: dict[str, Any]) -> dict[str, Any]:
+    choices = output.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0]
+    return {}
+
+
+def _ended(event: dict[str, Any], output: dict[str, Any], started: float | None) -> float | None:
+    ended = to_epoch_seconds(event.get("completed"))
+    if ended is None and started is not None:
+        elapsed = output.get("time")
+        if isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool):
+            ended = started + float(elapsed)
+    return ended
+
+
+def _error_text(error: Any) -> str | None:
+    if error is None or error == "":
+        return None
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or error)
+    return str(error)
+
+
+def stop_reason(raw: Any, response: Message | None) -> str | None:
+    """The canonical stop reason; a reply holding tool calls stopped for tools."""
+    if response is not None and response.tool_uses:
+        return "tool_use"
+    if not isinstance(raw, str):
+        return None
+    return STOP_REASONS.get(raw, raw)
+
+
+# -- usage -------------------------------------------------------------------------------
+def inspect_usage(
+    raw: Any, call: Any, header: _Header, model: str | None
+) -> tuple[Usage | None, str]:
+    """Usage with `input_tokens` uncached, and the rule that decided it (module docstring)."""
+    if not isinstance(raw, dict):
+        return None, ""
+    reported = _int(raw.get("input_tokens"))
+    cache_read = _int(raw.get("input_tokens_cache_read"))
+    cache_write = _int(raw.get("input_tokens_cache_write"))
+    output = _int(raw.get("output_tokens"))
+    cached = cache_read + cache_write
+    rule = ""
+    uncached = reported
+    if cached:
+        inclusive, rule = _input_includes_cache(reported, cached, call, header, model)
+        if inclusive:
+            uncached = max(0, reported - cached)
+    usage = Usage(
+        input_tokens=uncached,
+        output_tokens=output,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+    )
+    return usage, rule
+
+
+def _input_includes_cache(
+    reported: int, cached: int, call: Any, header: _Header, model: str | None
+) -> tuple[bool, str]:
+    total = _raw_prompt_total(call)
+    if total is not None and reported == total:
+        return True, "raw provider usage: input_tokens counts the whole prompt, cache included"
+    if total is not None and reported + cached == total:
+        return False, "raw provider usage: input_tokens excludes the cached tokens"
+    version = header.inspect_version
+    if version is not None and version >= NORMALISED_USAGE_VERSION:
+        return False, "Inspect >= 0.3.184 reports input_tokens without cached tokens"
+    if cached > reported:
+        return False, "cached tokens exceed input_tokens, so they cannot be included in it"
+    name = (model or header.model or "").lower()
+    if "anthropic" in name or "claude" in name:
+        return False, "Inspect's Anthropic provider reports input_tokens without cache"
+    return True, "Inspect < 0.3.184 counted cached tokens inside input_tokens"
+
+
+def _raw_prompt_total(call: Any) -> int | None:
+    """The whole prompt size according to the provider's own usage, when recorded."""
+    response = call.get("response") if isinstance(call, dict) else None
+    if not isinstance(response, dict):
+        return None
+    usage = response.get("usage")
+    if isinstance(usage, dict):
+        if isinstance(usage.get("prompt_tokens"), int):  # Chat Completions: includes cache
+            return usage["prompt_tokens"]
+        if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+            parts = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            return sum(_int(usage.get(k)) for k in parts)  # Anthropic: parts are disjoint
+        if isinstance(usage.get("input_tokens"), int):  # Responses API: includes cache
+            return usage["input_tokens"]
+    metadata = response.get("usage_metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("prompt_token_count"), int):
+        return metadata["prompt_token_count"]  # Gemini: includes cached content
+    return None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+# -- messages ----------------------------------------------------------------------------
+def normalize_message(raw: Any, attachments: Attachments | None = None) -> Message:
+    """An Inspect ChatMessage (system, user, assistant with tool_calls, tool) as a Message."""
+    if not isinstance(raw, dict):
+        return Message("unknown", (Block("other", text=str(raw), raw=raw),))
+    role = str(raw.get("role") or "unknown")
+    attachments = attachments or {}
+    if role == "tool":
+        return Message("tool", (_tool_result(raw, attachments),))
+    blocks = list(content_blocks(raw.get("content"), attachments))
+    if role == "assistant":
+        calls = raw.get("tool_calls")
+        if isinstance(calls, list):
+            blocks.extend(_tool_use(call, attachments) for call in calls)
+    return Message(role, tuple(blocks))
+
+
+def content_blocks(content: Any, attachments: Attachments) -> Iterator[Block]:
+    """Blocks of a ChatMessage's content: a string or a list of content parts."""
+    if isinstance(content, str):
+        if content:
+            yield Block("text", text=resolve(content, attachments), raw=content)
+        return
+    if not isinstance(content, list):
+        return
+    for part in content:
+        yield _content_part(part, attachments)
+
+
+def _content_part(part: Any, attachments: Attachments) -> Block:
+    if isinstance(part, str):
+        return Block("text", text=resolve(part, attachments), raw=part)
+    if not isinstance(part, dict):
+        return Block("other", text=str(part), raw=part)
+    kind = part.get("type")
+    if kind == "text":
+        return Block("text", text=resolve(str(part.get("text") or ""), attachments), raw=part)
+    if kind == "reasoning":
+        if part.get("redacted"):
+            return Block("redacted_thinking", text=str(part.get("summary") or ""), raw=part)
+        text = part.get("reasoning") or part.get("summary") or ""
+        return Block("thinking", text=resolve(str(text), attachments), raw=part)
+    if kind in MEDIA_PARTS:
+        return Block("image", text=f"[{kind}]", raw=part)
+    if kind == "tool_use":  # a tool the provider ran itself (web search...): no result to pair
+        return Block("other", text=f"[server tool {part.get('name') or ''}]".strip(), raw=part)
+    return Block("other", text=f"[{kind or 'content'}]", raw=part)
+
+
+def _tool_use(call: Any, attachments: Attachments) -> Block:
+    if not isinstance(call, dict):
+        return Block("other", text=str(call), raw=call)
+    return Block(
+        "tool_use",
+        tool_id=_str_or_none(call.get("id")),
+        name=_str_or_none(call.get("function")),
+        input=resolve_deep(call.get("arguments"), attachments),
+        raw=call,
+    )
+
+
+def _tool_result(raw: dict[str, Any], attachments: Attachments) -> Block:
+    """A tool message; Inspect sends an error to the model as "Error: <message>"."""
+    error = raw.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        text = f"Error: {resolve(str(error['message']), attachments)}"
+    else:
+        text = content_text(raw.get("content"), attachments)
+    return Block(
+        "tool_result",
+        text=text,
+        tool_id=_str_or_none(raw.get("tool_call_id")),
+        name=_str_or_none(raw.get("function")),
+        is_error=error is not None,
+        raw=raw,
+    )
+
+
+def content_text(content: Any, attachments: Attachments) -> str:
+    """Plain text of a content string or content-part list."""
+    return "\n".join(block.text for block in content_blocks(content, attachments) if block.text)
+
+
+def resolve(text: str, attachments: Attachments) -> str:
+    """`attachment://<hash>` references replaced by the attached text (unknown ones kept)."""
+    if not attachments or ATTACHMENT_PREFIX not in text:
+        return text
+    if text.startswith(ATTACHMENT_PREFIX):
+        found = attachments.get(text[len(ATTACHMENT_PREFIX) :])
+        if found is not None:
+            return str(found)
+    return ATTACHMENT_REF.sub(lambda m: str(attachments.get(m.group(1), m.group(0))), text)
+
+
+def resolve_deep(value: Any, attachments: Attachments) -> Any:
+    """A copy of a small JSON value (tool arguments, tool definitions) with references resolved."""
+    if not attachments:
+        return value
+    if isinstance(value, str):
+        return resolve(value, attachments)
+    if isinstance(value, dict):
+        return {key: resolve_deep(item, attachments) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve_deep(item, attachments) for item in value]
+    return value
+
+
+# -- detection ---------------------------------------------------------------------------
+def _recognise(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    member = value.get("zip_member")
+    if isinstance(member, str) and (member in HEADER_MEMBERS or SAMPLE_MEMBER.match(member)):
+        return f"an Inspect AI .eval archive (ZIP member {member})"
+    if _is_log(value):
+        task = value["eval"].get("task")
+        return f"an Inspect AI eval log (log version {value.get('version')}, task {task})"
+    if _is_sample(value):
+        return "an Inspect AI eval sample (id, epoch and events)"
+    return None
+
+
+def _is_log(value: dict[str, Any]) -> bool:
+    spec = value.get("eval")
+    return (
+        isinstance(spec, dict)
+        and ("task" in spec or "task_id" in spec)
+        and ("samples" in value or "version" in value)
+    )
+
+
+def _is_sample(value: dict[str, Any]) -> bool:
+    return "id" in value and "epoch" in value and isinstance(value.get("events"), list)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else (None if value is None else str(value))
