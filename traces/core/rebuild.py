@@ -291,7 +291,7 @@ class TraceBuilder:
                     run,
                     result_call=call.index,
                     status="paired",
-                    is_error=block.is_error,
+                    is_error=run.is_error or block.is_error,
                     result_text=block.text[:RESULT_PREVIEW_CHARS],
                 )
             return position
@@ -399,6 +399,11 @@ def _equal_prefix(messages: Sequence[Any], previous: Sequence[Any], size: int) -
 
 
 def _common_prefix(messages: Sequence[Any], previous: Sequence[Any]) -> int:
+    # Adapters whose requests are views of one growing transcript answer in O(1).
+    shared = getattr(messages, "shared_prefix_length", None)
+    known = shared(previous) if shared is not None else None
+    if known is not None:
+        return known
     size = min(len(messages), len(previous))
     if list(messages[:size]) == list(previous[:size]):  # C-level, identity shortcut
         return size
