@@ -120,6 +120,8 @@ X_FRAME_OPTIONS = "DENY"
 
 # Loop Inspector's own settings, merged over traces.conf.DEFAULTS.
 INSPECTOR: dict = {}
+# A JSON price file overriding the bundled table (same shape; per million tokens).
+INSPECTOR_PRICES = os.environ.get("INSPECTOR_PRICES", "")
 
 LOGGING = {
     "version": 1,

@@ -3,23 +3,37 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
 from traces.core.limits import Limits
+from traces.core.pricing import PriceTable, bundled_table, load_overrides
 
 DEFAULTS: dict[str, Any] = {
     "MAX_UPLOAD_BYTES": 512 * 1024 * 1024,
     "MAX_DECOMPRESSED_BYTES": 2 * 1024 * 1024 * 1024,
     "MAX_DEPTH": 254,
     "CALLS_PER_PAGE": 200,
+    "PRICES": "",
 }
 
 
 @cache
 def inspector_settings() -> dict[str, Any]:
     return {**DEFAULTS, **getattr(settings, "INSPECTOR", {})}
+
+
+@cache
+def price_table() -> PriceTable:
+    """The bundled prices, overridden by the file named in INSPECTOR_PRICES (or
+    INSPECTOR["PRICES"]): `{"model": {"input": 3.0, "output": 15.0, ...}}` per million."""
+    table = bundled_table()
+    path = getattr(settings, "INSPECTOR_PRICES", "") or inspector_settings()["PRICES"]
+    if path:
+        table = table.merged(load_overrides(Path(path).read_bytes()))
+    return table
 
 
 def limits() -> Limits:

@@ -10,7 +10,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from traces import models
-from traces.conf import limits
+from traces.conf import limits, price_table
 from traces.core import archive, blobs
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected
@@ -73,7 +73,7 @@ def trace_ingest(
     with ThreadPoolExecutor(max_workers=1) as pool:
         archived = pool.submit(_archive, data)
         core = analyze_bytes(data, filename=filename, format_name=format_name, limits=limits())
-        report = build_report(core)
+        report = build_report(core, prices=price_table())
         compressed, sha256 = archived.result()
     with transaction.atomic():
         trace = models.Trace.objects.create(
@@ -116,9 +116,7 @@ def _summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
         "ended_at": max(ends) if ends else None,
         "outcome_kind": outcome.kind,
         "outcome_text": outcome.text[:500],
-        "flags_count": len(core.line_errors)
-        + sum(1 for r in core.tool_runs if r.status in ("dangling", "orphan"))
-        + totals["failed_calls"],
+        "flags_count": len(report["findings"]),
     }
 
 

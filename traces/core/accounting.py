@@ -19,7 +19,7 @@ from typing import Any
 
 from .model import Call, Message, Trace
 from .pricing import Price, PriceTable, bundled_table, call_cost
-from .tokens import MESSAGE_OVERHEAD, TokenCounter, encoding_name
+from .tokens import TokenCounter, encoding_name
 
 BUCKETS = ("prefix", "tool_results", "replayed_output", "other")
 
@@ -259,9 +259,9 @@ def _distribute(delta: int, entries: list[_Entry]) -> tuple[dict[int, dict[str, 
         if entry.results:
             result_weights = [max(t, 1) for _, t in entry.results]
             result_total = sum(result_weights)
-            per_message = part - MESSAGE_OVERHEAD if part > MESSAGE_OVERHEAD else part
+            # The message wrapper's few tokens are billed with the results it carries.
             shares[id(entry)] = {
-                tool_id: round(per_message * w / result_total)
+                tool_id: round(part * w / result_total)
                 for (tool_id, _), w in zip(entry.results, result_weights, strict=True)
             }
     return shares, amounts

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected
+from traces.core.pricing import bundled_table, load_overrides
 from traces.core.report import build_report
 from traces.core.text_summary import render_summary
 
@@ -23,8 +24,15 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--json", action="store_true", help="print the JSON report")
+        parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
 
-    def handle(self, *args, files, format_name, json, **options):
+    def handle(self, *args, files, format_name, json, prices, **options):
+        table = bundled_table()
+        if prices is not None:
+            try:
+                table = table.merged(load_overrides(prices.read_bytes()))
+            except (OSError, ValueError) as exc:
+                raise CommandError(f"{prices}: {exc}") from exc
         reports = []
         failures = 0
         for path in files:
@@ -36,7 +44,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"{path}: {getattr(exc, 'strerror', None) or exc}")
                 failures += 1
                 continue
-            report = build_report(trace)
+            report = build_report(trace, prices=table)
             if json:
                 reports.append(report)
             else:
