@@ -2,4 +2,7 @@
 
 from django.urls import include, path
 
-urlpatterns = [path("", include("traces.urls"))]
+urlpatterns = [
+    path("rules/", include("traces.rule_urls")),
+    path("", include("traces.urls")),
+]

@@ -9,6 +9,7 @@ from typing import Any
 
 from traces import models, selectors
 from traces.core.model import Message
+from traces.core.rules.registry import rules
 
 
 @dataclass
@@ -47,13 +48,19 @@ def trace_context(trace: models.Trace) -> dict[str, Any]:
     side_calls = [loop.calls[0] for loop in ordered if loop.is_side_call]
     if not agent_loops and side_calls:
         agent_loops, side_calls = [LoopView(0, "", side_calls)], []
+    accounting = accounting_context(trace.report)
+    for call in calls:
+        call.flags = accounting["findings_by_call"].get(call.index, [])
+        call.account = accounting["call_reports"].get(call.index, {})
     return {
+        **accounting,
         "trace": trace,
         "report": trace.report,
         "agent_loops": agent_loops,
         "side_calls": sorted(side_calls, key=lambda c: c.index),
         "tool_runs": runs,
         "line_errors": list(trace.line_errors.all()[:500]),
+        "rule_count": len(rules()),
         "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
 
@@ -87,7 +94,11 @@ def call_context(
     position = loop_calls.index(call.index)
     asked = list(trace.tool_runs.filter(call=call.index))
     answered = list(trace.tool_runs.filter(result_call=call.index))
+    accounting = accounting_context(trace.report)
     return {
+        "call_account": accounting["call_reports"].get(call.index, {}),
+        "call_findings": accounting["findings_by_call"].get(call.index, []),
+        "bucket_labels": BUCKET_LABELS,
         "trace": trace,
         "call": call,
         "request": request,
@@ -113,3 +124,64 @@ def _safe_normalize(normalize: Callable[[Any], Message] | None, raw: Any) -> Mes
         return normalize(raw)
     except Exception:  # a display helper must not turn odd input into a 500
         return None
+
+
+BUCKET_LABELS = {
+    "prefix": "Prefix (system + tools + first user message), re-sent every call",
+    "tool_results": "Tool results, re-sent on every later call",
+    "replayed_output": "The model's own earlier messages, replayed",
+    "other": "Later user turns and the rest",
+}
+
+
+def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
+    """Bucket shares, cost lines, heaviest results and findings, from the stored report."""
+    totals = report.get("totals", {})
+    buckets = totals.get("buckets") or {}
+    input_total = sum(buckets.values()) or 0
+    rows = [
+        {
+            "key": key,
+            "label": BUCKET_LABELS[key],
+            "tokens": buckets.get(key, 0),
+            "share": (100 * buckets.get(key, 0) / input_total) if input_total else 0,
+        }
+        for key in BUCKET_LABELS
+    ]
+    runs = report.get("tool_runs", [])
+    heaviest = sorted(
+        (r for r in runs if r.get("resend_tokens")),
+        key=lambda r: (-r["resend_tokens"], r["id"]),
+    )[:10]
+    by_tool: dict[str, dict[str, int]] = {}
+    for run in runs:
+        entry = by_tool.setdefault(run.get("name") or "?", {"runs": 0, "resend_tokens": 0})
+        entry["runs"] += 1
+        entry["resend_tokens"] += run.get("resend_tokens") or 0
+    findings = report.get("findings", [])
+    counts = {level: 0 for level in ("error", "warning", "info")}
+    for finding in findings:
+        counts[finding["severity"]] = counts.get(finding["severity"], 0) + 1
+    calls = report.get("calls", [])
+    return {
+        "bucket_rows": rows,
+        "input_total": input_total,
+        "output_total": totals.get("output_tokens", 0),
+        "cost": totals.get("cost_usd") or {},
+        "accounting": report.get("accounting") or {},
+        "estimated": bool((report.get("accounting") or {}).get("estimated_calls")),
+        "heaviest_results": heaviest,
+        "tools_by_resend": sorted(by_tool.items(), key=lambda item: -item[1]["resend_tokens"])[:10],
+        "findings": findings,
+        "finding_counts": counts,
+        "findings_by_call": _findings_by_call(findings),
+        "call_reports": {c["index"]: c for c in calls},
+    }
+
+
+def _findings_by_call(findings: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for finding in findings:
+        if finding.get("call") is not None:
+            grouped[finding["call"]].append(finding)
+    return dict(grouped)

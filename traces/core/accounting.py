@@ -113,6 +113,7 @@ class _LoopWalk:
     buckets: Buckets | None = None
     previous: Call | None = None
     active_results: list[tuple[int, int]] = field(default_factory=list)  # (run, message pos)
+    system_in_messages: bool = False
 
 
 def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
@@ -131,7 +132,11 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
     unpriced: set[str] = set()
     for call in trace.calls:
         walk = walks.setdefault(call.loop, _LoopWalk())
-        fixed = _fixed_prefix_estimate(counter, call)
+        # Chat formats send the system prompt as a message too: count it there only.
+        walk.system_in_messages = walk.system_in_messages or any(
+            m.role in ("system", "developer") for m in call.appended
+        )
+        fixed = _fixed_prefix_estimate(counter, call, walk.system_in_messages)
         entries = _entries(counter, call, first_in_loop=walk.previous is None)
         dropped_from = call.prefix_len if call.history_rewritten else None
         transcript = walk.transcript[: call.prefix_len] + entries
@@ -180,8 +185,9 @@ def _only_results(entries: list[_Entry]) -> bool:
     return all(e.bucket in ("tool_results", "replayed_output") for e in entries)
 
 
-def _fixed_prefix_estimate(counter: TokenCounter, call: Call) -> int:
-    return counter.json(call.system) + (counter.json(list(call.tools)) if call.tools else 0)
+def _fixed_prefix_estimate(counter: TokenCounter, call: Call, system_in_messages: bool) -> int:
+    system = 0 if system_in_messages else counter.json(call.system)
+    return system + (counter.json(list(call.tools)) if call.tools else 0)
 
 
 def _entries(counter: TokenCounter, call: Call, first_in_loop: bool) -> list[_Entry]:

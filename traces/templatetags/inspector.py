@@ -125,3 +125,18 @@ def seconds(value: Any) -> str:
 @register.filter
 def get_item(mapping: Any, key: Any) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def usd(value: Any) -> str:
+    """Dollars with enough precision for per-call costs; 'unknown' when not priced."""
+    if value is None or value == "":
+        return "unknown"
+    number = float(value)
+    if number == 0:
+        return "$0"
+    if number < 0.01:
+        return f"${number:.4f}"
+    if number < 10:
+        return f"${number:.3f}"
+    return f"${number:,.2f}"
