@@ -180,8 +180,9 @@ def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _findings_by_call(findings: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """Findings per call, each with its position in the report (its permalink number)."""
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for finding in findings:
+    for number, finding in enumerate(findings, start=1):
         if finding.get("call") is not None:
-            grouped[finding["call"]].append(finding)
+            grouped[finding["call"]].append({**finding, "number": number})
     return dict(grouped)

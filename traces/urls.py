@@ -12,6 +12,10 @@ urlpatterns = [
     path("traces/<uuid:trace_id>/", views.trace_detail, name="detail"),
     path("traces/<uuid:trace_id>/calls/<int:index>/", views.call_detail, name="call"),
     path("traces/<uuid:trace_id>/download", views.download, name="download"),
+    path("traces/<uuid:trace_id>/findings/<int:number>/", views.finding, name="finding"),
+    path("traces/<uuid:trace_id>/postmortem", views.postmortem, name="postmortem"),
+    path("traces/<uuid:trace_id>/export.md", views.export_markdown, name="export-md"),
+    path("traces/<uuid:trace_id>/export.html", views.export_html, name="export-html"),
     path("api/traces", api.traces_collection, name="api-traces"),
     path("api/traces/<uuid:trace_id>", api.trace_report, name="api-trace"),
 ]

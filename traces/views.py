@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from traces import selectors, services
 from traces.conf import inspector_settings
+from traces.core.export_md import render_markdown
 from traces.core.formats.registry import adapters, get_adapter
+from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
 from traces.presenters import call_context, trace_context
 
@@ -88,3 +90,44 @@ def download(request: HttpRequest, trace_id) -> HttpResponse:
     filename = (trace.source_filename or f"trace-{trace.pk}.jsonl").replace('"', "")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+@require_GET
+def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
+    """Permalink of a finding: its place on its call's page (or the trace's findings)."""
+    trace = selectors.trace_get(trace_id=trace_id)
+    findings = trace.report.get("findings", [])
+    if not 1 <= number <= len(findings):
+        raise Http404("No such finding")
+    call = findings[number - 1].get("call")
+    if call is None:
+        return redirect(reverse("traces:detail", args=[trace.pk]) + "#findings-title")
+    return redirect(reverse("traces:call", args=[trace.pk, call]) + f"#finding-{number}")
+
+
+@require_GET
+def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = selectors.trace_get(trace_id=trace_id)
+    pm = build_postmortem(trace.report, trace.name)
+    return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm})
+
+
+@require_GET
+def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = selectors.trace_get(trace_id=trace_id)
+    url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
+    text = render_markdown(build_postmortem(trace.report, trace.name), url)
+    response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.md"'
+    return response
+
+
+@require_GET
+def export_html(request: HttpRequest, trace_id) -> HttpResponse:
+    raise Http404("The HTML export arrives with the sequence diagram")
+
+
+def _slug(name: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
+    return cleaned.strip("-.")[:80] or "trace"

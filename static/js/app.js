@@ -24,6 +24,19 @@
     if (link) { window.location.href = link.href; }
   });
 
+  // "Copy for an agent": the post-mortem's Markdown summary on the clipboard.
+  var copy = document.getElementById("copy-markdown");
+  if (copy) {
+    copy.addEventListener("click", function () {
+      var state = document.getElementById("copy-state");
+      fetch(copy.dataset.source, { credentials: "same-origin" })
+        .then(function (reply) { return reply.text(); })
+        .then(function (text) { return navigator.clipboard.writeText(text).then(function () { return text; }); })
+        .then(function (text) { if (state) state.textContent = "Copied " + text.length.toLocaleString() + " characters of Markdown."; })
+        .catch(function () { if (state) state.textContent = "Could not use the clipboard: open the Markdown link instead."; });
+    });
+  }
+
   var form = document.getElementById("upload-form");
   if (!form) return;
   var input = form.querySelector("input[type=file]");

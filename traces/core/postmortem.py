@@ -1,0 +1,72 @@
+"""The post-mortem of a trace: what happened, where it first went wrong, what it cost.
+
+Built from the stored report (the web never re-runs the core to show it), so the page,
+the Markdown summary and the self-contained HTML export all say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CONTEXT_CALLS = 2
+LAST_CALLS = 5
+
+
+@dataclass(frozen=True)
+class PostMortem:
+    name: str
+    format: str
+    outcome: dict[str, Any]
+    first_error: dict[str, Any] | None
+    calls_around_error: list[dict[str, Any]]
+    error_results: list[dict[str, Any]]
+    last_calls: list[dict[str, Any]]
+    totals: dict[str, Any]
+    cost: dict[str, Any]
+    findings_by_rule: list[tuple[str, list[dict[str, Any]]]]
+    line_errors: list[dict[str, Any]]
+    estimated: bool
+    findings_for_call: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def build_postmortem(report: dict[str, Any], name: str) -> PostMortem:
+    calls = report.get("calls", [])
+    by_index = {call["index"]: call for call in calls}
+    findings = report.get("findings", [])
+    for_call: dict[int, list[dict[str, Any]]] = {}
+    for finding in findings:
+        if finding.get("call") is not None:
+            for_call.setdefault(finding["call"], []).append(finding)
+    first_error = next((f for f in findings if f["severity"] == "error"), None)
+    around: list[dict[str, Any]] = []
+    if first_error is not None and first_error.get("call") is not None:
+        loop_calls = [c for c in calls if c["loop"] == by_index[first_error["call"]]["loop"]]
+        position = next(i for i, c in enumerate(loop_calls) if c["index"] == first_error["call"])
+        around = loop_calls[max(0, position - CONTEXT_CALLS) : position + CONTEXT_CALLS + 1]
+    outcome = report.get("outcome", {})
+    main_loop = outcome.get("loop")
+    main_calls = [c for c in calls if main_loop is None or c["loop"] == main_loop]
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for finding in findings:
+        grouped.setdefault(finding["rule"], []).append(finding)
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings_by_rule = sorted(
+        grouped.items(), key=lambda item: (order[item[1][0]["severity"]], item[0])
+    )
+    totals = report.get("totals", {})
+    return PostMortem(
+        name=name,
+        format=report.get("format", ""),
+        outcome=outcome,
+        first_error=first_error,
+        calls_around_error=around,
+        error_results=[run for run in report.get("tool_runs", []) if run.get("is_error")],
+        last_calls=main_calls[-LAST_CALLS:],
+        totals=totals,
+        cost=totals.get("cost_usd") or {},
+        findings_by_rule=findings_by_rule,
+        line_errors=report.get("lines", {}).get("errors", []),
+        estimated=bool((report.get("accounting") or {}).get("estimated_calls")),
+        findings_for_call=for_call,
+    )
