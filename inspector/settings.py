@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+import plotly
 from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -85,7 +86,11 @@ CHANNEL_LAYERS = {
 }
 
 STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js is served from the plotly package itself (no CDN, no copy in the repo).
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("plotly", Path(plotly.__file__).resolve().parent / "package_data"),
+]
 # Static files are served from the app's folders by WhiteNoise (no collectstatic step);
 # set STATIC_ROOT to collect them for a deployment.
 STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
