@@ -98,13 +98,41 @@ class Accounting:
         }
 
 
-@dataclass(slots=True)
 class _Entry:
-    """One message of a loop's running transcript, with its bucket and estimate."""
+    """One message of a loop's running transcript, with its bucket and a lazy estimate.
 
-    bucket: str
-    estimate: int
-    results: list[tuple[str, int]] = field(default_factory=list)  # (tool id, estimate)
+    Estimates are only computed when a split needs them: an exactly reported loop whose
+    calls each append one kind of content never runs the tokenizer.
+    """
+
+    __slots__ = ("_counter", "_estimate", "_result_blocks", "_results", "bucket", "message")
+
+    def __init__(
+        self, bucket: str, message: Message, counter: TokenCounter, result_blocks=()
+    ) -> None:
+        self.bucket = bucket
+        self.message = message
+        self._counter = counter
+        self._estimate: int | None = None
+        self._result_blocks = tuple(result_blocks)
+        self._results: list[tuple[str, int]] | None = None
+
+    @property
+    def estimate(self) -> int:
+        if self._estimate is None:
+            self._estimate = self._counter.message(self.message)
+        return self._estimate
+
+    @property
+    def result_ids(self) -> list[str]:
+        return [b.tool_id or "" for b in self._result_blocks]
+
+    @property
+    def results(self) -> list[tuple[str, int]]:
+        """(tool id, estimated tokens) of the tool results this message carries."""
+        if self._results is None:
+            self._results = [(b.tool_id or "", self._counter.block(b)) for b in self._result_blocks]
+        return self._results
 
 
 @dataclass(slots=True)
@@ -143,13 +171,15 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         buckets, exact, residual, appended_shares = _split(call, walk, transcript, fixed, entries)
         # Tool results appended by this call: tokens (share of the exact delta, or estimate).
         position_base = call.prefix_len
+        result_count = sum(len(e.result_ids) for e in entries)
         for offset, entry in enumerate(entries):
-            for tool_id, estimate in entry.results:
+            shares = appended_shares.get(id(entry), {})
+            for tool_id in entry.result_ids:
                 run = runs_by_result.get((call.loop, tool_id, call.index))
                 if run is None or run in result_tokens:
                     continue
-                tokens = appended_shares.get(id(entry), {}).get(tool_id, estimate)
-                single = exact and sum(len(e.results) for e in entries) == 1
+                tokens = shares[tool_id] if tool_id in shares else dict(entry.results)[tool_id]
+                single = exact and result_count == 1
                 result_tokens[run] = (tokens, single and _only_results(entries))
                 walk.active_results.append((run, position_base + offset))
         if dropped_from is not None:
@@ -201,15 +231,13 @@ def _entries(counter: TokenCounter, call: Call, first_in_loop: bool) -> list[_En
 
 def _entry(counter: TokenCounter, message: Message, is_first: bool) -> _Entry:
     if message.role == "assistant":
-        return _Entry("replayed_output", counter.message(message))
-    results = [(b.tool_id or "", counter.block(b)) for b in message.tool_results]
-    if is_first and message.role in ("user", "system", "developer"):
-        return _Entry("prefix", counter.message(message))
-    if message.role in ("system", "developer"):
-        return _Entry("prefix", counter.message(message))
+        return _Entry("replayed_output", message, counter)
+    if message.role in ("system", "developer") or (is_first and message.role == "user"):
+        return _Entry("prefix", message, counter)
+    results = message.tool_results
     if results:
-        return _Entry("tool_results", counter.message(message), results)
-    return _Entry("other", counter.message(message))
+        return _Entry("tool_results", message, counter, results)
+    return _Entry("other", message, counter)
 
 
 def _split(
@@ -251,12 +279,18 @@ def _split(
 
 def _distribute(delta: int, entries: list[_Entry]) -> tuple[dict[int, dict[str, int]], dict]:
     """Share an exact token delta among appended messages by their estimates."""
-    weights = [max(e.estimate, 1) for e in entries]
-    total_weight = sum(weights)
     amounts: dict[str, int] = {}
     shares: dict[int, dict[str, int]] = {}
     if not entries:
         return shares, {"other": delta}
+    if len(entries) == 1 and len(entries[0].result_ids) <= 1:
+        # One message took the whole delta: no estimate is needed to split it.
+        entry = entries[0]
+        if entry.result_ids:
+            shares[id(entry)] = {entry.result_ids[0]: delta}
+        return shares, {entry.bucket: delta}
+    weights = [max(e.estimate, 1) for e in entries]
+    total_weight = sum(weights)
     given = 0
     for index, (entry, weight) in enumerate(zip(entries, weights, strict=True)):
         part = delta - given if index == len(entries) - 1 else round(delta * weight / total_weight)

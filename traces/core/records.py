@@ -8,6 +8,7 @@ YAML cassette) are unwrapped here so that adapters only ever see parsed records.
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -193,10 +194,13 @@ def _read_jsonl(data: bytes, limits: Limits) -> Source:
     return Source("jsonl", lines_total, items)
 
 
+_NON_SPACE = re.compile(rb"\S")
+
+
 def _whole_document(data: bytes, limits: Limits) -> Source | None:
     """A file that is one JSON value spread over several lines (or one array)."""
     first_newline = data.find(b"\n")
-    if 0 <= first_newline < len(data.rstrip()) - 1:
+    if first_newline >= 0 and _NON_SPACE.search(data, first_newline) is not None:
         first = parse_line(data[:first_newline].rstrip(b"\r"), 1, limits)
         if not isinstance(first, LineError):
             return None  # the first line is a record on its own: this is JSONL

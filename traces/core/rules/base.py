@@ -64,14 +64,23 @@ class LintContext:
             loops.setdefault(call.loop, []).append(call)
         return loops
 
+    @cached_property
+    def _positions(self) -> dict[int, int]:
+        """Each call's position within its loop, so neighbours are found in O(1)."""
+        return {
+            call.index: position
+            for calls in self.loop_calls.values()
+            for position, call in enumerate(calls)
+        }
+
     def previous_in_loop(self, call: Call) -> Call | None:
         calls = self.loop_calls[call.loop]
-        position = calls.index(call)
+        position = self._positions[call.index]
         return calls[position - 1] if position > 0 else None
 
     def next_in_loop(self, call: Call) -> Call | None:
         calls = self.loop_calls[call.loop]
-        position = calls.index(call)
+        position = self._positions[call.index]
         return calls[position + 1] if position + 1 < len(calls) else None
 
     @cached_property
