@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -37,7 +38,8 @@ class TraceSession:
 
     def __init__(self, choice: FormatChoice, source_name: str = "") -> None:
         self.choice = choice
-        self.adapter: Adapter = get_adapter(choice.name)(source_name)
+        self.shared: dict[str, object] = {}
+        self.adapter: Adapter = get_adapter(choice.name)(source_name, self.shared)
         self.builder = TraceBuilder(choice.name, choice.reason)
         self.records_ingested = 0
         self.lines_total = 0
@@ -45,7 +47,7 @@ class TraceSession:
     def next_source(self, choice: FormatChoice, source_name: str) -> None:
         """Read another file into the same trace (e.g. a session's subagent files)."""
         self._take(self.adapter.close(), counts=False)
-        self.adapter = get_adapter(choice.name)(source_name)
+        self.adapter = get_adapter(choice.name)(source_name, self.shared)
 
     def feed(self, items: Iterable[Record | LineError]) -> list[Update]:
         updates: list[Update] = []
@@ -79,6 +81,12 @@ class TraceSession:
             self.records_ingested += 1
         return updates
 
+    def snapshot(self, lines_total: int | None = None) -> Trace:
+        """The trace so far, for a live view: pending tool calls stay pending and the
+        adapter keeps what it buffers; feeding may go on afterwards (see `finish`)."""
+        total = self.lines_total if lines_total is None else lines_total
+        return self.builder.snapshot(total, self.records_ingested)
+
     def finish(self, lines_total: int | None = None) -> Trace:
         self._take(self.adapter.close(), counts=False)
         total = self.lines_total if lines_total is None else lines_total
@@ -109,6 +117,15 @@ def analyze_bytes(
     return trace
 
 
+_SUBAGENT_FILE = re.compile(r"(^|[/\\])(agent-[^/\\]*\.jsonl|subagents[/\\].*)$")
+
+
+def _is_subagent_file(name: str) -> bool:
+    """Sessions are read before their subagents' files, so a subagent finds the tool call
+    that spawned it whatever order the files were given in."""
+    return bool(_SUBAGENT_FILE.search(name))
+
+
 def analyze_files(
     files: Sequence[tuple[str, bytes]],
     *,
@@ -124,7 +141,7 @@ def analyze_files(
         return analyze_bytes(data, filename=name, format_name=format_name, limits=limits)
     session: TraceSession | None = None
     lines_total = 0
-    for name, data in files:
+    for name, data in sorted(files, key=lambda item: _is_subagent_file(item[0])):
         source = read_source(data, name, limits)
         values = [item.value for item in source.items if isinstance(item, Record)]
         if not values:

@@ -178,6 +178,19 @@ class TraceBuilder:
             replace(run, status="dangling") if run.status == "pending" else run
             for run in self.tool_runs
         )
+        return self._trace(runs, lines_total, records_ingested)
+
+    def snapshot(self, lines_total: int, records_ingested: int) -> Trace:
+        """The trace so far, without finalising it, for a live tail's report.
+
+        Unlike `finish`, tool calls still waiting for a result stay `pending` and tool
+        timings logged before their call are not shown yet; the builder goes on taking
+        exchanges. The result shares the builder's immutable calls and runs, so it stays
+        valid (and safe to read from another thread) while more exchanges arrive.
+        """
+        return self._trace(tuple(self.tool_runs), lines_total, records_ingested)
+
+    def _trace(self, runs: tuple[ToolRun, ...], lines_total: int, records_ingested: int) -> Trace:
         loops = tuple(
             Loop(
                 index=state.index,

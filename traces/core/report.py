@@ -15,6 +15,7 @@ from .rules.registry import run_rules
 from .summary import outcome_of
 
 SCHEMA = "loop-inspector/report/v1"
+RESULT_PREVIEW_CHARS = 300
 
 
 def build_report(
@@ -40,6 +41,7 @@ def build_report(
             "batch_size": run.batch_size,
             "loop": run.loop,
             "duration_s": run.duration_s,
+            "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
             **_result_account(accounting, position),
         }
         for position, run in enumerate(trace.tool_runs)

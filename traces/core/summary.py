@@ -11,6 +11,7 @@ OUTCOME_LABELS = {
     "halted_on_tool_use": "Halted on tool_use",
     "api_error": "API error",
     "max_tokens": "Hit max_tokens",
+    "interrupted": "Interrupted",
     "unknown": "Unknown",
 }
 
@@ -19,6 +20,7 @@ OUTCOME_TEXT = {
     "halted_on_tool_use": "Halted on tool_use: the model asked for a tool and no request followed.",
     "api_error": "API error: the last request was rejected.",
     "max_tokens": "Stopped at max_tokens: the response was cut off.",
+    "interrupted": "Interrupted by the user: the run was stopped or a tool use was rejected.",
     "unknown": "Outcome unknown: the last response was not recorded.",
 }
 
@@ -50,7 +52,9 @@ def outcome_of(trace: Trace) -> Outcome:
         kind = "api_error"
         text = f"API error: the last request was rejected ({last.error})."
         return Outcome(kind, text, loop.index, last.index)
-    if last.stop_reason == "tool_use":
+    if last.extra.get("interrupted"):
+        kind = "interrupted"
+    elif last.stop_reason == "tool_use":
         kind = "halted_on_tool_use"
     elif last.stop_reason == "max_tokens":
         kind = "max_tokens"

@@ -17,9 +17,9 @@ from collections import Counter
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.formats.codex_rollout import TranscriptPrefix
 from traces.core.ingest import analyze_bytes
 from traces.core.report import build_report
+from traces.core.transcript import TranscriptView
 
 TUI = "codex_rollout_jsonl/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
 DESKTOP = (
@@ -224,7 +224,7 @@ def test_early_rollouts_without_the_payload_wrapper_are_read():
 
 def test_transcript_prefix_behaves_like_a_fixed_list():
     items = ["a", "b", "c"]
-    view = TranscriptPrefix(items, 2)
+    view = TranscriptView(items, 2)
     items.append("d")
     assert len(view) == 2 and list(view) == ["a", "b"]
     assert view[-1] == "b" and view[1:] == ["b"] and view[5:] == []
@@ -234,7 +234,7 @@ def test_transcript_prefix_behaves_like_a_fixed_list():
 
 def test_transcript_prefixes_of_one_list_know_their_shared_length():
     items = ["a", "b", "c"]
-    shorter, longer = TranscriptPrefix(items, 1), TranscriptPrefix(items, 3)
+    shorter, longer = TranscriptView(items, 1), TranscriptView(items, 3)
     assert shorter.shared_prefix_length(longer) == longer.shared_prefix_length(shorter) == 1
-    assert shorter.shared_prefix_length(TranscriptPrefix(["a"], 1)) is None
+    assert shorter.shared_prefix_length(TranscriptView(["a"], 1)) is None
     assert shorter.shared_prefix_length(["a"]) is None

@@ -34,9 +34,11 @@ class Adapter:
     where: ClassVar[str] = ""
     """Where users find such files, for the README and the upload page."""
 
-    def __init__(self, source_name: str = "") -> None:
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         self.source_name = source_name
         """The file being read (several files can make one trace, e.g. subagents)."""
+        self.shared: dict[str, Any] = shared if shared is not None else {}
+        """State shared by the adapters of one trace's files (keyed by adapter name)."""
 
     @staticmethod
     def normalize(raw: Any) -> Message:

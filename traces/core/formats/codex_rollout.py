@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import Any, overload
+from typing import Any
 
 from ..dialects import codex
 from ..model import Exchange, LineError, Message, ToolTiming, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
@@ -40,57 +40,12 @@ WEB_SEARCH_NOTE = (
 TYPED_USER_MARK = "event_msg user_message"
 
 
-class TranscriptPrefix(Sequence[Any]):
-    """The first `length` items of a transcript that keeps growing, without a copy.
-
-    Each rebuilt call's request is a prefix of the same list, so a long session costs
-    one list, not one copy per call.
-    """
-
-    __slots__ = ("_items", "_length")
-
-    def __init__(self, items: list[Any], length: int) -> None:
-        self._items = items
-        self._length = length
-
-    def __len__(self) -> int:
-        return self._length
-
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return self._items[slice(*index.indices(self._length))]
-        position = index + self._length if index < 0 else index
-        if not 0 <= position < self._length:
-            raise IndexError("transcript index out of range")
-        return self._items[position]
-
-    def __iter__(self) -> Iterator[Any]:
-        return islice(self._items, self._length)
-
-    def __repr__(self) -> str:
-        return f"TranscriptPrefix({self._length} items)"
-
-    def shared_prefix_length(self, other: Any) -> int | None:
-        """How many leading items two views share when they view the same list, else None.
-
-        Lets the loop builder skip comparing a long history item by item (O(1) instead of
-        O(history) per call).
-        """
-        if isinstance(other, TranscriptPrefix) and other._items is self._items:
-            return min(self._length, other._length)
-        return None
-
-
 @dataclass(slots=True)
 class _Response:
     """A model response being assembled from consecutive output items."""
 
     line: int
-    request: TranscriptPrefix
+    request: TranscriptView
     model: str | None
     turn_id: str | None
     started_at: float | None
@@ -114,8 +69,8 @@ class CodexRolloutAdapter(Adapter):
     )
     normalize = staticmethod(codex.normalize_item)
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self._session_id: str | None = None
         self._session_info: dict[str, Any] | None = None
         self._system: str | None = None
@@ -232,7 +187,7 @@ class CodexRolloutAdapter(Adapter):
                 yield from self._flush()
                 pending = self._pending = _Response(
                     line=line,
-                    request=TranscriptPrefix(self._transcript, len(self._transcript)),
+                    request=TranscriptView(self._transcript, len(self._transcript)),
                     model=self._model,
                     turn_id=self._turn_id,
                     started_at=self._last_time,
@@ -335,7 +290,7 @@ class CodexRolloutAdapter(Adapter):
         self._commit_typed_user()
         yield Exchange(
             line=line,
-            messages=TranscriptPrefix(self._transcript, len(self._transcript)),
+            messages=TranscriptView(self._transcript, len(self._transcript)),
             normalize=self.normalize,
             system=self._system,
             model=self._model,

@@ -88,8 +88,8 @@ class InspectAIAdapter(Adapter):
                 return Detection(0.95, reason)
         return None
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self.header = _Header()
         self.samples_read = 0
         self.header_line: int | None = None

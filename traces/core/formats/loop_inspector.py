@@ -196,8 +196,8 @@ class LoopInspectorAdapter(Adapter):
     )
     normalize = staticmethod(anthropic.normalize_message)
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self._pending: dict[str, _Request] = {}
         """Requests waiting for their response, by call_id, in arrival order."""
         self._meta: dict[str, Any] = {}

@@ -347,8 +347,8 @@ class MessageListAdapter(Adapter):
     )
     normalize = staticmethod(normalize_message)
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self._stream: _Transcript | None = None
         """Messages arriving one per record (a JSON array of messages, or one per line)."""
         self._stream_line = 0

@@ -243,8 +243,8 @@ class OpenAIChatAdapter(Adapter):
     )
     normalize = staticmethod(chat.normalize_message)
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self._chunks: list[Any] = []
         self._chunk_line = 0
         self._chunk_id: Any = None

@@ -75,8 +75,8 @@ class OpenAIResponsesAdapter(Adapter):
     )
     normalize = staticmethod(responses.normalize_item)
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self._turns: dict[str, _Turn] = {}
         self._conversations: dict[str, _Turn] = {}
         self._events: list[Any] = []

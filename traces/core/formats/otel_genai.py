@@ -87,8 +87,8 @@ class OtelGenAIAdapter(Adapter):
     )
     normalize = staticmethod(otel.normalize_message)
 
-    def __init__(self, source_name: str = "") -> None:
-        super().__init__(source_name)
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
         self._held: list[tuple[str, ToolTiming]] = []
         """Failed-tool timings waiting for the call that carries the tool's result."""
         self._latest_call: dict[str, float] = {}

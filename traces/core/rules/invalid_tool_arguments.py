@@ -1,0 +1,120 @@
+"""Rule invalid-tool-arguments."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import orjson
+from jsonschema.exceptions import best_match
+
+from ..model import Block, Call
+from ._common import canonical, quote, shorten, tool_uses
+from .base import Finding, LintContext, Rule
+from .registry import register
+
+FREE_TEXT_CALLS = {"custom_tool_call"}
+"""Raw block types whose input is free text by design (Codex/Responses custom tools)."""
+PROBLEM_CHARS = 140
+"""Longest validation message quoted (jsonschema messages repeat the instance)."""
+
+
+@register
+class InvalidToolArguments(Rule):
+    """Tool call arguments that break the tool's own schema.
+
+    What it finds
+    A `tool_use` whose arguments fail the `input_schema` (or OpenAI `parameters`) the
+    request declared for that tool, validated with jsonschema (the schema's `$schema`
+    draft, Draft 2020-12 when it names none; formats are not asserted), or whose
+    arguments are not JSON at all (a string the adapter could not parse). The message
+    names the failing path, like `$.to`, and the validator's reason. Free-text custom
+    tools (Codex `apply_patch`) and tools without a schema are skipped.
+
+    Why it matters
+    A tool that runs on arguments it did not declare may do something a retry cannot
+    undo, and one that crashes on them returns a stack trace instead of a fixable error.
+    Malformed JSON usually means the output was cut (`max_tokens`) or the model was not
+    constrained to the schema.
+
+    Example
+    `find_free_slots` requires `from` and `to`; the model sends `{"from": "Thursday"}`:
+    `$ 'to' is a required property`.
+
+    How to fix
+    Validate every call against its schema before running it and send the failure back
+    as the result ("error: to is required, an ISO 8601 end time"); use strict or
+    constrained tool schemas where the provider offers them.
+    """
+
+    id = "invalid-tool-arguments"
+    severity = "error"
+    message = (
+        "arguments of {name} ({tool_call_id}) in call {call} {problem}; validate before"
+        " running and return the error as the result"
+    )
+
+    def check(self, ctx: LintContext) -> Iterator[Finding]:
+        validators: dict[bytes, Any] = {}
+        for call in ctx.trace.calls:
+            for block in tool_uses(call):
+                problem = self._problem(ctx, call, block, validators)
+                if problem is not None:
+                    yield self.finding(call, block.tool_id, name=block.name or "?", problem=problem)
+
+    def _problem(
+        self, ctx: LintContext, call: Call, block: Block, validators: dict[bytes, Any]
+    ) -> str | None:
+        if block.input is None or _is_free_text(call, block):
+            return None
+        arguments = block.input
+        if isinstance(arguments, str):
+            # Adapters keep arguments that did not parse as the raw string.
+            try:
+                arguments = orjson.loads(arguments)
+            except orjson.JSONDecodeError as error:
+                reason = str(error).split(":")[0]
+                return f"are not valid JSON ({reason}): {quote(block.input)}"
+        schema = ctx.tool_schema(call, block.name or "") if block.name else None
+        if not isinstance(schema, dict):
+            return None
+        key = canonical(schema)
+        if key not in validators:
+            validators[key] = _compile(schema)
+        validator = validators[key]
+        if validator is None:
+            return None
+        try:
+            errors = list(validator.iter_errors(arguments))
+        except Exception:  # an unresolvable $ref or odd keyword: the schema's fault
+            return None
+        if not errors:
+            return None
+        error = best_match(errors)
+        assert error is not None
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        reason = shorten(error.message, PROBLEM_CHARS)
+        return f"fail its schema at {error.json_path}: {reason}{more}"
+
+
+def _compile(schema: dict[str, Any]) -> Any:
+    """A validator for the schema's draft, or None when the schema itself is invalid."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unknown $schema URIs fall back with a warning
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return None
+    return cls(schema)
+
+
+def _is_free_text(call: Call, block: Block) -> bool:
+    if isinstance(block.raw, dict) and block.raw.get("type") in FREE_TEXT_CALLS:
+        return True
+    for tool in call.tools:
+        if isinstance(tool, dict) and tool.get("name") == block.name:
+            return tool.get("type") == "custom"
+    return False

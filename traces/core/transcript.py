@@ -1,0 +1,50 @@
+"""A view of the first n messages of a growing transcript, shared by many requests.
+
+Formats that log messages rather than requests (Claude Code sessions, Codex rollouts)
+rebuild each call's request as "every message so far". Making each request a view of one
+list, rather than a copy, keeps a long session linear; the builder asks two views of the
+same list for their shared length in O(1) (`shared_prefix_length`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import Any, overload
+
+
+class TranscriptView(Sequence[Any]):
+    """The first `length` items of `items`; valid while `items` is only appended to."""
+
+    __slots__ = ("_items", "_length")
+
+    def __init__(self, items: list[Any], length: int) -> None:
+        self._items = items
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return self._items[slice(*index.indices(self._length))]
+        position = index + self._length if index < 0 else index
+        if not 0 <= position < self._length:
+            raise IndexError("transcript index out of range")
+        return self._items[position]
+
+    def __iter__(self) -> Iterator[Any]:
+        return islice(self._items, self._length)
+
+    def __repr__(self) -> str:
+        return f"TranscriptView({self._length} items)"
+
+    def shared_prefix_length(self, other: Any) -> int | None:
+        """Leading items two views of the same list share, or None for anything else."""
+        if isinstance(other, TranscriptView) and other._items is self._items:
+            return min(self._length, other._length)
+        return None
