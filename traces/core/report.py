@@ -40,6 +40,8 @@ def build_report(
             "is_error": run.is_error,
             "batch_size": run.batch_size,
             "loop": run.loop,
+            "started_at": run.started_at,
+            "ended_at": run.ended_at,
             "duration_s": run.duration_s,
             "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
             **_result_account(accounting, position),
