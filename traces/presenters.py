@@ -7,8 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.safestring import mark_safe
+
 from traces import models, selectors
+from traces.core import render
 from traces.core.model import Message
+from traces.core.render import charts as render_charts
 from traces.core.rules.registry import rules
 
 
@@ -186,3 +190,70 @@ def _findings_by_call(findings: list[dict[str, Any]]) -> dict[int, list[dict[str
         if finding.get("call") is not None:
             grouped[finding["call"]].append({**finding, "number": number})
     return dict(grouped)
+
+
+SPACINGS = ("step", "time")
+WINDOW_SIZES = (30, 60, 120)
+
+
+def _int_param(params: Any, name: str, default: int, low: int, high: int) -> int:
+    try:
+        value = int(params.get(name, default))
+    except (TypeError, ValueError):
+        return default
+    return max(low, min(high, value))
+
+
+def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
+    """The sequence diagram window, overview strip and chart figures for the trace page.
+
+    The loop defaults to the one the outcome names (the agent's own loop); the window,
+    spacing and loop come from the query string so every view has a shareable URL.
+    """
+    report = trace.report
+    loops = [loop["index"] for loop in report.get("loops", [])]
+    if not loops:
+        return {"diagram": None}
+    default_loop = (report.get("outcome") or {}).get("loop") or loops[0]
+    loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
+    if loop not in loops:
+        loop = default_loop
+    window = _int_param(params, "window", 60, 10, 200)
+    start = _int_param(params, "start", 1, 1, 1_000_000)
+    spacing = params.get("spacing") if params.get("spacing") in SPACINGS else "step"
+    prefix = f"/traces/{trace.pk}/"
+
+    def href(window_start: int) -> str:
+        return f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}#sequence"
+
+    view = render.sequence_view(
+        report,
+        trace_url_prefix=prefix,
+        loop=loop,
+        start=start,
+        window=window,
+        spacing=spacing,
+        window_href=href,
+    )
+    meta = view["window"]
+    loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
+    return {
+        "diagram": {
+            "svg": mark_safe(view["svg"]),
+            "overview": mark_safe(view["overview"]),
+            "window": meta,
+            "loop": loop,
+            "spacing": spacing,
+            "window_size": window,
+            "previous_href": href(meta["previous_start"]) if meta["previous_start"] else None,
+            "next_href": href(meta["next_start"]) if meta["next_start"] else None,
+            "loop_choices": sorted(
+                ((index, size) for index, size in loop_sizes.items() if size > 1 or index == loop),
+                key=lambda item: (-item[1], item[0]),
+            )[:30],
+            "spacings": SPACINGS,
+            "window_sizes": WINDOW_SIZES,
+        },
+        "figures": render.figures(report, theme="light", loop=loop),
+        "chart_themes": render_charts.THEMES,
+    }

@@ -13,7 +13,7 @@ from traces.core.export_md import render_markdown
 from traces.core.formats.registry import adapters, get_adapter
 from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
-from traces.presenters import call_context, trace_context
+from traces.presenters import call_context, diagram_context, trace_context
 
 
 @require_GET
@@ -67,7 +67,8 @@ def _list_with_error(request: HttpRequest, message: str, status: int) -> HttpRes
 @require_GET
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
-    return render(request, "traces/detail.html", trace_context(trace))
+    context = trace_context(trace) | diagram_context(trace, request.GET)
+    return render(request, "traces/detail.html", context)
 
 
 @require_GET

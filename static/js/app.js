@@ -21,6 +21,8 @@
     if (event.key === "j") link = document.getElementById("next-call");
     if (event.key === "k") link = document.getElementById("prev-call");
     if (event.key === "t") { toggleTheme(); return; }
+    if (event.key === "[") link = document.getElementById("window-prev");
+    if (event.key === "]") link = document.getElementById("window-next");
     if (link) { window.location.href = link.href; }
   });
 
@@ -36,6 +38,15 @@
         .catch(function () { if (state) state.textContent = "Could not use the clipboard: open the Markdown link instead."; });
     });
   }
+
+  // Diagram controls submit as soon as a choice changes.
+  Array.prototype.forEach.call(document.querySelectorAll("select[data-autosubmit]"), function (select) {
+    select.addEventListener("change", function () {
+      var start = select.form.querySelector("input[name=start]");
+      if (start && select.name !== "spacing") start.value = "1";
+      select.form.submit();
+    });
+  });
 
   var form = document.getElementById("upload-form");
   if (!form) return;

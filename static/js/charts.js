@@ -1,0 +1,55 @@
+// Draws the trace page's Plotly figures (built by the server as plain JSON) and keeps
+// them in step with the light/dark theme. No inline script: data comes from
+// <script type="application/json"> blocks.
+(function () {
+  "use strict";
+  if (!window.Plotly) return;
+  var themes = JSON.parse(document.getElementById("chart-themes").textContent);
+  var charts = Array.prototype.slice.call(document.querySelectorAll("[data-figure]"));
+
+  function theme() {
+    return document.documentElement.getAttribute("data-theme") === "dark" ? "dark" : "light";
+  }
+
+  function themed(layout, name) {
+    var c = themes[name] || themes.light;
+    var out = JSON.parse(JSON.stringify(layout));
+    out.font = Object.assign({}, out.font, { color: c.font });
+    if (out.legend) out.legend.font = Object.assign({}, out.legend.font, { color: c.font });
+    if (out.hoverlabel) {
+      out.hoverlabel.bgcolor = c.hover_bg;
+      out.hoverlabel.bordercolor = c.hover_border;
+      out.hoverlabel.font = Object.assign({}, out.hoverlabel.font, { color: c.font });
+    }
+    Object.keys(out).forEach(function (key) {
+      if (/^[xy]axis\d*$/.test(key)) {
+        out[key].gridcolor = c.grid;
+        out[key].linecolor = c.line;
+        out[key].zerolinecolor = c.line;
+        out[key].tickfont = Object.assign({}, out[key].tickfont, { color: c.muted });
+      }
+    });
+    return out;
+  }
+
+  var config = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+  charts.forEach(function (div) {
+    var figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
+    div._figure = figure;
+    window.Plotly.newPlot(div, figure.data, themed(figure.layout, theme()), config);
+  });
+
+  document.addEventListener("themechange", function () {
+    charts.forEach(function (div) {
+      window.Plotly.react(div, div.data, themed(div._figure.layout, theme()), config);
+    });
+  });
+
+  // Appending calls live: other scripts dispatch "loop:figure" with {key, figure}.
+  document.addEventListener("loop:figure", function (event) {
+    var div = document.getElementById("chart-" + event.detail.key);
+    if (!div) return;
+    div._figure = event.detail.figure;
+    window.Plotly.react(div, event.detail.figure.data, themed(event.detail.figure.layout, theme()), config);
+  });
+})();
