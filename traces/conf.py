@@ -43,3 +43,12 @@ def limits() -> Limits:
         max_decompressed_bytes=conf["MAX_DECOMPRESSED_BYTES"],
         max_depth=conf["MAX_DEPTH"],
     )
+
+
+@cache
+def app_css() -> str:
+    """The app's stylesheet, for documents that must carry their styles inline."""
+    from django.contrib.staticfiles import finders
+
+    path = finders.find("css/app.css")
+    return Path(path).read_text(encoding="utf-8") if path else ""

@@ -8,7 +8,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from traces import selectors, services
-from traces.conf import inspector_settings
+from traces.conf import app_css, inspector_settings
+from traces.core.export_html import render_export
 from traces.core.export_md import render_markdown
 from traces.core.formats.registry import adapters, get_adapter
 from traces.core.postmortem import build_postmortem
@@ -126,7 +127,13 @@ def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
 
 @require_GET
 def export_html(request: HttpRequest, trace_id) -> HttpResponse:
-    raise Http404("The HTML export arrives with the sequence diagram")
+    """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""
+    trace = selectors.trace_get(trace_id=trace_id)
+    url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
+    document = render_export(trace.report, name=trace.name, css=app_css(), source_url=url)
+    response = HttpResponse(document, content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.html"'
+    return response
 
 
 def _slug(name: str) -> str:
