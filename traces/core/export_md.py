@@ -99,8 +99,10 @@ def render_markdown(pm: PostMortem, url: str = "") -> str:
     if pm.error_results:
         lines += ["## Error tool results", ""]
         for run in pm.error_results:
+            where = run.get("result_call") or run.get("call")
             lines.append(
-                f"- call {run.get('call')} {code(run.get('name') or '?')} {code(run['id'])}: "
+                f"- call {where if where is not None else '?'} {code(run.get('name') or '?')} "
+                f"{code(run['id'])}: "
                 f"{code((run.get('result_preview') or '')[:200])}"
             )
         lines.append("")
