@@ -40,7 +40,7 @@ bench: setup
 	$(BIN)/python bench/ingest.py
 
 screenshots: setup
-	$(BIN)/python bench/screenshots.py
+	$(BIN)/python scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache

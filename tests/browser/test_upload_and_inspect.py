@@ -19,7 +19,7 @@ def test_upload_through_the_page_then_open_a_call(page, tmp_path):
     # One file: the page follows the upload to its trace.
     expect(page.get_by_role("heading", name="calendar.jsonl")).to_be_visible()
     expect(page.locator("table.calls tbody tr")).to_have_count(4)
-    expect(page.get_by_text("Finished.", exact=True)).to_be_visible()
+    expect(page.get_by_text("Finished: the model ended its turn.", exact=True)).to_be_visible()
     page.get_by_role("link", name="Open call 3").click()
     expect(page.get_by_role("heading", name="What this request appended")).to_be_visible()
     expect(

@@ -133,7 +133,11 @@ def test_pages_render(client):
     detail = client.get(reverse("traces:detail", args=[trace_id]))
     assert detail.status_code == 200
     text = detail.content.decode()
-    assert "Finished." in text and "find_free_slots" in text and "parallel ×2" in text
+    assert (
+        "Finished: the model ended its turn." in text
+        and "find_free_slots" in text
+        and "parallel ×2" in text
+    )
     call = client.get(reverse("traces:call", args=[trace_id, 3]))
     text = call.content.decode()
     assert "What this request appended" in text
