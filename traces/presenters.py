@@ -27,46 +27,85 @@ class LoopView:
         return len(self.calls) == 1
 
 
-def trace_context(trace: models.Trace) -> dict[str, Any]:
-    calls = list(
-        trace.calls.only(
-            "index", "loop", "line", "model", "stop_reason", "status", "error", "http_status",
-            "usage_reported", "input_tokens", "output_tokens", "cache_read_tokens",
-            "cache_write_tokens", "started_at", "ended_at", "message_count", "prefix_len",
-            "extends_previous", "history_rewritten", "tool_call_ids", "base_call",
-        )
-    )  # fmt: skip
-    runs = list(trace.tool_runs.all())
+SIDE_CALLS_SHOWN = 200
+
+
+def trace_context(
+    trace: models.Trace, *, loop: int | None = None, window: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """The trace page's tables. With `loop` and `window` (first and last call index of the
+    diagram's window), the call and tool-run tables show that window only, so a
+    2,000-call trace renders as fast as a short one."""
+    rows = trace.calls.defer(
+        "appended_digests", "system_digest", "tools_digest", "response_digest", "extra_digest"
+    )
+    loop_sizes: dict[int, int] = defaultdict(int)
+    loop_models: dict[int, str] = {}
+    for call_loop, model in trace.calls.values_list("loop", "model"):
+        loop_sizes[call_loop] += 1
+        loop_models.setdefault(call_loop, model)
+    side_loops = {number for number, size in loop_sizes.items() if size == 1}
+    if loop is not None and window is not None:
+        shown = rows.filter(loop=loop, index__gte=window[0], index__lte=window[1])
+    else:
+        shown = rows.exclude(loop__in=side_loops)
+    calls = list(shown) + list(rows.filter(loop__in=side_loops)[:SIDE_CALLS_SHOWN])
+    shown_indexes = {call.index for call in calls}
+    runs = [
+        run
+        for run in trace.tool_runs.all()
+        if run.call in shown_indexes or run.result_call in shown_indexes
+    ]
     names_by_call: dict[int, list[str]] = defaultdict(list)
     for run in runs:
         if run.call is not None:
             names_by_call[run.call].append(run.name or "?")
+    accounting = accounting_context(trace.report)
     loops: dict[int, LoopView] = {}
     for call in calls:
-        view = loops.setdefault(call.loop, LoopView(call.loop, call.model))
-        view.calls.append(call)
         call.tool_names = names_by_call.get(call.index, [])
         call.appended_count = call.message_count - call.prefix_len
-    ordered = sorted(loops.values(), key=lambda loop: (-len(loop.calls), loop.index))
-    agent_loops = [loop for loop in ordered if not loop.is_side_call]
-    side_calls = [loop.calls[0] for loop in ordered if loop.is_side_call]
-    if not agent_loops and side_calls:
-        agent_loops, side_calls = [LoopView(0, "", side_calls)], []
-    accounting = accounting_context(trace.report)
-    for call in calls:
         call.flags = accounting["findings_by_call"].get(call.index, [])
         call.account = accounting["call_reports"].get(call.index, {})
+        loops.setdefault(call.loop, LoopView(call.loop, call.model)).calls.append(call)
+    agent_loops = sorted(
+        (view for number, view in loops.items() if number not in side_loops),
+        key=lambda view: (-loop_sizes[view.index], view.index),
+    )
+    side_calls = sorted(
+        (view.calls[0] for number, view in loops.items() if number in side_loops),
+        key=lambda call: call.index,
+    )
+    if not agent_loops and side_calls and len(side_loops) == len(loop_sizes):
+        agent_loops, side_calls = [LoopView(0, "", side_calls)], []
+    other_loops = sorted(
+        (
+            (number, size, loop_models.get(number) or "")
+            for number, size in loop_sizes.items()
+            if number not in side_loops and number != loop
+        ),
+        key=lambda item: (-item[1], item[0]),
+    )
+    for view in agent_loops:
+        view.size = loop_sizes[view.index]
     return {
         **accounting,
         "trace": trace,
         "report": trace.report,
         "agent_loops": agent_loops,
-        "side_calls": sorted(side_calls, key=lambda c: c.index),
+        "other_loops": other_loops if loop is not None else [],
+        "side_calls": side_calls,
+        "side_call_count": len(side_loops),
         "tool_runs": runs,
+        "runs_windowed": loop is not None and window is not None,
         "line_errors": list(trace.line_errors.all()[:500]),
         "rule_count": len(rules()),
         "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
+
+
+MESSAGES_INLINE = 150
+"""Longer requests are offered as a JSON download instead of one huge folded tree."""
 
 
 @dataclass
@@ -99,7 +138,9 @@ def call_context(
     asked = list(trace.tool_runs.filter(call=call.index))
     answered = list(trace.tool_runs.filter(result_call=call.index))
     accounting = accounting_context(trace.report)
+    messages_inline = len(request.messages) <= MESSAGES_INLINE
     return {
+        "messages_inline": messages_inline,
         "call_account": accounting["call_reports"].get(call.index, {}),
         "call_findings": accounting["findings_by_call"].get(call.index, []),
         "bucket_labels": BUCKET_LABELS,

@@ -11,6 +11,11 @@ urlpatterns = [
     path("upload", views.upload, name="upload"),
     path("traces/<uuid:trace_id>/", views.trace_detail, name="detail"),
     path("traces/<uuid:trace_id>/calls/<int:index>/", views.call_detail, name="call"),
+    path(
+        "traces/<uuid:trace_id>/calls/<int:index>/request.json",
+        views.call_request_json,
+        name="call-request",
+    ),
     path("traces/<uuid:trace_id>/download", views.download, name="download"),
     path("traces/<uuid:trace_id>/findings/<int:number>/", views.finding, name="finding"),
     path("traces/<uuid:trace_id>/postmortem", views.postmortem, name="postmortem"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -68,8 +69,15 @@ def _list_with_error(request: HttpRequest, message: str, status: int) -> HttpRes
 @require_GET
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
-    context = trace_context(trace) | diagram_context(trace, request.GET)
-    return render(request, "traces/detail.html", context)
+    diagram = diagram_context(trace, request.GET)
+    window = (diagram.get("diagram") or {}).get("window")
+    if window and window.get("first_call"):
+        tables = trace_context(
+            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
+        )
+    else:
+        tables = trace_context(trace)
+    return render(request, "traces/detail.html", tables | diagram)
 
 
 @require_GET
@@ -81,6 +89,20 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     except KeyError:
         normalize = None
     return render(request, "traces/call.html", call_context(trace, call, normalize))
+
+
+@require_GET
+def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpResponse:
+    """The full request body of a call, rebuilt from its delta chain."""
+    trace = selectors.trace_get(trace_id=trace_id)
+    call = selectors.call_get(trace=trace, index=index)
+    body = selectors.call_request(trace=trace, call=call)
+    payload = {"system": body.system, "tools": body.tools, "messages": body.messages}
+    response = HttpResponse(
+        orjson.dumps(payload, option=orjson.OPT_INDENT_2), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'inline; filename="call-{index}-request.json"'
+    return response
 
 
 @require_GET

@@ -180,3 +180,10 @@ def test_plain_form_upload_redirects_to_the_trace(client):
     assert reply["Location"].startswith("/traces/")
     bad = client.post(reverse("traces:upload"), {"file": SimpleUploadedFile("x.txt", b"nope")})
     assert bad.status_code == 400 and b"No readable record" in bad.content
+
+
+def test_call_request_json_is_the_whole_rebuilt_request(client):
+    trace_id = upload(client, sample_bytes()).json()["id"]
+    body = client.get(reverse("traces:call-request", args=[trace_id, 4])).json()
+    assert len(body["messages"]) == 7 and len(body["tools"]) == 3
+    assert body["messages"][2]["content"][0]["tool_use_id"] == "toolu_01FreeSlots7Qk"

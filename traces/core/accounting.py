@@ -13,7 +13,6 @@ and, where a reported total exists, the estimates are scaled to it (the residual
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +141,24 @@ class _LoopWalk:
     previous: Call | None = None
     active_results: list[tuple[int, int]] = field(default_factory=list)  # (run, message pos)
     system_in_messages: bool = False
+    counted: int = 0
+    """How many leading transcript entries `sums` holds: estimates are added as the
+    transcript grows, so estimating every call of a long loop stays linear."""
+    sums: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
+
+    def advance(self, prefix_len: int, entries: list[_Entry]) -> None:
+        """The transcript of the next request: the kept prefix, then what it appended."""
+        if prefix_len < len(self.transcript):
+            del self.transcript[prefix_len:]
+            if self.counted > prefix_len:
+                self.counted, self.sums = 0, dict.fromkeys(BUCKETS, 0)
+        self.transcript.extend(entries)
+
+    def estimate(self, fixed: int) -> Buckets:
+        for entry in self.transcript[self.counted :]:
+            self.sums[entry.bucket] += entry.estimate
+        self.counted = len(self.transcript)
+        return Buckets(**{**self.sums, "prefix": self.sums["prefix"] + fixed})
 
 
 def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
@@ -167,8 +184,11 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         fixed = _fixed_prefix_estimate(counter, call, walk.system_in_messages)
         entries = _entries(counter, call, first_in_loop=walk.previous is None)
         dropped_from = call.prefix_len if call.history_rewritten else None
-        transcript = walk.transcript[: call.prefix_len] + entries
-        buckets, exact, residual, appended_shares = _split(call, walk, transcript, fixed, entries)
+        previous_buckets = walk.buckets
+        walk.advance(call.prefix_len, entries)
+        buckets, exact, residual, appended_shares = _split(
+            call, walk, previous_buckets, fixed, entries
+        )
         # Tool results appended by this call: tokens (share of the exact delta, or estimate).
         position_base = call.prefix_len
         result_count = sum(len(e.result_ids) for e in entries)
@@ -186,7 +206,6 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
             walk.active_results = [(r, p) for r, p in walk.active_results if p < dropped_from]
         for run, _ in walk.active_results:
             carrying[run] = carrying.get(run, 0) + 1
-        walk.transcript = transcript
         walk.buckets = buckets
         walk.previous = call
         accounts.append(_priced(call, buckets, exact, residual, table, unpriced))
@@ -243,7 +262,7 @@ def _entry(counter: TokenCounter, message: Message, is_first: bool) -> _Entry:
 def _split(
     call: Call,
     walk: _LoopWalk,
-    transcript: list[_Entry],
+    previous_buckets: Buckets | None,
     fixed: int,
     entries: list[_Entry],
 ) -> tuple[Buckets, bool, int, dict[int, dict[str, int]]]:
@@ -253,22 +272,23 @@ def _split(
     differential = (
         reported is not None
         and previous is not None
-        and walk.buckets is not None
+        and previous_buckets is not None
         and call.extends_previous
         and _total_input(previous) is not None
         and previous.usage is not None
     )
     if differential:
-        assert previous is not None and previous.usage is not None and walk.buckets is not None
+        assert previous is not None and previous.usage is not None
+        assert previous_buckets is not None
         echoed = any(e.bucket == "replayed_output" for e in entries)
         replayed = previous.usage.output_tokens if echoed else 0
         delta = reported - (_total_input(previous) or 0) - replayed
         if delta >= 0:
             rest = [e for e in entries if e.bucket != "replayed_output"]
             shares, amounts = _distribute(delta, rest)
-            buckets = walk.buckets.plus(replayed_output=replayed, **amounts)
+            buckets = previous_buckets.plus(replayed_output=replayed, **amounts)
             return buckets, True, 0, shares
-    estimate = _estimate_buckets(transcript, fixed)
+    estimate = walk.estimate(fixed)
     if reported is None:
         return estimate, False, 0, {}
     if walk.previous is None and len(entries) == 1 and entries[0].bucket == "prefix":
@@ -305,14 +325,6 @@ def _distribute(delta: int, entries: list[_Entry]) -> tuple[dict[int, dict[str, 
                 for (tool_id, _), w in zip(entry.results, result_weights, strict=True)
             }
     return shares, amounts
-
-
-def _estimate_buckets(transcript: Iterable[_Entry], fixed: int) -> Buckets:
-    amounts = {name: 0 for name in BUCKETS}
-    amounts["prefix"] = fixed
-    for entry in transcript:
-        amounts[entry.bucket] += entry.estimate
-    return Buckets(**amounts)
 
 
 def _scaled(estimate: Buckets, reported: int) -> Buckets:
