@@ -141,6 +141,7 @@ class _LoopWalk:
     previous: Call | None = None
     active_results: list[tuple[int, int]] = field(default_factory=list)  # (run, message pos)
     system_in_messages: bool = False
+    calls_seen: int = 0
     counted: int = 0
     """How many leading transcript entries `sums` holds: estimates are added as the
     transcript grows, so estimating every call of a long loop stays linear."""
@@ -170,6 +171,9 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         for position, run in enumerate(trace.tool_runs)
         if run.result_call is not None
     }
+    # A result is carried by every request of its loop from the one that first sent it
+    # until the history drops it: counted as spans, not per request (linear, not n^2).
+    carried_from: dict[int, int] = {}
     carrying: dict[int, int] = {}
     result_tokens: dict[int, tuple[int, bool]] = {}
     walks: dict[int, _LoopWalk] = {}
@@ -202,13 +206,22 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
                 single = exact and result_count == 1
                 result_tokens[run] = (tokens, single and _only_results(entries))
                 walk.active_results.append((run, position_base + offset))
+                carried_from[run] = walk.calls_seen
         if dropped_from is not None:
-            walk.active_results = [(r, p) for r, p in walk.active_results if p < dropped_from]
-        for run, _ in walk.active_results:
-            carrying[run] = carrying.get(run, 0) + 1
+            kept = []
+            for run, position in walk.active_results:
+                if position < dropped_from:
+                    kept.append((run, position))
+                else:  # dropped by this request: carried up to the one before it
+                    carrying[run] = walk.calls_seen - carried_from[run]
+            walk.active_results = kept
+        walk.calls_seen += 1
         walk.buckets = buckets
         walk.previous = call
         accounts.append(_priced(call, buckets, exact, residual, table, unpriced))
+    for walk in walks.values():
+        for run, _ in walk.active_results:
+            carrying[run] = walk.calls_seen - carried_from[run]
     results = {
         run: ResultAccount(
             position=run,
