@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from .formats.base import Adapter
-from .formats.detect import detect
+from .formats.detect import SNIFF_RECORDS, detect
 from .formats.registry import get_adapter
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .model import Exchange, LineError, ToolTiming, Trace
 from .rebuild import TraceBuilder, Update
-from .records import Record, read_source
+from .records import Record, stream_source
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +101,18 @@ def analyze_bytes(
     format_name: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Trace:
-    """Read, detect, adapt and rebuild a whole file. Raises `InputRejected` for non-traces."""
-    source = read_source(data, filename, limits)
-    values = [item.value for item in source.items if isinstance(item, Record)]
+    """Read, detect, adapt and rebuild a whole file. Raises `InputRejected` for non-traces.
+
+    Records stream through: each line is parsed, adapted and dropped in turn.
+    """
+    source = stream_source(data, filename, limits)
+    items, head = _peek(source.items)
+    values = [item.value for item in head if isinstance(item, Record)]
     if not values:
-        reasons = "; ".join(f"line {e.line}: {e.message}" for e in source.items[:3])
+        reasons = "; ".join(f"line {e.line}: {e.message}" for e in head[:3])
         raise InputRejected(f"No readable record in the file ({reasons}).")
     session = TraceSession(choose_format(values, format_name))
-    session.feed(source.items)
+    session.feed(items)
     trace = session.finish(source.lines_total)
     if not trace.calls and not trace.tool_runs:
         raise InputRejected(
@@ -115,6 +120,23 @@ def analyze_bytes(
             + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
         )
     return trace
+
+
+PEEK_ITEMS = 200
+
+
+def _peek(items: Iterable[Record | LineError]) -> tuple[Iterator[Record | LineError], list]:
+    """The first items (for detection: up to SNIFF_RECORDS records, or PEEK_ITEMS items when
+    most are errors) and an iterator that still yields all of them."""
+    iterator = iter(items)
+    head: list[Record | LineError] = []
+    records = 0
+    for item in iterator:
+        head.append(item)
+        records += isinstance(item, Record)
+        if records >= SNIFF_RECORDS or len(head) >= PEEK_ITEMS:
+            break
+    return chain(head, iterator), head
 
 
 _SUBAGENT_FILE = re.compile(r"(^|[/\\])(agent-[^/\\]*\.jsonl|subagents[/\\].*)$")
@@ -142,8 +164,9 @@ def analyze_files(
     session: TraceSession | None = None
     lines_total = 0
     for name, data in sorted(files, key=lambda item: _is_subagent_file(item[0])):
-        source = read_source(data, name, limits)
-        values = [item.value for item in source.items if isinstance(item, Record)]
+        source = stream_source(data, name, limits)
+        stream, head = _peek(source.items)
+        values = [item.value for item in head if isinstance(item, Record)]
         if not values:
             continue
         choice = choose_format(values, format_name)
@@ -151,10 +174,10 @@ def analyze_files(
             session = TraceSession(choice, name)
         else:
             session.next_source(choice, name)
-        items = [
+        items = (
             LineError(item.line, f"{name}: {item.message}") if isinstance(item, LineError) else item
-            for item in source.items
-        ]
+            for item in stream
+        )
         session.feed(items)
         lines_total += source.lines_total
     if session is None:

@@ -149,15 +149,31 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, memoryview]]:
 
 @dataclass(slots=True)
 class Source:
-    """The records of one input and how it was read (`jsonl`, `json`, `yaml`)."""
+    """The records of one input and how it was read (`jsonl`, `json`, `yaml`).
+
+    `items` is a list, except from `stream_source`, where JSONL records are parsed one at
+    a time as they are consumed (a record is gone once the adapter has read it).
+    """
 
     layout: str
     lines_total: int
-    items: list[Record | LineError]
+    items: Any
 
 
 def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS) -> Source:
     """Read a whole input: gzip, then JSONL, a JSON document or a VCR YAML cassette."""
+    source = stream_source(data, filename, limits)
+    if not isinstance(source.items, list):
+        source.items = list(source.items)
+    return source
+
+
+def stream_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS) -> Source:
+    """Like `read_source`, but JSONL lines are parsed lazily, as the items are iterated.
+
+    Holding every parsed line of a 50 MB request log at once costs memory and, through
+    the allocator, parse time; streaming keeps one line alive at a time.
+    """
     if len(data) > limits.max_file_bytes:
         raise InputRejected(
             f"The file is {len(data):,} bytes; the limit is {limits.max_file_bytes:,}."
@@ -180,18 +196,19 @@ def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS
 
 
 def _read_jsonl(data: bytes, limits: Limits) -> Source:
-    items: list[Record | LineError] = []
-    lines_total = 0
+    lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if lines_total > limits.max_records:
+        raise InputRejected(f"More than {limits.max_records:,} lines; refused.")
+    return Source("jsonl", lines_total, _jsonl_items(data, limits))
+
+
+def _jsonl_items(data: bytes, limits: Limits) -> Iterator[Record | LineError]:
     may_hold_nul = b"\x00" in data
     for number, raw in iter_lines(data):
-        lines_total = number
         if not raw or (raw[0] in (0x20, 0x09) and not bytes(raw).strip()):
             continue
         parsed = parse_line(raw, number, limits, may_hold_nul)
-        items.append(parsed if isinstance(parsed, LineError) else Record(number, parsed))
-        if len(items) > limits.max_records:
-            raise InputRejected(f"More than {limits.max_records:,} records; refused.")
-    return Source("jsonl", lines_total, items)
+        yield parsed if isinstance(parsed, LineError) else Record(number, parsed)
 
 
 _NON_SPACE = re.compile(rb"\S")
