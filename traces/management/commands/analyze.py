@@ -8,9 +8,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
-from traces.core.pricing import bundled_table, load_overrides
+from traces.cli import price_table, read_trace
 from traces.core.report import build_report
 from traces.core.text_summary import render_summary
 
@@ -27,21 +25,14 @@ class Command(BaseCommand):
         parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
 
     def handle(self, *args, files, format_name, json, prices, **options):
-        table = bundled_table()
-        if prices is not None:
-            try:
-                table = table.merged(load_overrides(prices.read_bytes()))
-            except (OSError, ValueError) as exc:
-                raise CommandError(f"{prices}: {exc}") from exc
+        table = price_table(prices)
         reports = []
         failures = 0
         for path in files:
             try:
-                trace = analyze_bytes(
-                    path.read_bytes(), filename=path.name, format_name=format_name
-                )
-            except (OSError, InputRejected) as exc:
-                self.stderr.write(f"{path}: {getattr(exc, 'strerror', None) or exc}")
+                trace = read_trace(path, format_name)
+            except CommandError as exc:
+                self.stderr.write(str(exc))
                 failures += 1
                 continue
             report = build_report(trace, prices=table)

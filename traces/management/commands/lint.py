@@ -9,10 +9,8 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
+from traces.cli import price_table, read_trace
 from traces.core.accounting import account
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
-from traces.core.pricing import bundled_table, load_overrides
 from traces.core.rules.base import SEVERITY_ORDER
 from traces.core.rules.registry import rules, run_rules
 from traces.core.sarif import to_sarif
@@ -52,20 +50,10 @@ class Command(BaseCommand):
         unknown = sorted(set(selected + ignored) - known)
         if unknown:
             raise CommandError(f"unknown rule(s): {', '.join(unknown)}")
-        table = bundled_table()
-        if prices is not None:
-            try:
-                table = table.merged(load_overrides(prices.read_bytes()))
-            except (OSError, ValueError) as exc:
-                raise CommandError(f"{prices}: {exc}") from exc
+        table = price_table(prices)
         runs = []
         for path in files:
-            try:
-                trace = analyze_bytes(
-                    path.read_bytes(), filename=path.name, format_name=trace_format
-                )
-            except (OSError, InputRejected) as exc:
-                raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
+            trace = read_trace(path, trace_format)
             findings = run_rules(
                 trace, account(trace, table), select=selected or None, ignore=ignored
             )

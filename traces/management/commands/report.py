@@ -6,11 +6,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from traces.cli import price_table, read_trace
 from traces.conf import app_css
 from traces.core.export_html import render_export
 from traces.core.export_md import render_markdown
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
 from traces.core.postmortem import build_postmortem
 from traces.core.report import build_report
 
@@ -25,15 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("--html", type=Path, default=None, help="write the HTML here")
         parser.add_argument("--md", type=Path, default=None, help="write the Markdown here")
         parser.add_argument("--format", dest="format_name", default=None)
+        parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
 
-    def handle(self, *args, file, html, md, format_name, **options):
+    def handle(self, *args, file, html, md, format_name, prices, **options):
         if html is None and md is None:
             raise CommandError("say where to write: --html OUT and/or --md OUT")
-        try:
-            trace = analyze_bytes(file.read_bytes(), filename=file.name, format_name=format_name)
-        except (OSError, InputRejected) as exc:
-            raise CommandError(f"{file}: {getattr(exc, 'strerror', None) or exc}") from exc
-        report = build_report(trace)
+        report = build_report(read_trace(file, format_name), prices=price_table(prices))
         if html is not None:
             html.write_text(render_export(report, name=file.name, css=app_css()), encoding="utf-8")
             self.stdout.write(f"wrote {html}")

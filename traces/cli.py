@@ -1,0 +1,31 @@
+"""What the analyze, lint and report commands share: reading trace files and price files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from traces.core.ingest import analyze_bytes
+from traces.core.limits import InputRejected
+from traces.core.model import Trace
+from traces.core.pricing import PriceTable, bundled_table, load_overrides
+
+
+def price_table(path: Path | None) -> PriceTable:
+    """The bundled prices, overridden by a user price file when one is named."""
+    table = bundled_table()
+    if path is None:
+        return table
+    try:
+        return table.merged(load_overrides(path.read_bytes()))
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
+
+
+def read_trace(path: Path, format_name: str | None = None) -> Trace:
+    """A trace file through the core, or a CommandError saying why it could not be read."""
+    try:
+        return analyze_bytes(path.read_bytes(), filename=path.name, format_name=format_name)
+    except (OSError, InputRejected) as exc:
+        raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
