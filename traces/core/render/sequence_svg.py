@@ -477,7 +477,7 @@ def build_sequence(
     bottom, used = _place(rows, spacing)
     height = bottom + BOTTOM_PAD if rows else HEADER_HEIGHT + 60.0
     root = svg_root(
-        scene.width,
+        max(scene.width, LEGEND_WIDTH),
         height,
         {
             "class": "seq",
@@ -526,16 +526,26 @@ def _diagram_title(meta: SequenceWindow) -> str:
     )
 
 
+LEGEND_ITEMS = [
+    (ACCENT, 3.0, None, "billed model call (width grows with tokens)"),
+    (MUTED, UNBILLED_STROKE, DASH, "tool run in your code: not billed"),
+    (ERROR, 2.0, None, "error, dangling call or orphan result"),
+]
+LEGEND_BADGE_TEXT = "finding (links to the call)"
+LEGEND_WIDTH = (
+    12.0
+    + sum(40 + len(text) * 6.0 for *_, text in LEGEND_ITEMS)
+    + 24
+    + len(LEGEND_BADGE_TEXT) * 6.0
+)
+"""The legend's width: a narrow diagram (one tool lane) is widened so it is not cut."""
+
+
 def _legend(root: Element) -> None:
     legend = root.add("g", {"class": "seq-legend", "font-size": 11, "fill": "currentColor"})
     y = 16.0
     x = 12.0
-    items = [
-        (ACCENT, 3.0, None, "billed model call (width grows with tokens)"),
-        (MUTED, UNBILLED_STROKE, DASH, "tool run in your code: not billed"),
-        (ERROR, 2.0, None, "error, dangling call or orphan result"),
-    ]
-    for colour, width, dash, text in items:
+    for colour, width, dash, text in LEGEND_ITEMS:
         legend.add(
             "line",
             {
@@ -552,7 +562,7 @@ def _legend(root: Element) -> None:
         x += 40 + len(text) * 6.0
     badge = legend.add("g", {"class": "badge severity-warning"})
     _badge_shape(badge, x + 6, y - 4, WARN)
-    legend.add("text", {"x": x + 16, "y": y}, text="finding (links to the call)")
+    legend.add("text", {"x": x + 16, "y": y}, text=LEGEND_BADGE_TEXT)
 
 
 def _header(root: Element, scene: _Scene, height: float) -> None:
