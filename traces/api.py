@@ -10,13 +10,18 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from traces import selectors, services
+from traces import live_api, selectors, services
 
 
 @csrf_exempt
 @require_http_methods(["POST"])
 def traces_collection(request: HttpRequest) -> JsonResponse:
-    """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id."""
+    """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
+
+    `?live=1` (empty body) creates a live trace instead: see traces.live_api.
+    """
+    if request.GET.get("live") == "1":
+        return live_api.create_live(request)
     if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
         upload = request.FILES.get("file")
         data, filename = (upload.read(), upload.name) if upload else (b"", "")

@@ -1,5 +1,12 @@
-"""URLs of live traces (the HTTP side of live tail): filled in by the live-tail work."""
+"""URLs of live traces (the HTTP side of live tail); creation is `POST /api/traces?live=1`."""
+
+from django.urls import path
+
+from traces import live_api
 
 app_name = "live"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("api/traces/<uuid:trace_id>/lines", live_api.trace_lines, name="lines"),
+    path("api/traces/<uuid:trace_id>/close", live_api.trace_close, name="close"),
+]

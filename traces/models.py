@@ -53,6 +53,12 @@ class Trace(models.Model):
 
     report = models.JSONField(default=dict)
 
+    # Live tail (see traces/live.py): the last event number handed to viewers, when the
+    # agent last sent lines (for the idle timeout), and how many lines `report` covers.
+    events_seq = models.PositiveIntegerField(default=0)
+    live_activity_at = models.DateTimeField(null=True, blank=True)
+    report_lines = models.PositiveIntegerField(default=0)
+
     class Meta:
         ordering = ["-created_at"]
 
@@ -75,12 +81,18 @@ class Trace(models.Model):
 
 
 class SourceChunk(models.Model):
-    """The uploaded bytes, compressed; concatenated in order they are the file as received."""
+    """The uploaded bytes, compressed; concatenated in order they are the file as received.
+
+    A live trace stores one chunk per accepted batch of lines: `first_line` (1-based) and
+    `line_count` say which lines it holds, so a process can replay what it missed.
+    """
 
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="chunks")
     seq = models.PositiveIntegerField()
     raw_bytes = models.BigIntegerField()
     data = models.BinaryField()
+    first_line = models.PositiveIntegerField(default=1)
+    line_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["seq"]
@@ -165,3 +177,19 @@ class LineError(models.Model):
 
     class Meta:
         ordering = ["trace", "line"]
+
+
+class LiveEvent(models.Model):
+    """One message pushed to the viewers of a live trace, kept so late viewers catch up.
+
+    `seq` increases by one per event of a trace (`Trace.events_seq` holds the last).
+    """
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="live_events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=20)
+    payload = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["trace", "seq"]
+        constraints = [models.UniqueConstraint("trace", "seq", name="unique_live_event_seq")]

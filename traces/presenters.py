@@ -234,6 +234,7 @@ def _findings_by_call(findings: list[dict[str, Any]]) -> dict[int, list[dict[str
 
 
 SPACINGS = ("step", "time")
+CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
 WINDOW_SIZES = (30, 60, 120)
 
 
@@ -254,7 +255,12 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
     report = trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
     if not loops:
-        return {"diagram": None}
+        return {
+            "diagram": None,
+            "figures": {},
+            "chart_keys": CHART_KEYS,
+            "chart_themes": render_charts.THEMES,
+        }
     default_loop = (report.get("outcome") or {}).get("loop") or loops[0]
     loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
     if loop not in loops:
@@ -296,5 +302,6 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
             "window_sizes": WINDOW_SIZES,
         },
         "figures": render.figures(report, theme="light", loop=loop),
+        "chart_keys": CHART_KEYS,
         "chart_themes": render_charts.THEMES,
     }

@@ -1,3 +1,10 @@
-"""Websocket routes (live tail arrives with its own issue)."""
+"""Websocket routes: viewers of a live trace, and agents appending lines to one."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from traces.consumers import TraceIngestConsumer, TraceViewerConsumer
+
+websocket_urlpatterns = [
+    path("ws/traces/<uuid:trace_id>/", TraceViewerConsumer.as_asgi(), name="ws-trace"),
+    path("ws/ingest/<uuid:trace_id>/", TraceIngestConsumer.as_asgi(), name="ws-ingest"),
+]

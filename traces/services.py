@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -14,11 +15,22 @@ from traces.conf import limits, price_table
 from traces.core import archive, blobs
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected
+from traces.core.model import Call, ToolRun
+from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
 from traces.core.report import build_report
 from traces.core.summary import outcome_of
 
-__all__ = ["IngestResult", "InputRejected", "trace_ingest"]
+__all__ = [
+    "BlobBatch",
+    "IngestResult",
+    "InputRejected",
+    "store_calls",
+    "store_line_errors",
+    "store_tool_runs",
+    "summary_fields",
+    "trace_ingest",
+]
 
 
 @dataclass(frozen=True)
@@ -34,8 +46,8 @@ class _PendingBlob:
     data: bytes
 
 
-class _BlobBatch:
-    """Collects unique blobs of one ingest so each digest is written once."""
+class BlobBatch:
+    """Collects unique blobs of one ingest (or one live batch) so each digest is written once."""
 
     def __init__(self) -> None:
         self.pending: dict[str, _PendingBlob] = {}
@@ -84,9 +96,15 @@ def trace_ingest(
             source_bytes=len(data),
             source_sha256=sha256,
             report=report,
-            **_summary_fields(core, report),
+            **summary_fields(core, report),
         )
-        models.SourceChunk.objects.create(trace=trace, seq=0, raw_bytes=len(data), data=compressed)
+        models.SourceChunk.objects.create(
+            trace=trace,
+            seq=0,
+            raw_bytes=len(data),
+            data=compressed,
+            line_count=core.lines_total,
+        )
         _store_rows(trace, core)
     return IngestResult(trace, core)
 
@@ -95,7 +113,8 @@ def _archive(data: bytes) -> tuple[bytes, str]:
     return archive.compress(data), hashlib.sha256(data).hexdigest()
 
 
-def _summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
+def summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
+    """The Trace row's denormalised counts and totals, from the core trace and its report."""
     totals = report["totals"]
     outcome = outcome_of(core)
     starts = [c.started_at for c in core.calls if c.started_at is not None]
@@ -121,67 +140,92 @@ def _summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _store_rows(trace: models.Trace, core: CoreTrace) -> None:
-    batch = _BlobBatch()
-    call_rows = []
-    for call in core.calls:
-        usage = call.usage
-        call_rows.append(
-            models.Call(
-                trace=trace,
-                index=call.index,
-                loop=call.loop,
-                line=call.line,
-                model=(call.model or "")[:200],
-                stop_reason=(call.stop_reason or "")[:60],
-                status=call.status,
-                error=call.error or "",
-                http_status=call.http_status,
-                usage_reported=usage is not None,
-                input_tokens=usage.input_tokens if usage else 0,
-                output_tokens=usage.output_tokens if usage else 0,
-                cache_read_tokens=usage.cache_read_tokens if usage else 0,
-                cache_write_tokens=usage.cache_write_tokens if usage else 0,
-                started_at=call.started_at,
-                ended_at=call.ended_at,
-                base_call=call.base_call,
-                prefix_len=call.prefix_len,
-                extends_previous=call.extends_previous,
-                history_rewritten=call.history_rewritten,
-                request_recorded=call.request_recorded,
-                message_count=call.message_count,
-                system_digest=batch.put(call.system),
-                tools_digest=batch.put(list(call.tools)) if call.tools else "",
-                tools_count=len(call.tools),
-                appended_digests=[batch.put(m) for m in call.appended_raw],
-                response_digest=batch.put(call.response_raw),
-                extra_digest=batch.put(dict(call.extra)) if call.extra else "",
-                tool_call_ids=list(call.tool_call_ids),
-            )
-        )
+    batch = BlobBatch()
+    call_rows = [call_row(trace, call, batch) for call in core.calls]
     run_rows = [
-        models.ToolRun(
-            trace=trace,
-            position=position,
-            tool_call_id=run.id[:300],
-            name=(run.name or "")[:300],
-            loop=run.loop,
-            call=run.call,
-            result_call=run.result_call,
-            status=run.status,
-            is_error=run.is_error,
-            batch_size=run.batch_size,
-            input_digest=batch.put(run.input),
-            result_preview=run.result_text,
-        )
+        tool_run_row(trace, position, run, batch)
         for position, run in enumerate(core.tool_runs, start=1)
     ]
     batch.save()
     models.Call.objects.bulk_create(call_rows, batch_size=500)
     models.ToolRun.objects.bulk_create(run_rows, batch_size=500)
+    store_line_errors(trace, core.line_errors)
+
+
+def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[models.Call]:
+    """Insert new calls (and their blobs); a live trace adds them a batch at a time."""
+    batch = BlobBatch()
+    rows = [call_row(trace, call, batch) for call in calls]
+    batch.save()
+    return models.Call.objects.bulk_create(rows, batch_size=500)
+
+
+def store_tool_runs(trace: models.Trace, runs: Iterable[tuple[int, ToolRun]]) -> None:
+    """Insert or replace tool runs by position (1-based): a live trace's runs change state
+    (pending -> paired) as later lines arrive."""
+    batch = BlobBatch()
+    rows = [tool_run_row(trace, position, run, batch) for position, run in runs]
+    batch.save()
+    trace.tool_runs.filter(position__in=[row.position for row in rows]).delete()
+    models.ToolRun.objects.bulk_create(rows, batch_size=500)
+
+
+def store_line_errors(trace: models.Trace, errors: Iterable[CoreLineError]) -> None:
     models.LineError.objects.bulk_create(
-        [
-            models.LineError(trace=trace, line=e.line, message=e.message[:500])
-            for e in core.line_errors
-        ],
+        [models.LineError(trace=trace, line=e.line, message=e.message[:500]) for e in errors],
         batch_size=500,
+    )
+
+
+def call_row(trace: models.Trace, call: Call, batch: BlobBatch) -> models.Call:
+    usage = call.usage
+    return models.Call(
+        trace=trace,
+        index=call.index,
+        loop=call.loop,
+        line=call.line,
+        model=(call.model or "")[:200],
+        stop_reason=(call.stop_reason or "")[:60],
+        status=call.status,
+        error=call.error or "",
+        http_status=call.http_status,
+        usage_reported=usage is not None,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        cache_read_tokens=usage.cache_read_tokens if usage else 0,
+        cache_write_tokens=usage.cache_write_tokens if usage else 0,
+        started_at=call.started_at,
+        ended_at=call.ended_at,
+        base_call=call.base_call,
+        prefix_len=call.prefix_len,
+        extends_previous=call.extends_previous,
+        history_rewritten=call.history_rewritten,
+        request_recorded=call.request_recorded,
+        message_count=call.message_count,
+        system_digest=batch.put(call.system),
+        tools_digest=batch.put(list(call.tools)) if call.tools else "",
+        tools_count=len(call.tools),
+        appended_digests=[batch.put(m) for m in call.appended_raw],
+        response_digest=batch.put(call.response_raw),
+        extra_digest=batch.put(dict(call.extra)) if call.extra else "",
+        tool_call_ids=list(call.tool_call_ids),
+    )
+
+
+def tool_run_row(
+    trace: models.Trace, position: int, run: ToolRun, batch: BlobBatch
+) -> models.ToolRun:
+    return models.ToolRun(
+        trace=trace,
+        position=position,
+        tool_call_id=run.id[:300],
+        name=(run.name or "")[:300],
+        loop=run.loop,
+        call=run.call,
+        result_call=run.result_call,
+        status=run.status,
+        is_error=run.is_error,
+        batch_size=run.batch_size,
+        input_digest=batch.put(run.input),
+        result_preview=run.result_text,
     )

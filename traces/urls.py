@@ -11,6 +11,7 @@ urlpatterns = [
     path("upload", views.upload, name="upload"),
     path("traces/<uuid:trace_id>/", views.trace_detail, name="detail"),
     path("traces/<uuid:trace_id>/calls/<int:index>/", views.call_detail, name="call"),
+    path("traces/<uuid:trace_id>/diagram.json", views.diagram_json, name="diagram-json"),
     path(
         "traces/<uuid:trace_id>/calls/<int:index>/request.json",
         views.call_request_json,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import orjson
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -89,6 +89,24 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     except KeyError:
         normalize = None
     return render(request, "traces/call.html", call_context(trace, call, normalize))
+
+
+@require_GET
+def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
+    """The diagram window, overview strip and figures, for a live page to redraw in place."""
+    trace = selectors.trace_get(trace_id=trace_id)
+    context = diagram_context(trace, request.GET)
+    diagram = context.get("diagram")
+    if diagram is None:
+        return JsonResponse({"svg": None, "figures": {}})
+    return JsonResponse(
+        {
+            "svg": str(diagram["svg"]),
+            "overview": str(diagram["overview"]),
+            "window": diagram["window"],
+            "figures": context["figures"],
+        }
+    )
 
 
 @require_GET

@@ -49,6 +49,8 @@
   document.addEventListener("loop:figure", function (event) {
     var div = document.getElementById("chart-" + event.detail.key);
     if (!div) return;
+    if (charts.indexOf(div) < 0) charts.push(div);
+    div.classList.remove("chart-pending");
     div._figure = event.detail.figure;
     window.Plotly.react(div, event.detail.figure.data, themed(event.detail.figure.layout, theme()), config);
   });

@@ -41,6 +41,8 @@ class DanglingToolCall(Rule):
                 continue  # the tool log holds its result; the loop ended right after it
             asked = ctx.call(run.call)
             following = ctx.next_in_loop(asked)
+            if run.status == "pending" and following is None:
+                continue  # a live trace: the tool is still running
             if run.status == "dangling" and following is None:
                 what = "never got a result: the loop ended on stop reason tool_use"
             elif run.result_call is None or (

@@ -1,0 +1,271 @@
+// Live tail on the trace page: follow a running agent's loop over a websocket.
+//
+// Messages are {"type", "seq", "data"} with type call, tool_run, finding or state, in seq
+// order, one per line of a frame. New calls are appended to the call list of their loop (or a new loop section)
+// without touching what is already there, so scroll position, open <details> and focus
+// stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
+// exponential backoff) and gets exactly what it missed.
+//
+// Hooks for other page parts (sequence diagram, growth chart): every message is also
+// dispatched on `document` as a CustomEvent "loop:<type>" ("loop:call", "loop:tool_run",
+// "loop:finding", "loop:state") whose `detail` is the message's data, with `seq` added.
+(function () {
+  "use strict";
+
+  var box = document.getElementById("live-tail");
+  if (!box) return;
+  var head = document.querySelector(".page-head > div");
+  if (head) head.appendChild(box); // next to the trace's name, where a badge is seen
+
+  var badge = box.querySelector(".live-badge");
+  var status = box.querySelector(".live-connection");
+  var lastSeq = parseInt(box.getAttribute("data-after") || "0", 10) || 0;
+  var socket = null;
+  var attempts = 0;
+  var retryTimer = null;
+  var finished = box.getAttribute("data-state") !== "live";
+  var MAX_DELAY_MS = 15000;
+
+  function setConnection(kind, text) {
+    status.setAttribute("data-connection", kind);
+    status.textContent = text;
+  }
+
+  function socketUrl() {
+    var scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+    return scheme + "//" + window.location.host + box.getAttribute("data-socket-path") +
+      "?after=" + lastSeq;
+  }
+
+  function connect() {
+    retryTimer = null;
+    if (finished) return;
+    setConnection("connecting", "connecting…");
+    var current = new WebSocket(socketUrl());
+    socket = current;
+    current.addEventListener("open", function () {
+      attempts = 0;
+      setConnection("open", "following");
+    });
+    current.addEventListener("message", function (message) {
+      // A frame holds the messages of one batch, one JSON object per line.
+      String(message.data).split("\n").forEach(function (line) {
+        if (!line) return;
+        var event;
+        try { event = JSON.parse(line); } catch (e) { return; }
+        handle(event);
+      });
+    });
+    current.addEventListener("close", function () {
+      if (socket === current) socket = null;
+      if (!finished) scheduleReconnect();
+    });
+  }
+
+  function scheduleReconnect() {
+    if (retryTimer !== null) return;
+    var delay = Math.min(MAX_DELAY_MS, 500 * Math.pow(2, attempts));
+    delay = Math.round(delay * (0.8 + Math.random() * 0.4));
+    attempts += 1;
+    setConnection("waiting", "connection lost, retrying in " + Math.max(1, Math.round(delay / 1000)) + " s");
+    retryTimer = window.setTimeout(connect, delay);
+  }
+
+  function handle(event) {
+    if (!event || typeof event.seq !== "number" || event.seq <= lastSeq) return;
+    lastSeq = event.seq;
+    box.setAttribute("data-after", String(lastSeq));
+    var data = event.data || {};
+    if (event.type === "call") addCall(data);
+    else if (event.type === "finding") showFinding(data);
+    else if (event.type === "state") showState(data);
+    var detail = Object.assign({ seq: event.seq }, data);
+    document.dispatchEvent(new CustomEvent("loop:" + event.type, { detail: detail }));
+  }
+
+  // -- keeping the reader's place -----------------------------------------------------------
+  // Whatever is under the middle of the viewport must not move when content is inserted
+  // above it (browsers without scroll anchoring would jump).
+  function keepingPlace(change) {
+    var anchor = document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
+    var before = anchor ? anchor.getBoundingClientRect().top : null;
+    change();
+    if (anchor && anchor.isConnected && before !== null) {
+      var shift = anchor.getBoundingClientRect().top - before;
+      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
+    }
+  }
+
+  // -- calls ----------------------------------------------------------------------------------
+  function rowFor(url) {
+    var links = document.querySelectorAll("table.calls a[href]");
+    for (var i = 0; i < links.length; i += 1) {
+      if (links[i].getAttribute("href") === url) return links[i].closest("tr");
+    }
+    return null;
+  }
+
+  function loopBody(loop) {
+    var title = document.getElementById("loop-" + loop) || document.getElementById("loop-0");
+    var section = title && title.closest("section");
+    return section ? section.querySelector("table.calls tbody") : null;
+  }
+
+  function newLoopSection(loop) {
+    var section = document.createElement("section");
+    section.className = "panel";
+    section.setAttribute("aria-labelledby", "loop-" + loop);
+    var title = document.createElement("h2");
+    title.id = "loop-" + loop;
+    title.textContent = "Loop " + loop + " ";
+    var note = document.createElement("span");
+    note.className = "muted small";
+    note.textContent = "new while live";
+    title.appendChild(note);
+    section.appendChild(title);
+    var blank = document.getElementById("live-calls-table");
+    section.appendChild(document.importNode(blank.content, true));
+    var loops = document.querySelectorAll("section > h2[id^='loop-']");
+    var after = loops.length ? loops[loops.length - 1].closest("section") : document.querySelector(".two-col");
+    if (after) after.insertAdjacentElement("afterend", section);
+    else document.getElementById("main").appendChild(section);
+    return section.querySelector("table.calls tbody");
+  }
+
+  function rowFrom(data) {
+    var holder = document.createElement("template");
+    holder.innerHTML = data.row_html || ""; // rendered and escaped by the page's own template
+    var row = holder.content.querySelector("tr");
+    if (row) return row;
+    row = document.createElement("tr");
+    var cell = document.createElement("td");
+    var link = document.createElement("a");
+    link.href = data.url;
+    link.textContent = String(data.index);
+    cell.appendChild(link);
+    row.appendChild(cell);
+    return row;
+  }
+
+  function addCall(data) {
+    if (!data.url || rowFor(data.url)) return; // already on the page
+    keepingPlace(function () {
+      var body = loopBody(data.loop);
+      if (!body) {
+        body = newLoopSection(data.loop);
+        // Its first call may be listed among the side calls: bring it along.
+        var earlier = data.base_call ? rowFor(data.url.replace(/\/calls\/\d+\/$/, "/calls/" + data.base_call + "/")) : null;
+        if (earlier && earlier.closest(".side-calls")) body.appendChild(earlier);
+      }
+      var row = rowFrom(data);
+      row.classList.add("live-new");
+      body.appendChild(row);
+    });
+  }
+
+  // -- findings -------------------------------------------------------------------------------
+  function findingKey(data) {
+    return [data.rule, data.call, data.tool_call_id, data.loop].join("|");
+  }
+
+  function findingsList() {
+    var panel = document.getElementById("findings-title");
+    panel = panel && panel.closest("section");
+    if (!panel) return null;
+    var list = panel.querySelector("ul.findings");
+    if (!list) {
+      list = document.createElement("ul");
+      list.className = "findings";
+      var none = panel.querySelector(".ok-text");
+      if (none) none.remove();
+      panel.appendChild(list);
+    }
+    return list;
+  }
+
+  function sameFinding(item, data) {
+    if (item.getAttribute("data-key")) return item.getAttribute("data-key") === findingKey(data);
+    var rule = item.querySelector(".rule-id");
+    var message = item.querySelector(".finding-message");
+    return rule && message && rule.textContent === data.rule && message.textContent === data.message;
+  }
+
+  function showFinding(data) {
+    var list = findingsList();
+    keepingPlace(function () {
+      if (data.resolved) {
+        if (list) {
+          Array.prototype.forEach.call(list.querySelectorAll("li.finding"), function (item) {
+            if (sameFinding(item, data)) item.remove();
+          });
+        }
+        var flags = document.querySelectorAll("td.flags a[data-key='" + CSS.escape(findingKey(data)) + "']");
+        Array.prototype.forEach.call(flags, function (flag) { flag.remove(); });
+        return;
+      }
+      if (list) list.appendChild(findingItem(data));
+      var row = data.call ? rowFor(callUrl(data.call)) : null;
+      var cell = row && row.querySelector("td.flags");
+      if (cell) {
+        var flag = document.createElement("a");
+        flag.className = "badge badge-" + data.severity;
+        flag.href = callUrl(data.call) + "#findings";
+        flag.title = data.message;
+        flag.textContent = data.rule;
+        flag.setAttribute("data-key", findingKey(data));
+        cell.appendChild(flag);
+      }
+    });
+  }
+
+  function callUrl(index) {
+    var path = box.getAttribute("data-socket-path").replace(/^\/ws\/traces\//, "/traces/");
+    return path + "calls/" + index + "/";
+  }
+
+  function findingItem(data) {
+    var item = document.createElement("li");
+    item.className = "finding sev-" + data.severity;
+    item.setAttribute("data-key", findingKey(data));
+    var level = document.createElement("span");
+    level.className = "badge badge-" + data.severity;
+    level.textContent = data.severity;
+    var rule = document.createElement("a");
+    rule.className = "rule-id";
+    rule.href = "/rules/" + encodeURIComponent(data.rule) + "/";
+    rule.textContent = data.rule;
+    item.append(level, " ", rule, " ");
+    if (data.call) {
+      var ref = document.createElement("a");
+      ref.className = "call-ref";
+      ref.href = callUrl(data.call);
+      ref.textContent = "call " + data.call;
+      item.append(ref, " ");
+    }
+    var message = document.createElement("span");
+    message.className = "finding-message";
+    message.textContent = data.message;
+    item.appendChild(message);
+    return item;
+  }
+
+  // -- state ----------------------------------------------------------------------------------
+  function showState(data) {
+    if (data.state === "live") return;
+    finished = true;
+    box.setAttribute("data-state", data.state || "closed");
+    badge.textContent = data.state || "closed";
+    setConnection("closed", "the agent's log is closed; reload for the final report");
+    if (retryTimer !== null) window.clearTimeout(retryTimer);
+    if (socket) socket.close();
+  }
+
+  // A small handle for tests and the console: drop the socket to see it recover.
+  window.loopInspectorLive = {
+    lastSeq: function () { return lastSeq; },
+    drop: function () { if (socket) socket.close(); },
+    connected: function () { return socket !== null && socket.readyState === WebSocket.OPEN; }
+  };
+
+  if (!finished) connect();
+})();

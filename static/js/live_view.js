@@ -1,0 +1,70 @@
+// Live trace page: redraw the sequence diagram and the charts in place when the server
+// says the trace's report moved on ("loop:state", sent after each refreshed report).
+// The call list is kept up to date by live.js; this file only redraws the pictures.
+(function () {
+  "use strict";
+  var script = document.getElementById("live-view-script");
+  if (!script) return;
+  var source = script.dataset.diagram;
+  var timer = null;
+  var busy = false;
+
+  function params() {
+    var form = document.querySelector("#sequence form.diagram-controls");
+    var query = new URLSearchParams();
+    if (form) {
+      new FormData(form).forEach(function (value, key) { query.set(key, value); });
+    }
+    return query.toString();
+  }
+
+  function redraw() {
+    if (busy) { schedule(); return; }
+    busy = true;
+    fetch(source + "?" + params(), { credentials: "same-origin" })
+      .then(function (reply) { return reply.ok ? reply.json() : null; })
+      .then(function (view) {
+        if (!view || !view.svg) return;
+        keepingPlace(function () { draw(view); });
+        document.dispatchEvent(new CustomEvent("loop:redrawn", { detail: view.window }));
+      })
+      .catch(function () { /* the next state message tries again */ })
+      .then(function () { busy = false; });
+  }
+
+  // Whatever the reader looks at must not move when the pictures above it grow.
+  function keepingPlace(change) {
+    var anchor = document.activeElement && document.activeElement !== document.body
+      ? document.activeElement
+      : document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
+    var before = anchor ? anchor.getBoundingClientRect().top : null;
+    change();
+    if (anchor && anchor.isConnected && before !== null) {
+      var shift = anchor.getBoundingClientRect().top - before;
+      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
+    }
+  }
+
+  function draw(view) {
+        var holder = document.querySelector("#sequence .sequence-scroll");
+        if (holder) {
+          var left = holder.scrollLeft;
+          holder.innerHTML = view.svg;  // built by the server's escaping SVG builder
+          holder.scrollLeft = left;
+        }
+        var strip = document.querySelector("#sequence .overview-strip");
+        if (strip && view.overview) strip.innerHTML = view.overview;
+        Object.keys(view.figures || {}).forEach(function (key) {
+          if (view.figures[key]) {
+            document.dispatchEvent(new CustomEvent("loop:figure", { detail: { key: key, figure: view.figures[key] } }));
+          }
+        });
+  }
+
+  function schedule() {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(redraw, 250);
+  }
+
+  document.addEventListener("loop:state", schedule);
+})();

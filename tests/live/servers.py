@@ -1,0 +1,81 @@
+"""Real daphne processes for the live tests and benchmark: migrate, start, wait, stop."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_env(**overrides: str) -> dict[str, str]:
+    """This environment, minus what ties a process to the test run, plus overrides
+    (an empty value removes the variable)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE",)}
+    env["DJANGO_SETTINGS_MODULE"] = "inspector.settings"
+    for name, value in overrides.items():
+        if value:
+            env[name] = value
+        else:
+            env.pop(name, None)
+    return env
+
+
+def migrate(env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+
+
+@contextmanager
+def daphne(env: dict[str, str], log_path: Path, port: int | None = None) -> Iterator[str]:
+    """A daphne serving the project on a loopback port (a free one unless given); yields
+    its base URL."""
+    port = port or free_port()
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+             "inspector.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            _wait_for_port(port, process, log_path)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, log_path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited: {log_path.read_text(errors='replace')[-2000:]}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"daphne did not listen on {port}: {log_path.read_text()[-2000:]}")

@@ -1,0 +1,52 @@
+"""The one way out to live viewers: send a live trace's new events to its channels group.
+
+Everything outside the consumers calls `broadcast`, after the events are committed
+(`transaction.on_commit`), so a viewer that reads the stored backlog and one that gets the
+pushed message see the same rows. Works with the in-memory layer in one process and with
+channels_redis across processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+log = logging.getLogger(__name__)
+
+MESSAGE_TYPE = "trace.events"
+"""Handled by `TraceViewerConsumer.trace_events`."""
+
+
+def group_name(trace_id: uuid.UUID | str) -> str:
+    """The channels group of one trace's viewers (ASCII, under the 100-character limit)."""
+    return f"trace.{uuid.UUID(str(trace_id)).hex}"
+
+
+def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -> None:
+    """Push events numbered `first_seq`, `first_seq + 1`, ... to every open page of the
+    trace. Each text is the JSON message viewers receive (`{"type", "seq", "data"}`),
+    encoded once; the group message carries them as one NDJSON string, which the
+    in-memory layer copies for each viewer at no cost and a consumer sends as it is.
+
+    A failure to reach the layer is logged, never raised: the events are stored, and a
+    viewer that missed them fetches them by `seq` on its next message or reconnection.
+    """
+    if not texts:
+        return
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {
+        "type": MESSAGE_TYPE,
+        "first": first_seq,
+        "last": first_seq + len(texts) - 1,
+        "text": "\n".join(texts),
+    }
+    try:
+        async_to_sync(layer.group_send)(group_name(trace_id), message)
+    except Exception:  # the layer being down must not undo an accepted batch
+        log.exception("could not broadcast %d live event(s) of trace %s", len(texts), trace_id)

@@ -1,0 +1,89 @@
+"""JSON API of live traces: create one, append NDJSON lines by offset, close it.
+
+`POST /api/traces?live=1` (routed here from `api.traces_collection`) -> 201
+`{"id", "url", "state": "live"}`; `POST /api/traces/<id>/lines?offset=N` with NDJSON lines
+as the body -> `{"total": M, "accepted": k}`, or 409 `{"expected": M}` when N is beyond
+the stored lines; `GET` of the same URL -> `{"total", "state"}` (where to resume);
+`POST /api/traces/<id>/close` -> `{"state": "closed", ...}`. Like the rest of the API:
+no CSRF token and, in this local mode, no credentials.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from traces import live, models
+from traces.core.limits import InputRejected
+
+
+def create_live(request: HttpRequest) -> JsonResponse:
+    """A new live trace; `name` and `format` from the query string or form fields."""
+    name = request.POST.get("name") or request.GET.get("name") or ""
+    format_name = request.POST.get("format") or request.GET.get("format") or None
+    try:
+        trace = live.create_live_trace(name=name, format_name=format_name)
+    except InputRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    return JsonResponse(
+        {
+            "id": str(trace.pk),
+            "url": request.build_absolute_uri(reverse("traces:detail", args=[trace.pk])),
+            "lines_url": request.build_absolute_uri(reverse("live:lines", args=[trace.pk])),
+            "state": trace.state,
+        },
+        status=201,
+    )
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def trace_lines(request: HttpRequest, trace_id) -> JsonResponse:
+    if request.method == "GET":
+        try:
+            return JsonResponse(live.live_status(trace_id=trace_id))
+        except models.Trace.DoesNotExist:
+            return _not_found()
+    try:
+        offset = int(request.GET.get("offset", ""))
+    except ValueError:
+        return JsonResponse(
+            {"error": "Say where this batch starts: ?offset=<lines sent before it>."}, status=400
+        )
+    try:
+        result = live.append_lines(
+            trace_id=trace_id, offset=offset, lines=live.split_body(request.body)
+        )
+    except models.Trace.DoesNotExist:
+        return _not_found()
+    except live.OffsetGap as gap:
+        return JsonResponse({"error": str(gap), "expected": gap.expected}, status=409)
+    except live.TraceNotLive as not_live:
+        return JsonResponse({"error": str(not_live), "state": not_live.state}, status=409)
+    except InputRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    return JsonResponse({"total": result.total, "accepted": result.accepted})
+
+
+@csrf_exempt
+@require_POST
+def trace_close(request: HttpRequest, trace_id) -> JsonResponse:
+    try:
+        trace = live.close_live_trace(trace_id=trace_id)
+    except models.Trace.DoesNotExist:
+        return _not_found()
+    return JsonResponse(
+        {
+            "id": str(trace.pk),
+            "state": trace.state,
+            "total": trace.lines_total,
+            "calls": trace.calls_count,
+            "findings": trace.flags_count,
+        }
+    )
+
+
+def _not_found() -> JsonResponse:
+    return JsonResponse({"error": "No such trace."}, status=404)

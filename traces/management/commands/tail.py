@@ -1,0 +1,182 @@
+"""Follow a JSONL log as an agent appends to it, into a live trace (like `tail -F`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from traces import live
+from traces.core.limits import InputRejected
+
+READ_BYTES = 1 << 20
+"""At most this much is read (and sent as one batch) at a time."""
+
+
+class FileFollower:
+    """Complete lines appended to a file, surviving truncation and rotation.
+
+    Truncation (the size drops below what was read, as with `copytruncate`) restarts at
+    the top of the file. Rotation (the path now names another file: a new inode) is
+    noticed once the old file is read to its end; the new file is then read from its
+    start. A last line without its newline is held until the newline comes, or until
+    the file is truncated, rotated or given up (`rest`).
+    """
+
+    def __init__(self, path: Path, *, from_end: bool = False) -> None:
+        self.path = path
+        self.file = None
+        self.identity: tuple[int, int] | None = None
+        self.position = 0
+        self.partial = b""
+        self.restarts = 0
+        """Truncations and rotations seen so far."""
+        self._open(at_end=from_end)
+
+    def _open(self, *, at_end: bool) -> None:
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115  (kept open while following)
+        except FileNotFoundError:
+            return
+        info = os.fstat(handle.fileno())
+        self.file, self.identity = handle, (info.st_dev, info.st_ino)
+        if at_end:
+            handle.seek(0, os.SEEK_END)
+        self.position = handle.tell()
+
+    def read_lines(self) -> list[bytes]:
+        """Whatever complete lines were appended since the last call (maybe none)."""
+        if self.file is None:
+            self._open(at_end=False)
+            if self.file is None:
+                return []
+        data = self.file.read(READ_BYTES)
+        if data:
+            self.position += len(data)
+            *lines, self.partial = (self.partial + data).split(b"\n")
+            return lines
+        return self._restart_if_replaced()
+
+    def _restart_if_replaced(self) -> list[bytes]:
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return []  # rotated away and not yet recreated: wait for the new file
+        held = self.rest()
+        if (info.st_dev, info.st_ino) != self.identity:
+            self.close()
+            self._open(at_end=False)
+            self.restarts += 1
+            return held
+        if info.st_size < self.position:
+            assert self.file is not None
+            self.file.seek(0)
+            self.position = 0
+            self.restarts += 1
+            return held
+        self.partial = held[0] if held else b""
+        return []
+
+    def rest(self) -> list[bytes]:
+        """The unfinished last line, given up on (it is kept as a line of its own)."""
+        held, self.partial = self.partial, b""
+        return [held] if held else []
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+class Command(BaseCommand):
+    help = (
+        "Follow a JSONL log while an agent appends to it (surviving truncation and "
+        "rotation) into a live trace; Ctrl-C closes the trace."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--format", dest="format_name", default=None)
+        parser.add_argument("--name", default="")
+        start = parser.add_mutually_exclusive_group()
+        start.add_argument(
+            "--from-start",
+            dest="from_end",
+            action="store_false",
+            help="read the lines already in the file first (the default)",
+        )
+        start.add_argument(
+            "--from-end",
+            dest="from_end",
+            action="store_true",
+            help="only lines appended from now on",
+        )
+        parser.set_defaults(from_end=False)
+        parser.add_argument(
+            "--idle-exit",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="stop and close the trace after this long without a new line",
+        )
+        parser.add_argument("--poll", type=float, default=0.2, metavar="SECONDS")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    def handle(self, *args, file, format_name, name, from_end, idle_exit, poll, base_url, **_):
+        try:
+            trace = live.create_live_trace(
+                name=name or file.name, format_name=format_name, filename=file.name
+            )
+        except InputRejected as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{base_url.rstrip('/')}/traces/{trace.pk}/  following {file}")
+        follower = FileFollower(file, from_end=from_end)
+        self._sent = 0
+        problem = None
+        try:
+            problem = self._follow(trace.pk, follower, idle_exit, poll)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if problem is None:
+                problem = self._send(trace.pk, follower.rest())
+            follower.close()
+            closed = live.close_live_trace(trace_id=trace.pk)
+        self.stdout.write(
+            f"closed: {closed.lines_total} lines, {closed.calls_count} calls, "
+            f"{closed.flags_count} findings"
+            + (
+                f", {follower.restarts} restart(s) after truncation or rotation"
+                if follower.restarts
+                else ""
+            )
+        )
+        if problem:
+            raise CommandError(problem)
+
+    def _follow(self, trace_id, follower: FileFollower, idle_exit, poll) -> str | None:
+        last_line_at = time.monotonic()
+        while True:
+            lines = follower.read_lines()
+            if lines:
+                problem = self._send(trace_id, lines)
+                if problem:
+                    return problem
+                last_line_at = time.monotonic()
+                continue
+            if idle_exit is not None and time.monotonic() - last_line_at >= idle_exit:
+                return None
+            time.sleep(poll)
+
+    def _send(self, trace_id, lines: list[bytes]) -> str | None:
+        """Append through the same service as the HTTP API; a reason to stop, or None."""
+        if not lines:
+            return None
+        try:
+            result = live.append_lines(trace_id=trace_id, offset=self._sent, lines=lines)
+        except (InputRejected, live.LiveError) as exc:
+            return str(exc)
+        self._sent = result.total
+        return None
