@@ -18,25 +18,24 @@ from traces import live_api, selectors, services
 def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
 
+    Several `file` fields make one trace (a session and its subagents' files).
     `?live=1` (empty body) creates a live trace instead: see traces.live_api.
     """
     if request.GET.get("live") == "1":
         return live_api.create_live(request)
     if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        upload = request.FILES.get("file")
-        data, filename = (upload.read(), upload.name) if upload else (b"", "")
+        files = [(upload.name, upload.read()) for upload in request.FILES.getlist("file")]
     else:
-        data, filename = request.body, request.GET.get("filename", "")
-    name = request.POST.get("name") or request.GET.get("name") or filename or "API upload"
+        files = [(request.GET.get("filename", ""), request.body)] if request.body else []
+    files = [(filename, data) for filename, data in files if data]
+    name = request.POST.get("name") or request.GET.get("name") or ""
     format_name = request.POST.get("format") or request.GET.get("format") or None
-    if not data:
+    if not files:
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
     try:
-        result = services.trace_ingest(
-            data=data, name=name, filename=filename, format_name=format_name
-        )
+        result = services.trace_ingest_files(files=files, name=name, format_name=format_name)
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     trace = result.trace

@@ -93,6 +93,12 @@ class SourceChunk(models.Model):
     data = models.BinaryField()
     first_line = models.PositiveIntegerField(default=1)
     line_count = models.PositiveIntegerField(default=0)
+    filename = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Set when several files make one trace (a session and its subagents): "
+        "each chunk is then one whole file.",
+    )
 
     class Meta:
         ordering = ["seq"]

@@ -86,8 +86,20 @@ def trace_context(
         ),
         key=lambda item: (-item[1], item[0]),
     )
+    loop_reports = {entry["index"]: entry for entry in trace.report.get("loops", [])}
+    parents = {
+        run.tool_call_id: run
+        for run in trace.tool_runs.filter(
+            tool_call_id__in=[
+                e.get("parent_tool_id") for e in loop_reports.values() if e.get("parent_tool_id")
+            ]
+        )
+    }
     for view in agent_loops:
         view.size = loop_sizes[view.index]
+        entry = loop_reports.get(view.index, {})
+        view.label = entry.get("label") or ""
+        view.parent = parents.get(entry.get("parent_tool_id") or "")
     return {
         **accounting,
         "trace": trace,

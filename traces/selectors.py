@@ -24,8 +24,16 @@ def trace_get(*, trace_id: Any) -> models.Trace:
 
 
 def trace_source_bytes(*, trace: models.Trace) -> bytes:
-    """The file exactly as it was received."""
+    """The file exactly as it was received (live batches concatenate back into it)."""
     return b"".join(archive.decompress(chunk.data) for chunk in trace.chunks.order_by("seq"))
+
+
+def trace_source_files(*, trace: models.Trace) -> list[tuple[str, bytes]]:
+    """(name, bytes) of each file, for traces made of several whole files; else empty."""
+    chunks = list(trace.chunks.order_by("seq"))
+    if len(chunks) < 2 or not all(chunk.filename for chunk in chunks):
+        return []
+    return [(chunk.filename, archive.decompress(chunk.data)) for chunk in chunks]
 
 
 def blob_values(digests: list[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from traces import models
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
-from traces.core.ingest import analyze_bytes
+from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.limits import InputRejected
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
@@ -104,6 +104,45 @@ def trace_ingest(
             raw_bytes=len(data),
             data=compressed,
             line_count=core.lines_total,
+        )
+        _store_rows(trace, core)
+    return IngestResult(trace, core)
+
+
+def trace_ingest_files(
+    *, files: list[tuple[str, bytes]], name: str, format_name: str | None = None
+) -> IngestResult:
+    """Several files read as one trace (a Claude Code session and its subagents' files).
+
+    Each file is kept whole, as its own chunk with its name, and downloads as received.
+    """
+    if len(files) == 1:
+        filename, data = files[0]
+        return trace_ingest(data=data, name=name, filename=filename, format_name=format_name)
+    core = analyze_files(files, format_name=format_name, limits=limits())
+    report = build_report(core, prices=price_table())
+    total = sum(len(data) for _, data in files)
+    label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
+    with transaction.atomic():
+        trace = models.Trace.objects.create(
+            name=name[:300] or label[:300],
+            format=core.format,
+            detection_reason=core.detection_reason[:500],
+            source_filename=label[:300],
+            source_bytes=total,
+            source_sha256="",
+            report=report,
+            **summary_fields(core, report),
+        )
+        models.SourceChunk.objects.bulk_create(
+            models.SourceChunk(
+                trace=trace,
+                seq=seq,
+                raw_bytes=len(data),
+                data=archive.compress(data),
+                filename=filename[:300],
+            )
+            for seq, (filename, data) in enumerate(files)
         )
         _store_rows(trace, core)
     return IngestResult(trace, core)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import orjson
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -126,6 +129,9 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
 @require_GET
 def download(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
+    files = selectors.trace_source_files(trace=trace)
+    if files:
+        return _download_files(trace, files, request.GET.get("file"))
     response = HttpResponse(
         selectors.trace_source_bytes(trace=trace), content_type="application/octet-stream"
     )
@@ -173,6 +179,30 @@ def export_html(request: HttpRequest, trace_id) -> HttpResponse:
     document = render_export(trace.report, name=trace.name, css=app_css(), source_url=url)
     response = HttpResponse(document, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.html"'
+    return response
+
+
+def _download_files(trace, files: list[tuple[str, bytes]], wanted: str | None) -> HttpResponse:
+    """One of several uploaded files (?file=N), or all of them in a ZIP, each as received."""
+    if wanted is not None:
+        try:
+            filename, data = files[int(wanted)]
+        except (ValueError, IndexError) as exc:
+            raise Http404("No such file in this trace") from exc
+        response = HttpResponse(data, content_type="application/octet-stream")
+        response["Content-Disposition"] = f'attachment; filename="{_slug(filename)}"'
+        return response
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        used: set[str] = set()
+        for position, (filename, data) in enumerate(files):
+            member = _slug(filename)
+            if member in used:
+                member = f"{position}-{member}"
+            used.add(member)
+            bundle.writestr(member, data)
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.zip"'
     return response
 
 

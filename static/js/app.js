@@ -61,18 +61,19 @@
     return node;
   }
 
-  function uploadOne(file) {
+  function uploadOne(files) {
+    files = Array.prototype.slice.call(files.length === undefined ? [files] : files);
     return new Promise(function (resolve) {
       var row = el("li");
-      var label = el("span", "", file.name);
+      var label = el("span", "", files.map(function (f) { return f.name; }).join(" + "));
       var state = el("span", "muted small", "0%");
       var bar = el("progress");
       bar.max = 100; bar.value = 0;
-      bar.setAttribute("aria-label", "Upload of " + file.name);
+      bar.setAttribute("aria-label", "Upload of " + label.textContent);
       row.append(label, state, bar);
       list.append(row);
       var data = new FormData();
-      data.append("file", file, file.name);
+      files.forEach(function (file) { data.append("file", file, file.name); });
       if (formatSelect && formatSelect.value) data.append("format", formatSelect.value);
       var xhr = new XMLHttpRequest();
       xhr.open("POST", form.dataset.api);
@@ -111,10 +112,13 @@
   function uploadAll(files) {
     if (!files || !files.length) return;
     list.textContent = "";
-    var jobs = Array.prototype.map.call(files, uploadOne);
+    var together = document.getElementById("id_together");
+    var jobs = together && together.checked && files.length > 1
+      ? [uploadOne(files)]
+      : Array.prototype.map.call(files, function (file) { return uploadOne([file]); });
     Promise.all(jobs).then(function (results) {
       var done = results.filter(Boolean);
-      if (files.length === 1 && done.length === 1) window.location.href = done[0].url;
+      if (jobs.length === 1 && done.length === 1) window.location.href = done[0].url;
     });
   }
 

@@ -67,7 +67,13 @@ def build_report(
             "errors": [{"line": e.line, "message": e.message} for e in trace.line_errors],
         },
         "loops": [
-            {"index": loop.index, "calls": list(loop.calls), "model": loop.model}
+            {
+                "index": loop.index,
+                "calls": list(loop.calls),
+                "model": loop.model,
+                "label": loop.label,
+                "parent_tool_id": loop.parent_tool_id,
+            }
             for loop in trace.loops
         ],
         "calls": calls,
