@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from traces.core.ingest import analyze_bytes
+from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.limits import InputRejected
 from traces.core.model import Trace
 from traces.core.pricing import PriceTable, bundled_table, load_overrides
@@ -29,3 +29,12 @@ def read_trace(path: Path, format_name: str | None = None) -> Trace:
         return analyze_bytes(path.read_bytes(), filename=path.name, format_name=format_name)
     except (OSError, InputRejected) as exc:
         raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
+
+
+def read_traces(paths: list[Path], format_name: str | None = None) -> Trace:
+    """Several files read as one trace (a session and its subagents' files)."""
+    try:
+        files = [(str(path), path.read_bytes()) for path in paths]
+        return analyze_files(files, format_name=format_name)
+    except (OSError, InputRejected) as exc:
+        raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc

@@ -94,3 +94,13 @@ def test_ingest_stores_and_prints_urls(sample_file, capsys):
     out = capsys.readouterr().out
     trace = models.Trace.objects.get()
     assert f"/traces/{trace.pk}/" in out and "4 calls" in out
+
+
+@pytest.mark.corpus
+def test_analyze_together_reads_a_session_with_its_subagent(corpus, capsysbinary):
+    folder = corpus / "claude_code_jsonl" / "codemie_incremental-subagents"
+    subagent = folder / "turn-2" / "subagents" / "agent-a485154.jsonl"
+    call_command("analyze", str(subagent), str(folder / "turn-2.jsonl"), "--together", "--json")
+    report = json.loads(capsysbinary.readouterr().out)
+    assert report["totals"]["calls"] == 17 and report["totals"]["loops"] == 2
+    assert any(loop["parent_tool_id"] for loop in report["loops"])

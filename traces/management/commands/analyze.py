@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.cli import price_table, read_trace
+from traces.cli import price_table, read_trace, read_traces
 from traces.core.report import build_report
 from traces.core.text_summary import render_summary
 
@@ -23,9 +23,22 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--json", action="store_true", help="print the JSON report")
         parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
+        parser.add_argument(
+            "--together",
+            action="store_true",
+            help="read all files as one trace (a Claude Code session and its subagents)",
+        )
 
-    def handle(self, *args, files, format_name, json, prices, **options):
+    def handle(self, *args, files, format_name, json, prices, together, **options):
         table = price_table(prices)
+        if together:
+            report = build_report(read_traces(files, format_name), prices=table)
+            if json:
+                sys.stdout.buffer.write(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+                sys.stdout.flush()
+            else:
+                self.stdout.write(render_summary(" + ".join(p.name for p in files), report))
+            return
         reports = []
         failures = 0
         for path in files:

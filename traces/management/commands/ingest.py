@@ -14,8 +14,28 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--together",
+            action="store_true",
+            help="store all files as one trace (a Claude Code session and its subagents)",
+        )
 
-    def handle(self, *args, files, format_name, base_url, **options):
+    def handle(self, *args, files, format_name, base_url, together, **options):
+        if together:
+            try:
+                result = services.trace_ingest_files(
+                    files=[(str(path), path.read_bytes()) for path in files],
+                    name="",
+                    format_name=format_name,
+                )
+            except (OSError, services.InputRejected) as exc:
+                raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
+            trace = result.trace
+            self.stdout.write(
+                f"{base_url.rstrip('/')}/traces/{trace.pk}/  {trace.name}: {trace.format}, "
+                f"{trace.calls_count} calls in {trace.loops_count} loops"
+            )
+            return
         failures = 0
         for path in files:
             try:
