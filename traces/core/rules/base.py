@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from ..accounting import Accounting
-from ..model import Call, Message, ToolRun, Trace
+from ..model import Call, Message, Trace
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -119,9 +119,6 @@ class LintContext:
                     or tool.get("input_schema")
                 )
         return None
-
-    def runs_of_call(self, call: Call) -> list[ToolRun]:
-        return [run for run in self.trace.tool_runs if run.call == call.index]
 
 
 class Rule:
