@@ -148,6 +148,31 @@ def trace_ingest_files(
     return IngestResult(trace, core)
 
 
+def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
+    """Run the current core again on a stored trace's original bytes and replace its rows
+    and report: after an upgrade brings new rules, formats or prices."""
+    from traces import selectors  # selectors read; this service writes what they return
+
+    files = selectors.trace_source_files(trace=trace)
+    if files:
+        core = analyze_files(files, format_name=trace.format, limits=limits())
+    else:
+        data = selectors.trace_source_bytes(trace=trace)
+        core = analyze_bytes(
+            data, filename=trace.source_filename, format_name=trace.format, limits=limits()
+        )
+    report = build_report(core, prices=price_table())
+    with transaction.atomic():
+        trace.calls.all().delete()
+        trace.tool_runs.all().delete()
+        trace.line_errors.all().delete()
+        for field, value in {**summary_fields(core, report), "report": report}.items():
+            setattr(trace, field, value)
+        trace.save()
+        _store_rows(trace, core)
+    return IngestResult(trace, core)
+
+
 def _archive(data: bytes) -> tuple[bytes, str]:
     return archive.compress(data), hashlib.sha256(data).hexdigest()
 

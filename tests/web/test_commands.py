@@ -104,3 +104,17 @@ def test_analyze_together_reads_a_session_with_its_subagent(corpus, capsysbinary
     report = json.loads(capsysbinary.readouterr().out)
     assert report["totals"]["calls"] == 17 and report["totals"]["loops"] == 2
     assert any(loop["parent_tool_id"] for loop in report["loops"])
+
+
+@pytest.mark.django_db
+def test_reanalyze_rebuilds_rows_and_report_from_the_original(sample_file, capsys):
+    call_command("ingest", str(sample_file))
+    trace = models.Trace.objects.get()
+    trace.report = {"schema": "old"}
+    trace.save()
+    models.Call.objects.filter(trace=trace).delete()
+    call_command("reanalyze")
+    trace.refresh_from_db()
+    assert trace.report["schema"] == "loop-inspector/report/v1"
+    assert trace.calls.count() == 4 and trace.tool_runs.count() == 4
+    assert "re-analysed 1 trace(s)" in capsys.readouterr().out

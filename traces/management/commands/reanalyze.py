@@ -1,0 +1,27 @@
+"""Re-run the core on stored traces' original bytes (after an upgrade: new rules, prices)."""
+
+from django.core.management.base import BaseCommand
+
+from traces import models, services
+
+
+class Command(BaseCommand):
+    help = "Rebuild the rows and report of stored traces from their original bytes."
+
+    def add_arguments(self, parser):
+        parser.add_argument("ids", nargs="*", help="trace ids (default: every closed trace)")
+
+    def handle(self, *args, ids, **options):
+        traces = models.Trace.objects.exclude(state=models.Trace.State.LIVE)
+        if ids:
+            traces = traces.filter(pk__in=ids)
+        count = 0
+        for trace in traces.iterator():
+            try:
+                services.trace_reanalyze(trace=trace)
+            except services.InputRejected as exc:
+                self.stderr.write(f"{trace.pk} {trace.name}: {exc}")
+                continue
+            count += 1
+            self.stdout.write(f"{trace.pk} {trace.name}: {trace.calls_count} calls")
+        self.stdout.write(f"re-analysed {count} trace(s)")
