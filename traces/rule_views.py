@@ -11,13 +11,27 @@ from traces.core.rules.registry import get_rule, rules
 SECTIONS = ("What it finds", "Why it matters", "Example", "How to fix")
 
 
+def _reflow(text: str) -> str:
+    """Docstring paragraphs as flowing text: source line breaks are not the page's."""
+    paragraphs = [" ".join(part.split()) for part in text.split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
+
+
 def _entry(rule) -> dict:
     docs = rule.documentation()
     return {
         "id": rule.id,
         "severity": rule.severity,
         "summary": docs.get("summary", ""),
-        "sections": [(title, docs.get(title.lower(), "")) for title in SECTIONS],
+        "sections": [
+            (
+                title,
+                _reflow(docs.get(title.lower(), ""))
+                if title != "Example"
+                else docs.get(title.lower(), ""),
+            )
+            for title in SECTIONS
+        ],
         "defaults": rule.defaults,
         "message": rule.message,
     }
