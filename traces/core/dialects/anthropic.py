@@ -10,25 +10,9 @@ from typing import Any
 
 import orjson
 
+from ..coerce import int_or_zero, str_or_none, text_of
 from ..model import Block, Message, Usage
 from ..sse import iter_events
-
-
-def text_of(content: Any) -> str:
-    """Plain text of a tool_result's content (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for item in content:
-            if isinstance(item, dict) and isinstance(item.get("text"), str):
-                parts.append(item["text"])
-            elif isinstance(item, str):
-                parts.append(item)
-            elif isinstance(item, dict):
-                parts.append(f"[{item.get('type', 'block')}]")
-        return "\n".join(parts)
-    return "" if content is None else str(content)
 
 
 def block_from(raw: Any) -> Block:
@@ -43,8 +27,8 @@ def block_from(raw: Any) -> Block:
     if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         return Block(
             "tool_use",
-            tool_id=_str_or_none(raw.get("id")),
-            name=_str_or_none(raw.get("name")),
+            tool_id=str_or_none(raw.get("id")),
+            name=str_or_none(raw.get("name")),
             input=raw.get("input"),
             raw=raw,
         )
@@ -52,7 +36,7 @@ def block_from(raw: Any) -> Block:
         return Block(
             "tool_result",
             text=text_of(raw.get("content")),
-            tool_id=_str_or_none(raw.get("tool_use_id")),
+            tool_id=str_or_none(raw.get("tool_use_id")),
             is_error=bool(raw.get("is_error")),
             raw=raw,
         )
@@ -63,10 +47,6 @@ def block_from(raw: Any) -> Block:
     if kind in ("image", "document"):
         return Block("image", text=f"[{kind}]", raw=raw)
     return Block("other", text=str(kind or "block"), raw=raw)
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))
 
 
 def normalize_message(raw: Any) -> Message:
@@ -89,17 +69,13 @@ def usage_from(raw: Any) -> Usage | None:
         return None
     detail = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        cache_read_tokens=_int(raw.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(raw.get("cache_creation_input_tokens")),
+        input_tokens=int_or_zero(raw.get("input_tokens")),
+        output_tokens=int_or_zero(raw.get("output_tokens")),
+        cache_read_tokens=int_or_zero(raw.get("cache_read_input_tokens")),
+        cache_write_tokens=int_or_zero(raw.get("cache_creation_input_tokens")),
         cache_write_5m_tokens=_int_or_none(detail.get("ephemeral_5m_input_tokens")),
         cache_write_1h_tokens=_int_or_none(detail.get("ephemeral_1h_input_tokens")),
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -126,11 +102,11 @@ def assemble_stream(body: str) -> tuple[dict[str, Any] | None, str | None]:
             message["content"] = []
             message["usage"] = dict(message.get("usage") or {})
         elif kind == "content_block_start":
-            index = _int(data.get("index"))
+            index = int_or_zero(data.get("index"))
             block = data.get("content_block")
             blocks[index] = dict(block) if isinstance(block, dict) else {"type": "other"}
         elif kind == "content_block_delta":
-            _apply_delta(blocks, partial_json, _int(data.get("index")), data.get("delta"))
+            _apply_delta(blocks, partial_json, int_or_zero(data.get("index")), data.get("delta"))
         elif kind == "message_delta":
             if message is None:
                 message = {"type": "message", "role": "assistant", "content": [], "usage": {}}

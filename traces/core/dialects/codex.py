@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from ..coerce import int_or_zero, parse_arguments, str_or_none
 from ..model import Block, Message, Usage
 
 MODEL_OUTPUT_ITEMS = frozenset(
@@ -123,8 +124,8 @@ def _tool_use_block(raw: dict[str, Any]) -> Block:
         name = raw.get("name") or "local_shell"
     return Block(
         "tool_use",
-        tool_id=_str_or_none(raw.get("call_id")),
-        name=_str_or_none(name),
+        tool_id=str_or_none(raw.get("call_id")),
+        name=str_or_none(name),
         input=arguments,
         raw=raw,
     )
@@ -135,20 +136,10 @@ def _tool_result_block(raw: dict[str, Any]) -> Block:
     return Block(
         "tool_result",
         text=output_text(output),
-        tool_id=_str_or_none(raw.get("call_id")),
+        tool_id=str_or_none(raw.get("call_id")),
         is_error=output_failed(output),
         raw=raw,
     )
-
-
-def parse_arguments(arguments: Any) -> Any:
-    """Function arguments are a JSON string; malformed ones are kept as the raw string."""
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return orjson.loads(arguments)
-    except orjson.JSONDecodeError:
-        return arguments
 
 
 def output_text(output: Any) -> str:
@@ -200,11 +191,11 @@ def usage_from(raw: Any) -> Usage | None:
     """A `last_token_usage` object: `input_tokens` includes `cached_input_tokens`."""
     if not isinstance(raw, dict):
         return None
-    total_input = _int(raw.get("input_tokens"))
-    cached = _int(raw.get("cached_input_tokens"))
+    total_input = int_or_zero(raw.get("input_tokens"))
+    cached = int_or_zero(raw.get("cached_input_tokens"))
     return Usage(
         input_tokens=max(0, total_input - cached),
-        output_tokens=_int(raw.get("output_tokens")),
+        output_tokens=int_or_zero(raw.get("output_tokens")),
         cache_read_tokens=cached,
     )
 
@@ -227,11 +218,3 @@ def duration_seconds(value: Any) -> float | None:
                 except ValueError:
                     return None
     return None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-import orjson
-
+from ..coerce import non_negative, str_or_none
+from ..coerce import parse_arguments as _parse_arguments
+from ..coerce import text_of as _text_of
 from ..model import Block, Message, Usage
 from ..sse import iter_events
 
@@ -116,30 +117,13 @@ def _part_block(part: Any) -> Block:
     return Block("other", text=str(kind or "part"), raw=part)
 
 
-def text_of(content: Any) -> str:
-    """Plain text of a tool message's content (a string or a list of parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        pieces = []
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                pieces.append(part["text"])
-            elif isinstance(part, str):
-                pieces.append(part)
-            elif isinstance(part, dict):
-                pieces.append(f"[{part.get('type', 'part')}]")
-        return "\n".join(pieces)
-    return "" if content is None else str(content)
-
-
 def _result_block(raw: dict[str, Any]) -> Block:
     """A `role:"tool"` message is one tool result, paired by `tool_call_id` as written."""
     return Block(
         "tool_result",
         text=text_of(raw.get("content")),
-        tool_id=_str_or_none(raw.get("tool_call_id")),
-        name=_str_or_none(raw.get("name")),
+        tool_id=str_or_none(raw.get("tool_call_id")),
+        name=str_or_none(raw.get("name")),
         raw=raw,
     )
 
@@ -152,16 +136,16 @@ def tool_use_block(call: Any) -> Block:
         custom = call["custom"]
         return Block(
             "tool_use",
-            tool_id=_str_or_none(call.get("id")),
-            name=_str_or_none(custom.get("name")),
+            tool_id=str_or_none(call.get("id")),
+            name=str_or_none(custom.get("name")),
             input=custom.get("input"),
             raw=call,
         )
     function = call.get("function") if isinstance(call.get("function"), dict) else {}
     return Block(
         "tool_use",
-        tool_id=_str_or_none(call.get("id")),
-        name=_str_or_none(function.get("name")),
+        tool_id=str_or_none(call.get("id")),
+        name=str_or_none(function.get("name")),
         input=parse_arguments(function.get("arguments")),
         raw=call,
     )
@@ -172,26 +156,10 @@ def _legacy_call_block(call: dict[str, Any]) -> Block:
     return Block(
         "tool_use",
         tool_id=None,
-        name=_str_or_none(call.get("name")),
+        name=str_or_none(call.get("name")),
         input=parse_arguments(call.get("arguments")),
         raw=call,
     )
-
-
-def parse_arguments(arguments: Any) -> Any:
-    """Arguments as JSON when they parse; otherwise the raw string (a finding, not a crash)."""
-    if not isinstance(arguments, str):
-        return arguments
-    if not arguments.strip():
-        return {}
-    try:
-        return orjson.loads(arguments)
-    except orjson.JSONDecodeError:
-        return arguments
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))
 
 
 def system_of(messages: Iterable[Any]) -> Any:
@@ -216,17 +184,13 @@ def usage_from(raw: Any) -> Usage | None:
     """Chat usage: `prompt_tokens` includes cached tokens, so the cached part is subtracted."""
     if not isinstance(raw, dict):
         return None
-    prompt = _int(raw.get("prompt_tokens", raw.get("input_tokens")))
-    completion = _int(raw.get("completion_tokens", raw.get("output_tokens")))
+    prompt = non_negative(raw.get("prompt_tokens", raw.get("input_tokens")))
+    completion = non_negative(raw.get("completion_tokens", raw.get("output_tokens")))
     details = raw.get("prompt_tokens_details")
     details = details if isinstance(details, dict) else {}
-    cached = _int(details.get("cached_tokens", raw.get("prompt_cache_hit_tokens")))
+    cached = non_negative(details.get("cached_tokens", raw.get("prompt_cache_hit_tokens")))
     cached = min(cached, prompt)
     return Usage(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def stop_reason_from(finish_reason: Any, message: Message | None = None) -> str | None:
@@ -426,3 +390,14 @@ def _finish_choice(index: int, state: dict[str, Any]) -> dict[str, Any]:
             for _, entry in sorted(state["calls"].items())
         ]
     return {"index": index, "message": message, "finish_reason": state.get("finish_reason")}
+
+
+def text_of(content: Any) -> str:
+    """Plain text of a tool message's content (a string or a list of parts)."""
+    return _text_of(content, placeholder="part")
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """Arguments as JSON when they parse; otherwise the raw string (a finding, not a crash);
+    blank arguments are no arguments."""
+    return _parse_arguments(arguments, blank_is_empty=True)

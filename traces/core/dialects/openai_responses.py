@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from ..coerce import non_negative, str_or_none
 from ..model import Block, Message, Usage
 from ..sse import iter_events
 from .openai_chat import parse_arguments, text_of
@@ -84,7 +85,7 @@ def item_block(item: Any) -> Block:
         return Block(
             "tool_result",
             text=_output_text(item.get("output")),
-            tool_id=_str_or_none(item.get("call_id")),
+            tool_id=str_or_none(item.get("call_id")),
             is_error=item.get("status") == "failed",
             raw=item,
         )
@@ -117,7 +118,7 @@ def _call_block(item: dict[str, Any], kind: str) -> Block:
         name = kind.removesuffix("_call")
     return Block(
         "tool_use",
-        tool_id=_str_or_none(item.get("call_id")),
+        tool_id=str_or_none(item.get("call_id")),
         name=name,
         input=arguments,
         raw=item,
@@ -169,10 +170,6 @@ def _part_block(part: Any) -> Block:
     return Block("other", text=str(kind or "part"), raw=part)
 
 
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))
-
-
 def system_of(instructions: Any, items: Iterable[Any]) -> Any:
     """The system prompt: `instructions`, else the leading system/developer messages."""
     if instructions not in (None, "", []):
@@ -185,19 +182,15 @@ def usage_from(raw: Any) -> Usage | None:
     """Responses usage: `input_tokens` includes `input_tokens_details.cached_tokens`."""
     if not isinstance(raw, dict):
         return None
-    total_input = _int(raw.get("input_tokens"))
+    total_input = non_negative(raw.get("input_tokens"))
     details = raw.get("input_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = non_negative(details.get("cached_tokens")) if isinstance(details, dict) else 0
     cached = min(cached, total_input)
     return Usage(
         input_tokens=total_input - cached,
-        output_tokens=_int(raw.get("output_tokens")),
+        output_tokens=non_negative(raw.get("output_tokens")),
         cache_read_tokens=cached,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def stop_reason_of(body: Any) -> str | None:
@@ -311,13 +304,21 @@ class _StreamState:
             return
         item = self.items.setdefault(_index(event), {"type": "message", "role": "assistant"})
         if kind == "response.output_text.delta":
-            _append_part(item, "content", _int(event.get("content_index")), "output_text", delta)
+            _append_part(
+                item, "content", non_negative(event.get("content_index")), "output_text", delta
+            )
         elif kind == "response.refusal.delta":
-            _append_part(item, "content", _int(event.get("content_index")), "refusal", delta)
+            _append_part(
+                item, "content", non_negative(event.get("content_index")), "refusal", delta
+            )
         elif kind == "response.reasoning_summary_text.delta":
-            _append_part(item, "summary", _int(event.get("summary_index")), "summary_text", delta)
+            _append_part(
+                item, "summary", non_negative(event.get("summary_index")), "summary_text", delta
+            )
         elif kind == "response.reasoning_text.delta":
-            _append_part(item, "content", _int(event.get("content_index")), "reasoning_text", delta)
+            _append_part(
+                item, "content", non_negative(event.get("content_index")), "reasoning_text", delta
+            )
         elif kind == "response.function_call_arguments.delta":
             item["arguments"] = str(item.get("arguments") or "") + delta
         elif kind == "response.custom_tool_call_input.delta":
@@ -339,7 +340,7 @@ class _StreamState:
 
 
 def _index(event: dict[str, Any]) -> int:
-    return _int(event.get("output_index"))
+    return non_negative(event.get("output_index"))
 
 
 def _append_part(item: dict[str, Any], key: str, index: int, part_type: str, delta: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..coerce import parse_arguments, str_or_none
 from ..model import Block, Message, Usage
 from . import anthropic
 
@@ -199,7 +200,7 @@ def _part_block(part: Any) -> Block:
         return Block(
             "tool_use",
             tool_id=tool_id(part.get("id")),
-            name=_str_or_none(part.get("name")),
+            name=str_or_none(part.get("name")),
             input=parse_arguments(part.get("arguments")),
             raw=part,
         )
@@ -229,7 +230,7 @@ def _content_block(item: Any) -> Block:
         return Block(
             "tool_use",
             tool_id=tool_id(item.get("toolCallId")),
-            name=_str_or_none(item.get("toolName")),
+            name=str_or_none(item.get("toolName")),
             input=parse_arguments(arguments),
             raw=item,
         )
@@ -273,20 +274,10 @@ def _tool_call_block(call: Any) -> Block:
     return Block(
         "tool_use",
         tool_id=tool_id(call.get("id")),
-        name=_str_or_none(function.get("name")),
+        name=str_or_none(function.get("name")),
         input=parse_arguments(function.get("arguments")),
         raw=call,
     )
-
-
-def parse_arguments(arguments: Any) -> Any:
-    """Tool arguments are often a JSON string; malformed ones stay the raw string."""
-    if isinstance(arguments, str):
-        try:
-            return orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            return arguments
-    return arguments
 
 
 def result_text(value: Any) -> str:
@@ -373,7 +364,3 @@ def _count(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..credentials import mask_headers
 from ..dialects import anthropic
 from ..model import Exchange, LineError
 from ..records import Record
@@ -24,7 +25,6 @@ from ..timeparse import to_epoch_seconds
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-SECRET_HEADERS = {"authorization", "x-api-key", "cookie", "set-cookie", "proxy-authorization"}
 MAPPED_REQUEST_KEYS = {"model", "messages", "system", "tools"}
 
 
@@ -151,7 +151,7 @@ def _unwrap_request(request: Any) -> tuple[Any, dict[str, Any]]:
                 body = orjson.loads(body)
         meta = {k: v for k, v in request.items() if k != "body"}
         if isinstance(meta.get("headers"), dict):
-            meta["headers"] = _mask(meta["headers"])
+            meta["headers"] = mask_headers(meta["headers"])
         return body, {"http_request": meta, "timestamp": request.get("timestamp")}
     return request, {}
 
@@ -178,7 +178,7 @@ def _read_response(response: Any) -> dict[str, Any]:
         headers = response.get("headers")
         meta = {k: v for k, v in response.items() if k not in ("body", "body_raw")}
         if isinstance(headers, dict):
-            meta["headers"] = _mask(headers)
+            meta["headers"] = mask_headers(headers)
         result["meta"] = {"http_response": meta}
         if response.get("timestamp") is not None:
             result["meta"]["timestamp"] = response.get("timestamp")
@@ -245,8 +245,3 @@ def _model(request_body: dict[str, Any], body: Any) -> str | None:
     model = body.get("model") if isinstance(body, dict) else None
     model = model or request_body.get("model")
     return model if isinstance(model, str) else None
-
-
-def _mask(headers: dict[str, Any]) -> dict[str, Any]:
-    """Hide credentials in headers kept for display; the original file is untouched."""
-    return {k: ("[masked]" if str(k).lower() in SECRET_HEADERS else v) for k, v in headers.items()}

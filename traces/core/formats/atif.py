@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..coerce import non_negative, str_or_none
 from ..model import Block, Exchange, LineError, Message, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -110,8 +111,8 @@ class _Trajectory:
         self.value = value
         agent = value.get("agent") if isinstance(value.get("agent"), dict) else {}
         self.agent = agent
-        self.session = _str_or_none(value.get("session_id")) or f"line {line}"
-        name = _str_or_none(agent.get("name")) or "agent"
+        self.session = str_or_none(value.get("session_id")) or f"line {line}"
+        name = str_or_none(agent.get("name")) or "agent"
         self.key = f"atif {self.session}"
         self.label = f"{name} {self.session}" if parent is None else f"{parent} > {name}"
         self.parent_tool_id = parent_tool_id
@@ -165,8 +166,7 @@ class _Trajectory:
             normalize=normalize_step,
             system=_system(messages),
             tools=self.tools,
-            model=_str_or_none(step.get("model_name"))
-            or _str_or_none(self.agent.get("model_name")),
+            model=str_or_none(step.get("model_name")) or str_or_none(self.agent.get("model_name")),
             response=response,
             response_raw=step,
             stop_reason="tool_use" if response.tool_uses else "end_turn",
@@ -261,20 +261,18 @@ def usage_from(metrics: dict[str, Any] | None) -> Usage | None:
     if not metrics or not any(k in metrics for k in ("prompt_tokens", "completion_tokens")):
         return None
     extra = metrics.get("extra") if isinstance(metrics.get("extra"), dict) else {}
-    prompt = _int(metrics.get("prompt_tokens"))
-    cached = min(_int(metrics.get("cached_tokens")), prompt)
-    written = _int(extra.get("cache_creation_input_tokens", extra.get("cache_creation_tokens")))
+    prompt = non_negative(metrics.get("prompt_tokens"))
+    cached = min(non_negative(metrics.get("cached_tokens")), prompt)
+    written = non_negative(
+        extra.get("cache_creation_input_tokens", extra.get("cache_creation_tokens"))
+    )
     written = min(written, prompt - cached)
     return Usage(
         input_tokens=prompt - cached - written,
-        output_tokens=_int(metrics.get("completion_tokens")),
+        output_tokens=non_negative(metrics.get("completion_tokens")),
         cache_read_tokens=cached,
         cache_write_tokens=written,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -303,8 +301,8 @@ def _agent_blocks(step: dict[str, Any]) -> Iterator[Block]:
             continue
         yield Block(
             "tool_use",
-            tool_id=_str_or_none(call.get("tool_call_id")),
-            name=_str_or_none(call.get("function_name")),
+            tool_id=str_or_none(call.get("tool_call_id")),
+            name=str_or_none(call.get("function_name")),
             input=call.get("arguments"),
             raw=call,
         )
@@ -325,7 +323,7 @@ def _result_blocks(observation: Any) -> Iterator[Block]:
         if call_id is None:
             yield Block("text", text=text, raw=result)
         else:
-            yield Block("tool_result", text=text, tool_id=_str_or_none(call_id), raw=result)
+            yield Block("tool_result", text=text, tool_id=str_or_none(call_id), raw=result)
 
 
 def content_blocks(content: Any) -> Iterator[Block]:
@@ -351,7 +349,3 @@ def content_blocks(content: Any) -> Iterator[Block]:
 
 def content_text(content: Any) -> str:
     return "\n".join(block.text for block in content_blocks(content) if block.text)
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))

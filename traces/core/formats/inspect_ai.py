@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from ..coerce import non_negative, str_or_none
 from ..containers import HEADER_MEMBERS, SAMPLE_MEMBER
 from ..model import Block, Exchange, LineError, Message, ToolTiming, Usage
 from ..records import Record
@@ -179,10 +180,10 @@ class _Header:
         spec = log.get("eval")
         if not isinstance(spec, dict):
             return
-        self.task = _str_or_none(spec.get("task")) or self.task
-        self.model = _str_or_none(spec.get("model")) or self.model
+        self.task = str_or_none(spec.get("task")) or self.task
+        self.model = str_or_none(spec.get("model")) or self.model
         packages = spec.get("packages") if isinstance(spec.get("packages"), dict) else {}
-        text = _str_or_none(packages.get("inspect_ai"))
+        text = str_or_none(packages.get("inspect_ai"))
         if text:
             self.version_text = text
             self.inspect_version = version_tuple(text)
@@ -297,19 +298,19 @@ class _SampleReader:
             elif kind == "step":
                 self._step(event)
             elif kind == "subtask" and isinstance(event.get("events"), list):
-                name = _str_or_none(event.get("name")) or "subtask"
+                name = str_or_none(event.get("name")) or "subtask"
                 context = _Context(
                     f"{self.main.key}/subtask {name}", f"{self.main.label} · subtask {name}"
                 )
                 yield from self._events(event["events"], context)
 
     def _span_begin(self, event: dict[str, Any]) -> None:
-        span_id = _str_or_none(event.get("id"))
+        span_id = str_or_none(event.get("id"))
         if span_id is None:
             return
         kind = str(event.get("type") or "")
         name = str(event.get("name") or "")
-        self.spans[span_id] = _Span(kind, name, _str_or_none(event.get("parent_id")))
+        self.spans[span_id] = _Span(kind, name, str_or_none(event.get("parent_id")))
         if kind != "tool":
             return
         tool = _take_named(self.unbound_tools, name)
@@ -330,8 +331,8 @@ class _SampleReader:
                     break
 
     def _tool(self, event: dict[str, Any], forced: _Context | None) -> Iterator[AdapterEvent]:
-        tool_id = _str_or_none(event.get("id"))
-        name = _str_or_none(event.get("function"))
+        tool_id = str_or_none(event.get("id"))
+        name = str_or_none(event.get("function"))
         if tool_id is not None:
             self._bind_tool_span(event, tool_id, name or "")
             yield ToolTiming(
@@ -350,7 +351,7 @@ class _SampleReader:
 
     def _bind_tool_span(self, event: dict[str, Any], tool_id: str, name: str) -> None:
         """Remember which span runs this tool call, to place model calls made inside it."""
-        agent_span = _str_or_none(event.get("agent_span_id"))
+        agent_span = str_or_none(event.get("agent_span_id"))
         if agent_span:
             self.tool_spans[agent_span] = (tool_id, name)
         span = _take_named(self.open_tool_spans, name)
@@ -361,7 +362,7 @@ class _SampleReader:
 
     def _context_of(self, event: dict[str, Any]) -> _Context:
         """The innermost scorer or tool span (or step) around a model event."""
-        span_id = _str_or_none(event.get("span_id"))
+        span_id = str_or_none(event.get("span_id"))
         seen: set[str] = set()
         while span_id is not None and span_id not in seen:
             seen.add(span_id)
@@ -419,7 +420,7 @@ class _SampleReader:
         choice = _first_choice(output)
         reply = choice.get("message") if isinstance(choice.get("message"), dict) else None
         response = self.normalize({**reply, "role": "assistant"}) if reply else None
-        model = _str_or_none(output.get("model")) or _str_or_none(event.get("model"))
+        model = str_or_none(output.get("model")) or str_or_none(event.get("model"))
         usage, rule = inspect_usage(output.get("usage"), event.get("call"), self.header, model)
         error = _error_text(event.get("error"))
         started = to_epoch_seconds(event.get("timestamp"))
@@ -514,7 +515,7 @@ class _SampleReader:
                 messages=messages[:index],
                 normalize=self.normalize,
                 system=self._system(messages[:index]),
-                model=_str_or_none(message.get("model")) or self.header.model,
+                model=str_or_none(message.get("model")) or self.header.model,
                 response=response,
                 response_raw=message,
                 stop_reason="tool_use" if response.tool_uses else "end_turn",
@@ -587,10 +588,10 @@ def inspect_usage(
     """Usage with `input_tokens` uncached, and the rule that decided it (module docstring)."""
     if not isinstance(raw, dict):
         return None, ""
-    reported = _int(raw.get("input_tokens"))
-    cache_read = _int(raw.get("input_tokens_cache_read"))
-    cache_write = _int(raw.get("input_tokens_cache_write"))
-    output = _int(raw.get("output_tokens"))
+    reported = non_negative(raw.get("input_tokens"))
+    cache_read = non_negative(raw.get("input_tokens_cache_read"))
+    cache_write = non_negative(raw.get("input_tokens_cache_write"))
+    output = non_negative(raw.get("output_tokens"))
     cached = cache_read + cache_write
     rule = ""
     uncached = reported
@@ -637,17 +638,13 @@ def _raw_prompt_total(call: Any) -> int | None:
             return usage["prompt_tokens"]
         if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
             parts = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-            return sum(_int(usage.get(k)) for k in parts)  # Anthropic: parts are disjoint
+            return sum(non_negative(usage.get(k)) for k in parts)  # Anthropic: parts are disjoint
         if isinstance(usage.get("input_tokens"), int):  # Responses API: includes cache
             return usage["input_tokens"]
     metadata = response.get("usage_metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("prompt_token_count"), int):
         return metadata["prompt_token_count"]  # Gemini: includes cached content
     return None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -704,8 +701,8 @@ def _tool_use(call: Any, attachments: Attachments) -> Block:
         return Block("other", text=str(call), raw=call)
     return Block(
         "tool_use",
-        tool_id=_str_or_none(call.get("id")),
-        name=_str_or_none(call.get("function")),
+        tool_id=str_or_none(call.get("id")),
+        name=str_or_none(call.get("function")),
         input=resolve_deep(call.get("arguments"), attachments),
         raw=call,
     )
@@ -721,8 +718,8 @@ def _tool_result(raw: dict[str, Any], attachments: Attachments) -> Block:
     return Block(
         "tool_result",
         text=text,
-        tool_id=_str_or_none(raw.get("tool_call_id")),
-        name=_str_or_none(raw.get("function")),
+        tool_id=str_or_none(raw.get("tool_call_id")),
+        name=str_or_none(raw.get("function")),
         is_error=error is not None,
         raw=raw,
     )
@@ -783,7 +780,3 @@ def _is_log(value: dict[str, Any]) -> bool:
 
 def _is_sample(value: dict[str, Any]) -> bool:
     return "id" in value and "epoch" in value and isinstance(value.get("events"), list)
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else (None if value is None else str(value))

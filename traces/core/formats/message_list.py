@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from ..coerce import parse_arguments
 from ..dialects import anthropic
 from ..model import Block, Exchange, LineError, Message, ToolTiming
 from ..records import Record
@@ -114,18 +115,9 @@ def _tool_call(call: Any) -> Block:
         "tool_use",
         tool_id=_id_text(call.get("id")),
         name=_str_or_none(function.get("name")),
-        input=_arguments(function.get("arguments")),
+        input=parse_arguments(function.get("arguments")),
         raw=call,
     )
-
-
-def _arguments(arguments: Any) -> Any:
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return orjson.loads(arguments)
-    except orjson.JSONDecodeError:
-        return arguments  # malformed arguments are a finding, not a crash
 
 
 def _content_blocks(content: Any) -> tuple[Block, ...]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from ..credentials import mask_headers
 from ..dialects import openai_chat as chat
 from ..model import Exchange, LineError
 from ..records import Record
@@ -29,16 +30,6 @@ from ..timeparse import to_epoch_seconds
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-SECRET_HEADERS = {
-    "authorization",
-    "api-key",
-    "x-api-key",
-    "openai-organization",
-    "openai-project",
-    "cookie",
-    "set-cookie",
-    "proxy-authorization",
-}
 MAPPED_REQUEST_KEYS = {"model", "messages", "tools"}
 PAIR_KEYS = ("request", "response")
 
@@ -194,11 +185,6 @@ def settle_outcome(
     elif body is None and read.raw_text is not None:
         failed_body = read.raw_text
     return Outcome(body, error, failed_body, read, streamed)
-
-
-def mask_headers(headers: dict[str, Any]) -> dict[str, Any]:
-    """Hide credentials in headers kept for display; the original file is untouched."""
-    return {k: ("[masked]" if str(k).lower() in SECRET_HEADERS else v) for k, v in headers.items()}
 
 
 def other_keys(value: dict[str, Any]) -> dict[str, Any]:
