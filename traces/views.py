@@ -23,6 +23,11 @@ from traces.presenters import call_context, diagram_context, trace_context
 
 @require_GET
 def trace_list(request: HttpRequest) -> HttpResponse:
+    return _list_page(request)
+
+
+def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) -> HttpResponse:
+    """The trace list with the upload form; a failed plain-form upload says why on it."""
     return render(
         request,
         "traces/list.html",
@@ -30,8 +35,10 @@ def trace_list(request: HttpRequest) -> HttpResponse:
             "traces": selectors.trace_list()[:500],
             "form": UploadForm(),
             "formats": adapters(),
+            "upload_error": upload_error,
             "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
         },
+        status=status,
     )
 
 
@@ -40,7 +47,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     """Plain-form fallback for uploads without JavaScript."""
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        return _list_with_error(request, "Choose a trace file to upload.", status=400)
+        return _list_page(request, "Choose a trace file to upload.", status=400)
     file = form.cleaned_data["file"]
     try:
         result = services.trace_ingest(
@@ -50,23 +57,8 @@ def upload(request: HttpRequest) -> HttpResponse:
             format_name=form.cleaned_data["format"] or None,
         )
     except services.InputRejected as exc:
-        return _list_with_error(request, f"{file.name}: {exc}", status=400)
+        return _list_page(request, f"{file.name}: {exc}", status=400)
     return redirect(reverse("traces:detail", args=[result.trace.pk]))
-
-
-def _list_with_error(request: HttpRequest, message: str, status: int) -> HttpResponse:
-    return render(
-        request,
-        "traces/list.html",
-        {
-            "traces": selectors.trace_list()[:500],
-            "form": UploadForm(),
-            "formats": adapters(),
-            "upload_error": message,
-            "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
-        },
-        status=status,
-    )
 
 
 @require_GET
