@@ -88,15 +88,13 @@ def trace_ingest(
         report = build_report(core, prices=price_table())
         compressed, sha256 = archived.result()
     with transaction.atomic():
-        trace = models.Trace.objects.create(
-            name=name[:300] or filename[:300] or "trace",
-            format=core.format,
-            detection_reason=core.detection_reason[:500],
-            source_filename=filename[:300],
+        trace = _create_trace(
+            core,
+            report,
+            name=name or filename or "trace",
+            source_filename=filename,
             source_bytes=len(data),
             source_sha256=sha256,
-            report=report,
-            **summary_fields(core, report),
         )
         models.SourceChunk.objects.create(
             trace=trace,
@@ -121,31 +119,46 @@ def trace_ingest_files(
         return trace_ingest(data=data, name=name, filename=filename, format_name=format_name)
     core = analyze_files(files, format_name=format_name, limits=limits())
     report = build_report(core, prices=price_table())
-    total = sum(len(data) for _, data in files)
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
+    compressed = [archive.compress(data) for _, data in files]  # outside the transaction
     with transaction.atomic():
-        trace = models.Trace.objects.create(
-            name=name[:300] or label[:300],
-            format=core.format,
-            detection_reason=core.detection_reason[:500],
-            source_filename=label[:300],
-            source_bytes=total,
+        trace = _create_trace(
+            core,
+            report,
+            name=name or label,
+            source_filename=label,
+            source_bytes=sum(len(data) for _, data in files),
             source_sha256="",
-            report=report,
-            **summary_fields(core, report),
         )
         models.SourceChunk.objects.bulk_create(
             models.SourceChunk(
-                trace=trace,
-                seq=seq,
-                raw_bytes=len(data),
-                data=archive.compress(data),
-                filename=filename[:300],
+                trace=trace, seq=seq, raw_bytes=len(data), data=packed, filename=filename[:300]
             )
-            for seq, (filename, data) in enumerate(files)
+            for seq, ((filename, data), packed) in enumerate(zip(files, compressed, strict=True))
         )
         _store_rows(trace, core)
     return IngestResult(trace, core)
+
+
+def _create_trace(
+    core: CoreTrace,
+    report: dict[str, Any],
+    *,
+    name: str,
+    source_filename: str,
+    source_bytes: int,
+    source_sha256: str,
+) -> models.Trace:
+    return models.Trace.objects.create(
+        name=name[:300],
+        format=core.format,
+        detection_reason=core.detection_reason[:500],
+        source_filename=source_filename[:300],
+        source_bytes=source_bytes,
+        source_sha256=source_sha256,
+        report=report,
+        **summary_fields(core, report),
+    )
 
 
 def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
