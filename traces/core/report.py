@@ -48,14 +48,9 @@ def build_report(
         }
         for position, run in enumerate(trace.tool_runs)
     ]
-    usage_sum = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0}
-    usage_sum["cache_write_tokens"] = 0
-    for call in trace.calls:
-        if call.usage is not None:
-            usage_sum["input_tokens"] += call.usage.input_tokens
-            usage_sum["output_tokens"] += call.usage.output_tokens
-            usage_sum["cache_read_tokens"] += call.usage.cache_read_tokens
-            usage_sum["cache_write_tokens"] += call.usage.cache_write_tokens
+    usage_fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    reported = [call.usage for call in trace.calls if call.usage is not None]
+    usage_sum = {field: sum(getattr(u, field) for u in reported) for field in usage_fields}
     return {
         "schema": SCHEMA,
         "format": trace.format,
