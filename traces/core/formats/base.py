@@ -6,10 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..model import Exchange, LineError, Message, ToolTiming
+from ..model import Exchange, HttpTraffic, LineError, Message, ToolTiming
 from ..records import Record
 
-AdapterEvent = Exchange | LineError | ToolTiming
+AdapterEvent = Exchange | LineError | ToolTiming | HttpTraffic
 
 
 @dataclass(frozen=True, slots=True)
