@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from .coerce import str_or_none
+from .credentials import mask_url
 from .model import HttpTraffic
 from .sse import iter_events
 
@@ -47,7 +48,7 @@ class TrafficReader:
         request = value.get("request") if isinstance(value, dict) else None
         if not isinstance(request, dict):
             return None
-        url = str(request.get("url") or request.get("uri") or "")
+        url = mask_url(str(request.get("url") or request.get("uri") or ""))
         if not url:
             return None
         body = _json(request.get("body"))

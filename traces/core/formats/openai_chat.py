@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..credentials import mask_headers
+from ..credentials import mask_headers, mask_url
 from ..dialects import openai_chat as chat
 from ..http_traffic import TrafficReader
 from ..model import Exchange, LineError
@@ -85,6 +85,9 @@ def read_request(request: Any) -> RequestRead:
     meta = {k: v for k, v in request.items() if k != "body"}
     if isinstance(meta.get("headers"), dict):
         meta["headers"] = mask_headers(meta["headers"])
+    for key in ("url", "uri"):
+        if isinstance(meta.get(key), str):
+            meta[key] = mask_url(meta[key])
     url = str(request.get("url") or request.get("uri") or "")
     return RequestRead(body, {"http_request": meta}, url, request.get("timestamp"))
 
