@@ -61,7 +61,8 @@ def decode_body(body: Any, headers: Any = None, limits: Limits = DEFAULT_LIMITS)
 
     Bytes are decompressed (gzip, deflate) and decoded; an AWS event stream becomes the
     list of its frames `{":event-type", ":message-type", "payload"}`. Bytes that are
-    none of these are kept as `{"binary_base64": ...}` so nothing is silently lost.
+    none of these become a line of text that says so (with the start in base64), which
+    the adapters report as an unreadable body; the original file keeps every byte.
     """
     if isinstance(body, dict) and "string" in body and len(body) <= 2:
         body = body.get("string")
@@ -90,7 +91,8 @@ def _decode_bytes(data: bytes, headers: Any, limits: Limits) -> Any:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return {"binary_base64": base64.b64encode(data[:65536]).decode("ascii")}
+        shown = base64.b64encode(data[:4096]).decode("ascii")
+        return f"[binary body, {len(data):,} bytes, not text; base64 of the start] {shown}"
 
 
 def _inflate(data: bytes, wbits: int, limits: Limits) -> bytes:

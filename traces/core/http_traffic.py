@@ -68,7 +68,7 @@ class TrafficReader:
             return None
         else:
             kind = "other"
-        summary = f"{method or 'HTTP'} {path or url}" + (f" → {status}" if status else "")
+        summary = f"{method or 'HTTP'} {host}{path}" + (f" → {status}" if status else "")
         return HttpTraffic(line, kind, method, url, status, summary)
 
     def _mcp(

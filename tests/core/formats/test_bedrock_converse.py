@@ -26,8 +26,16 @@ def _jsonl(*records) -> bytes:
     return b"\n".join(orjson.dumps(r) for r in records) + b"\n"
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Cassettes are read with aliases refused, so none are written."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
 def _cassette(*interactions) -> bytes:
-    return yaml.safe_dump({"interactions": list(interactions), "version": 1}).encode()
+    document = {"interactions": list(interactions), "version": 1}
+    return yaml.dump(document, Dumper=_NoAliases).encode()
 
 
 def _streamed(messages: list, body: bytes) -> dict:

@@ -37,7 +37,9 @@ def _pair(contents: list, response, url: str = URL, status: int = 200) -> dict:
 
 def _reply(*parts, finish: str = "STOP", usage: dict | None = None) -> dict:
     return {
-        "candidates": [{"content": {"role": "model", "parts": list(parts)}, "finishReason": finish}],
+        "candidates": [
+            {"content": {"role": "model", "parts": list(parts)}, "finishReason": finish}
+        ],
         "usageMetadata": usage or {"promptTokenCount": 10, "candidatesTokenCount": 2},
         "modelVersion": "gemini-2.5-pro",
     }
