@@ -132,8 +132,8 @@ class TraceBuilder:
         return run
 
     def _run_for(self, traffic: HttpTraffic) -> int | None:
-        """The most recent model-issued run of this tool not yet matched to an execution,
-        preferring one whose arguments are the ones sent."""
+        """The most recent model-issued run of this tool not yet matched to an execution:
+        one with the arguments sent, else one still waiting for its result."""
         fallback: int | None = None
         for position in range(len(self.tool_runs) - 1, max(-1, len(self.tool_runs) - 500), -1):
             run = self.tool_runs[position]
@@ -143,8 +143,8 @@ class TraceBuilder:
                 continue
             if run.input == traffic.tool_input:
                 return position
-            if fallback is None:
-                fallback = position
+            if fallback is None and run.status == "pending":
+                fallback = position  # arguments re-encoded by the client: still waiting
         return fallback
 
     def add(self, exchange: Exchange) -> Update:
