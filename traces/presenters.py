@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 
 from traces import models, selectors
 from traces.core import render
+from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
 from traces.core.rules.registry import rules
@@ -157,6 +158,8 @@ def call_context(
 ) -> dict[str, Any]:
     request = selectors.call_request(trace=trace, call=call)
     response = selectors.call_response(call=call)
+    if normalize is not None:
+        normalize = _normalizer_for(trace.format, request.messages, normalize)
     appended = [
         MessageView(
             position=call.prefix_len + offset + 1,
@@ -197,6 +200,17 @@ def call_context(
         "previous_index": call.index - 1 if call.index > 1 else None,
         "next_index": call.index + 1 if call.index < trace.calls_count else None,
     }
+
+
+def _normalizer_for(
+    format_name: str, messages: Any, fallback: Callable[[Any], Message]
+) -> Callable[[Any], Message]:
+    """The format's reader for this request's messages where they sit (Gemini's tool ids
+    depend on the position), so the call page shows the ids the tool runs have."""
+    try:
+        return get_adapter(format_name).normalizer_for(messages)
+    except Exception:  # an unknown format or odd messages: read each message alone
+        return fallback
 
 
 def _safe_normalize(normalize: Callable[[Any], Message] | None, raw: Any) -> Message | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -44,6 +44,13 @@ class Adapter:
     def normalize(raw: Any) -> Message:
         """Turn one of this format's raw messages into a canonical `Message`."""
         raise NotImplementedError
+
+    @classmethod
+    def normalizer_for(cls, messages: Sequence[Any]) -> Callable[[Any], Message]:
+        """How to read the messages of one request (and its response) where they sit in
+        it. Most formats read a message on its own; formats whose tool ids depend on the
+        position (Gemini's name-and-order ids) override this."""
+        return cls.normalize
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:

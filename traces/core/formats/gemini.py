@@ -13,7 +13,7 @@ and counted in the call's other fields.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,6 +53,10 @@ class GeminiAdapter(Adapter):
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
         self._traffic = TrafficReader(_is_gemini_request)
+
+    @classmethod
+    def normalizer_for(cls, messages: Sequence[Any]) -> Callable[[Any], Message]:
+        return _in_context(list(messages))
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -137,16 +141,20 @@ class GeminiAdapter(Adapter):
         )
 
 
-def _in_context(contents: list[Any]):
+def _in_context(contents: list[Any]) -> Callable[[Any], Message]:
     """A normaliser that knows where each message sits in this request, so the ids it
-    gives function calls and responses follow the name-and-order rule."""
+    gives function calls and responses follow the name-and-order rule. A response body
+    (with `candidates`) is the turn after the request's contents."""
     positions = {id(content): index for index, content in enumerate(contents)}
 
     def normalize(raw: Any) -> Message:
         position = positions.get(id(raw))
-        if position is None:
-            return gemini.normalize_content(raw)
-        return gemini.normalize_at(raw, position, contents)
+        if position is not None:
+            return gemini.normalize_at(raw, position, contents)
+        if isinstance(raw, dict) and "candidates" in raw:
+            content = gemini.candidate_content(raw) or {"role": "model", "parts": []}
+            return gemini.normalize_at(content, len(contents), contents)
+        return gemini.normalize_content(raw)
 
     return normalize
 
