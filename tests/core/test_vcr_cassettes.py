@@ -209,3 +209,38 @@ def test_the_classifier_names_each_kind():
     assert reader.read(1, {"request": {"body": {}}}) is None  # no URL: not HTTP traffic
     masked = reader.read(1, {"request": {"url": "https://x/v1/traces?key=AIzaSECRET"}})
     assert masked.url == "https://x/v1/traces?key=[masked]"
+
+
+def test_yaml_only_values_in_parsed_bodies_become_json():
+    interaction = _interaction(CHAT, FIRST, ASKS, parsed=True)
+    interaction["request"]["parsed_body"]["metadata"] = {"day": "2025-06-01", "blob": b"\x00\xff"}
+    data = _cassette(interaction).replace(b"day: '2025-06-01'", b"day: 2025-06-01")
+    assert b"day: 2025-06-01\n" in data  # a YAML date, not a string
+    (record,) = read_source(data, "c.yaml").items
+    metadata = record.value["request"]["body"]["metadata"]
+    assert metadata == {"day": "2025-06-01", "blob": "AP8="}
+    orjson.dumps(record.value)  # storable
+
+
+def test_anthropic_cassettes_keep_token_counting_and_telemetry_apart():
+    messages = "https://api.anthropic.com/v1/messages"
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [QUESTION]}
+    reply = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "4°C"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 3},
+    }
+    trace = _read(
+        _cassette(
+            _interaction(messages + "/count_tokens", body, {"input_tokens": 10}, parsed=True),
+            _interaction(messages, body, reply, parsed=True),
+            _interaction("https://statsig.anthropic.com/v1/rgstr", {"events": []}, "{}"),
+        )
+    )
+    assert trace.format == "anthropic-messages" and len(trace.calls) == 1
+    assert [t.kind for t in trace.other_traffic] == ["other", "other"]
+    assert trace.other_traffic[0].summary == "POST api.anthropic.com/v1/messages/count_tokens → 200"

@@ -56,6 +56,25 @@ def clean_headers(headers: Any) -> dict[str, Any]:
     return cleaned
 
 
+def jsonable(value: Any) -> Any:
+    """A YAML-loaded structure (`parsed_body`) made JSON-safe: YAML also has bytes
+    (`!!binary`), dates and timestamps, which JSON storage refuses."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(value).decode("ascii")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
 def decode_body(body: Any, headers: Any = None, limits: Limits = DEFAULT_LIMITS) -> Any:
     """The body as JSON where it is JSON, text where it is text (event streams included).
 

@@ -341,10 +341,10 @@ class TraceBuilder:
                             )
                         )
                 elif block.kind == "tool_result":
-                    changed.append(self._attach_result(loop, call, block))
+                    changed.append(self._attach_result(loop, call, block, pairing))
         return changed
 
-    def _attach_result(self, loop: _LoopState, call: Call, block) -> int:
+    def _attach_result(self, loop: _LoopState, call: Call, block, pairing: str = "id") -> int:
         tool_id = block.tool_id or ""
         position = loop.runs_by_id.get(tool_id)
         if position is None:
@@ -373,6 +373,7 @@ class TraceBuilder:
                 is_error=block.is_error,
                 batch_size=1,
                 result_text=block.text[:RESULT_PREVIEW_CHARS],
+                pairing=pairing,  # type: ignore[arg-type]
             )
         )
         return len(self.tool_runs) - 1

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import yaml
 
-from .http_body import clean_headers, decode_body
+from .http_body import clean_headers, decode_body, jsonable
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .model import LineError
 
@@ -287,7 +287,10 @@ def vcr_interaction_to_pair(interaction: Any, limits: Limits = DEFAULT_LIMITS) -
     if not isinstance(request, dict) or not isinstance(response, dict):
         return None
     request_headers = clean_headers(request.get("headers"))
-    request_body = request["parsed_body"] if "parsed_body" in request else request.get("body")
+    if "parsed_body" in request:
+        request_body = jsonable(request["parsed_body"])
+    else:
+        request_body = request.get("body")
     pair_request = {
         "method": request.get("method"),
         "url": request.get("uri") or request.get("url"),
@@ -296,7 +299,7 @@ def vcr_interaction_to_pair(interaction: Any, limits: Limits = DEFAULT_LIMITS) -
     }
     raw_headers = response.get("headers")
     if "parsed_body" in response:
-        parsed = response["parsed_body"]
+        parsed = jsonable(response["parsed_body"])
     else:
         parsed = decode_body(response.get("body"), raw_headers, limits)
     status = response.get("status")

@@ -231,3 +231,10 @@ def test_a_response_with_no_candidates_or_no_json_is_a_failed_call():
 def test_a_file_of_nothing_gemini_is_refused_clearly():
     with pytest.raises(InputRejected):
         analyze_bytes(_jsonl({"unrelated": 1}), format_name="gemini")
+
+
+def test_a_response_with_no_call_before_it_is_an_orphan_paired_by_name():
+    contents = [USER, {"role": "user", "parts": [_answer("f", {"output": "x"})]}]
+    trace = analyze_bytes(_jsonl(_pair(contents, _reply({"text": "ok"}))))
+    (run,) = trace.tool_runs
+    assert (run.id, run.status, run.pairing) == ("f@?#1", "orphan", "name-order")
