@@ -14,6 +14,7 @@ import orjson
 import pytest
 import yaml
 
+from tests.golden import assert_golden, golden_input
 from traces.core.http_traffic import TrafficReader
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
@@ -244,3 +245,14 @@ def test_anthropic_cassettes_keep_token_counting_and_telemetry_apart():
     assert trace.format == "anthropic-messages" and len(trace.calls) == 1
     assert [t.kind for t in trace.other_traffic] == ["other", "other"]
     assert trace.other_traffic[0].summary == "POST api.anthropic.com/v1/messages/count_tokens → 200"
+
+
+def test_two_runs_gzip_and_telemetry_report_matches_golden():
+    """Gzip `!!binary` responses, a `parsed_body` request, a token request and two
+    traces/ingest posts, and one agent run recorded twice: two loops, four calls."""
+    trace = _read(golden_input("vcr/two_runs_gzip_telemetry.yaml"))
+    assert trace.format == "openai-responses"
+    assert [loop.calls for loop in trace.loops] == [(1, 2), (3, 4)]
+    assert [t.kind for t in trace.other_traffic] == ["auth", "telemetry", "telemetry"]
+    assert [r.status for r in trace.tool_runs] == ["paired", "paired"]
+    assert_golden("vcr/two_runs_gzip_telemetry.report.json", build_report(trace))
