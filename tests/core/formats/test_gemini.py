@@ -238,3 +238,12 @@ def test_a_response_with_no_call_before_it_is_an_orphan_paired_by_name():
     trace = analyze_bytes(_jsonl(_pair(contents, _reply({"text": "ok"}))))
     (run,) = trace.tool_runs
     assert (run.id, run.status, run.pairing) == ("f@?#1", "orphan", "name-order")
+
+
+def test_count_tokens_is_other_traffic_not_a_call():
+    count = URL.replace(":generateContent", ":countTokens")
+    trace = analyze_bytes(
+        _jsonl(_pair([USER], {"totalTokens": 3}, url=count), _pair([USER], _reply({"text": "x"})))
+    )
+    assert len(trace.calls) == 1
+    assert [(t.kind, t.line) for t in trace.other_traffic] == [("other", 1)]

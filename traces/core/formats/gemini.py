@@ -159,9 +159,16 @@ def _in_context(contents: list[Any]) -> Callable[[Any], Message]:
     return normalize
 
 
+OTHER_METHOD = re.compile(r"models/[^/:?]+:(?!(stream)?[gG]enerateContent)\w+")
+
+
 def _is_gemini_request(url: str, body: Any) -> bool:
+    """A model turn: the generateContent endpoints, or (behind a proxy) a body with
+    contents; countTokens and embedContent carry contents too but are not turns."""
     if ENDPOINT.search(url):
         return True
+    if OTHER_METHOD.search(url):
+        return False
     return isinstance(body, dict) and isinstance(body.get("contents"), (list, dict))
 
 
