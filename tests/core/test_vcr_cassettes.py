@@ -13,8 +13,12 @@ import zlib
 import orjson
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.eventstream import stream
 from tests.golden import assert_golden, golden_input
+from traces.core.http_body import aws_event_stream, decode_body
 from traces.core.http_traffic import TrafficReader
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
@@ -256,3 +260,31 @@ def test_two_runs_gzip_and_telemetry_report_matches_golden():
     assert [t.kind for t in trace.other_traffic] == ["auth", "telemetry", "telemetry"]
     assert [r.status for r in trace.tool_runs] == ["paired", "paired"]
     assert_golden("vcr/two_runs_gzip_telemetry.report.json", build_report(trace))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    data=st.binary(max_size=300),
+    content_type=st.sampled_from(["", "application/vnd.amazon.eventstream", "application/json"]),
+    encoding=st.sampled_from(["", "gzip", "deflate"]),
+)
+def test_any_recorded_bytes_decode_to_json_or_text_without_raising(data, content_type, encoding):
+    headers = {"Content-Type": [content_type], "Content-Encoding": [encoding]}
+    decoded = decode_body(data, headers)
+    assert isinstance(decoded, (str, list, dict, int, float, bool, type(None)))
+    orjson.dumps(decoded)  # storable as JSON
+
+
+@settings(max_examples=60, deadline=None)
+@given(cut=st.integers(min_value=0, max_value=400))
+def test_an_event_stream_cut_anywhere_keeps_the_whole_frames_before_the_cut(cut):
+    body = stream(
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}}),
+        ("messageStop", {"stopReason": "end_turn"}),
+    )
+    frames = aws_event_stream(body[:cut])
+    whole = [f for f in frames or [] if "payload" in f]
+    assert len(whole) <= 3
+    if cut >= len(body):
+        assert len(whole) == 3 and frames[-1].get("truncated") is None
