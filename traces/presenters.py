@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 
 from traces import models, selectors
 from traces.core import render
+from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
 from traces.core.rules.registry import rules
@@ -56,6 +57,7 @@ def trace_context(
         for run in trace.tool_runs.all()
         if run.call in shown_indexes or run.result_call in shown_indexes
     ]
+    _annotate_runs(runs, trace.report)
     names_by_call: dict[int, list[str]] = defaultdict(list)
     for run in runs:
         if run.call is not None:
@@ -111,9 +113,32 @@ def trace_context(
         "tool_runs": runs,
         "runs_windowed": loop is not None and window is not None,
         "line_errors": list(trace.line_errors.all()[:500]),
+        "other_traffic": trace.report.get("other_traffic", [])[:OTHER_TRAFFIC_SHOWN],
+        "other_traffic_count": len(trace.report.get("other_traffic", [])),
+        "pairing_by_name": any(r.get("pairing") == "name-order" for r in report_runs(trace)),
         "rule_count": len(rules()),
         "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
+
+
+OTHER_TRAFFIC_SHOWN = 500
+"""Non-model HTTP interactions listed on the trace page (the report keeps them all)."""
+
+
+def report_runs(trace: models.Trace) -> list[dict[str, Any]]:
+    runs = trace.report.get("tool_runs")
+    return runs if isinstance(runs, list) else []
+
+
+def _annotate_runs(runs: list[models.ToolRun], report: dict[str, Any]) -> None:
+    """Give each row the report's pairing method and where the tool ran (an MCP server);
+    rows and report entries share their order (position is 1-based)."""
+    entries = report.get("tool_runs") if isinstance(report.get("tool_runs"), list) else []
+    for run in runs:
+        entry = entries[run.position - 1] if 0 < run.position <= len(entries) else {}
+        entry = entry if isinstance(entry, dict) else {}
+        run.pairing = entry.get("pairing") or "id"
+        run.transport = entry.get("transport") if isinstance(entry.get("transport"), dict) else None
 
 
 MESSAGES_INLINE = 150
@@ -133,6 +158,8 @@ def call_context(
 ) -> dict[str, Any]:
     request = selectors.call_request(trace=trace, call=call)
     response = selectors.call_response(call=call)
+    if normalize is not None:
+        normalize = _normalizer_for(trace.format, request.messages, normalize)
     appended = [
         MessageView(
             position=call.prefix_len + offset + 1,
@@ -149,6 +176,7 @@ def call_context(
     position = loop_calls.index(call.index)
     asked = list(trace.tool_runs.filter(call=call.index))
     answered = list(trace.tool_runs.filter(result_call=call.index))
+    _annotate_runs(asked + answered, trace.report)
     accounting = accounting_context(trace.report)
     messages_inline = len(request.messages) <= MESSAGES_INLINE
     return {
@@ -172,6 +200,17 @@ def call_context(
         "previous_index": call.index - 1 if call.index > 1 else None,
         "next_index": call.index + 1 if call.index < trace.calls_count else None,
     }
+
+
+def _normalizer_for(
+    format_name: str, messages: Any, fallback: Callable[[Any], Message]
+) -> Callable[[Any], Message]:
+    """The format's reader for this request's messages where they sit (Gemini's tool ids
+    depend on the position), so the call page shows the ids the tool runs have."""
+    try:
+        return get_adapter(format_name).normalizer_for(messages)
+    except Exception:  # an unknown format or odd messages: read each message alone
+        return fallback
 
 
 def _safe_normalize(normalize: Callable[[Any], Message] | None, raw: Any) -> Message | None:

@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from tests.conftest import CORPUS, corpus_id
-from tests.core.test_detection_corpus import EXPECTED_FORMAT
+from tests.core.test_detection_corpus import NOT_TRACES, expected_format
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 
@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 def _files():
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name not in NOT_TRACES)
 
 
 @pytest.mark.parametrize("path", _files(), ids=corpus_id)
@@ -25,6 +25,6 @@ def test_corpus_file_uploads_and_downloads(client, path, corpus):
     reply = client.post(reverse("traces:api-traces"), {"file": SimpleUploadedFile(path.name, data)})
     assert reply.status_code == 201, reply.content[:300]
     body = reply.json()
-    assert body["format"] == EXPECTED_FORMAT[path.relative_to(corpus).parts[0]]
+    assert body["format"] == expected_format(str(path.relative_to(corpus)))
     assert client.get(reverse("traces:detail", args=[body["id"]])).status_code == 200
     assert client.get(reverse("traces:download", args=[body["id"]])).content == data

@@ -11,7 +11,7 @@ from .formats.base import Adapter
 from .formats.detect import SNIFF_RECORDS, detect
 from .formats.registry import get_adapter
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
-from .model import Exchange, LineError, ToolTiming, Trace
+from .model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
 from .rebuild import TraceBuilder, Update
 from .records import Record, stream_source
 
@@ -77,6 +77,9 @@ class TraceSession:
                 produced = True
             elif isinstance(event, ToolTiming):
                 self.builder.add_timing(event)
+                produced = True
+            elif isinstance(event, HttpTraffic):
+                self.builder.add_traffic(event)
                 produced = True
         if counts and (produced or not failed):
             self.records_ingested += 1

@@ -17,6 +17,9 @@ BlockKind = Literal[
 ]
 CallStatus = Literal["ok", "error"]
 ToolRunStatus = Literal["paired", "pending", "dangling", "orphan"]
+ToolPairing = Literal["id", "name-order"]
+"""How a tool result was matched to its call: by the call id, or (for formats whose calls
+carry no id, such as Gemini's functionCall) by tool name and order within the turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,9 @@ class Exchange:
     """The tool call that spawned this loop (a Task/Agent subagent), when known."""
     tokens_estimated: bool = False
     """True when the format records no usage for this call (message-list transcripts)."""
+    tool_pairing: ToolPairing = "id"
+    """How this format's tool ids were made: given by the provider, or derived from the
+    tool's name and its order within the turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +136,33 @@ class ToolTiming:
     result_text: str | None = None
     """The result as the tool log recorded it, for results no later request carried
     (a loop that ended right after a final tool, such as a `submit`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpTraffic:
+    """A recorded HTTP interaction that is not a model call: an MCP JSON-RPC post, an SDK
+    exporting its own telemetry, a token request. Kept and shown, never counted as a model
+    call or an API error.
+
+    An MCP `tools/call` also names the tool it ran (`tool_name`, `tool_input`) and its
+    result, so the builder can place it under the model call that asked for it.
+    """
+
+    line: int
+    kind: str
+    """`mcp`, `telemetry`, `auth` or `other`."""
+    method: str | None
+    url: str
+    status: int | None
+    summary: str
+    rpc_method: str | None = None
+    rpc_id: JSON = None
+    session: int | None = None
+    """The MCP session's ordinal in the file (JSON-RPC ids restart in each session)."""
+    tool_name: str | None = None
+    tool_input: JSON = None
+    result_text: str | None = None
+    is_error: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +228,11 @@ class ToolRun:
     result_text: str = ""
     started_at: float | None = None
     ended_at: float | None = None
+    pairing: ToolPairing = "id"
+    """How the result was matched to the call (see `ToolPairing`)."""
+    transport: Mapping[str, JSON] | None = None
+    """Where the tool really ran, when the file recorded it: an MCP `tools/call`
+    (`{"kind": "mcp", "traffic": n, "session": s, "rpc_id": i, "is_error": b}`)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -248,3 +286,5 @@ class Trace:
     records_ingested: int
     detection_reason: str = ""
     id_collisions: tuple[IdCollision, ...] = ()
+    other_traffic: tuple[HttpTraffic, ...] = ()
+    """Recorded HTTP interactions that are not model calls, in file order."""

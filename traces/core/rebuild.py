@@ -16,6 +16,7 @@ import orjson
 from .model import (
     Call,
     Exchange,
+    HttpTraffic,
     IdCollision,
     LineError,
     Loop,
@@ -68,6 +69,7 @@ class TraceBuilder:
         self._loops_by_key: dict[str, _LoopState] = {}
         self._early_timings: dict[str, ToolTiming] = {}
         self.id_collisions: list[IdCollision] = []
+        self.other_traffic: list[HttpTraffic] = []
 
     # -- public -----------------------------------------------------------------------
     def add_error(self, error: LineError) -> None:
@@ -97,6 +99,53 @@ class TraceBuilder:
             )
         self.tool_runs[position] = run
         return run
+
+    def add_traffic(self, traffic: HttpTraffic) -> ToolRun | None:
+        """Keep a non-model HTTP interaction; an MCP `tools/call` is placed on the tool run
+        that asked for it (the latest run of that tool, by name and arguments, with no
+        execution yet), which it marks as run over MCP, with its `isError`.
+
+        Returns the run it updated, if any.
+        """
+        self.other_traffic.append(traffic)
+        if traffic.tool_name is None:
+            return None
+        position = self._run_for(traffic)
+        if position is None:
+            return None
+        run = self.tool_runs[position]
+        transport = {
+            "kind": traffic.kind,
+            "traffic": len(self.other_traffic),
+            "line": traffic.line,
+            "session": traffic.session,
+            "rpc_id": traffic.rpc_id,
+            "is_error": bool(traffic.is_error),
+        }
+        run = replace(run, transport=transport, is_error=run.is_error or bool(traffic.is_error))
+        if run.status == "pending" and traffic.result_text is not None:
+            # The server's answer is the result, even if no later request carries it.
+            run = replace(
+                run, status="paired", result_text=traffic.result_text[:RESULT_PREVIEW_CHARS]
+            )
+        self.tool_runs[position] = run
+        return run
+
+    def _run_for(self, traffic: HttpTraffic) -> int | None:
+        """The most recent model-issued run of this tool not yet matched to an execution:
+        one with the arguments sent, else one still waiting for its result."""
+        fallback: int | None = None
+        for position in range(len(self.tool_runs) - 1, max(-1, len(self.tool_runs) - 500), -1):
+            run = self.tool_runs[position]
+            if run.name != traffic.tool_name or run.call is None or run.transport is not None:
+                continue
+            if run.status not in ("pending", "paired"):
+                continue
+            if run.input == traffic.tool_input:
+                return position
+            if fallback is None and run.status == "pending":
+                fallback = position  # arguments re-encoded by the client: still waiting
+        return fallback
 
     def add(self, exchange: Exchange) -> Update:
         messages = exchange.messages
@@ -149,8 +198,8 @@ class TraceBuilder:
         loop.last_call = index
         loop.last_status = exchange.status
         loop.model = loop.model or exchange.model
-        changed = self._pair_requests(loop, call, appended)
-        changed += self._record_calls(loop, call, response)
+        changed = self._pair_requests(loop, call, appended, exchange.tool_pairing)
+        changed += self._record_calls(loop, call, response, exchange.tool_pairing)
         return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
@@ -213,6 +262,7 @@ class TraceBuilder:
             records_ingested=records_ingested,
             detection_reason=self.detection_reason,
             id_collisions=tuple(self.id_collisions),
+            other_traffic=tuple(self.other_traffic),
         )
 
     # -- loop grouping ----------------------------------------------------------------
@@ -275,7 +325,9 @@ class TraceBuilder:
         return loop
 
     # -- tool pairing -----------------------------------------------------------------
-    def _pair_requests(self, loop: _LoopState, call: Call, appended: tuple[Message, ...]):
+    def _pair_requests(
+        self, loop: _LoopState, call: Call, appended: tuple[Message, ...], pairing: str = "id"
+    ):
         """Pair results in what this request appended with earlier calls, by id only."""
         changed: list[int] = []
         for message in appended:
@@ -284,13 +336,15 @@ class TraceBuilder:
                     known = block.tool_id in loop.runs_by_id or block.tool_id in self._runs_by_id
                     if not known:
                         changed.append(
-                            self._new_run(loop, block.tool_id, block.name, None, 1, block.input)
+                            self._new_run(
+                                loop, block.tool_id, block.name, None, 1, block.input, pairing
+                            )
                         )
                 elif block.kind == "tool_result":
-                    changed.append(self._attach_result(loop, call, block))
+                    changed.append(self._attach_result(loop, call, block, pairing))
         return changed
 
-    def _attach_result(self, loop: _LoopState, call: Call, block) -> int:
+    def _attach_result(self, loop: _LoopState, call: Call, block, pairing: str = "id") -> int:
         tool_id = block.tool_id or ""
         position = loop.runs_by_id.get(tool_id)
         if position is None:
@@ -319,11 +373,14 @@ class TraceBuilder:
                 is_error=block.is_error,
                 batch_size=1,
                 result_text=block.text[:RESULT_PREVIEW_CHARS],
+                pairing=pairing,  # type: ignore[arg-type]
             )
         )
         return len(self.tool_runs) - 1
 
-    def _record_calls(self, loop: _LoopState, call: Call, response: Message | None) -> list[int]:
+    def _record_calls(
+        self, loop: _LoopState, call: Call, response: Message | None, pairing: str = "id"
+    ) -> list[int]:
         """Tool calls the response asked for; several at once form a parallel batch."""
         if response is None:
             return []
@@ -331,7 +388,7 @@ class TraceBuilder:
         if len(uses) > 1:
             self.batches.append(ParallelBatch(call.index, tuple(b.tool_id or "" for b in uses)))
         return [
-            self._new_run(loop, b.tool_id or "", b.name, call.index, len(uses), b.input)
+            self._new_run(loop, b.tool_id or "", b.name, call.index, len(uses), b.input, pairing)
             for b in uses
         ]
 
@@ -343,6 +400,7 @@ class TraceBuilder:
         call: int | None,
         batch_size: int,
         arguments: Any,
+        pairing: str = "id",
     ) -> int:
         self.tool_runs.append(
             ToolRun(
@@ -355,6 +413,7 @@ class TraceBuilder:
                 is_error=False,
                 batch_size=batch_size,
                 input=arguments,
+                pairing=pairing,  # type: ignore[arg-type]
             )
         )
         position = len(self.tool_runs) - 1

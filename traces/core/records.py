@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import yaml
 
+from .http_body import clean_headers, decode_body, jsonable
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .model import LineError
 
@@ -187,7 +188,7 @@ def stream_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMI
         raise InputRejected("The file is empty: there is no trace in it.")
     text_start = _head(data)[:1]
     if _looks_like_yaml(data, filename):
-        return _read_yaml(data)
+        return _read_yaml(data, limits)
     if text_start in (b"[", b"{") or data.startswith(BOM):
         document = _whole_document(data, limits)
         if document is not None:
@@ -254,7 +255,7 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-def _read_yaml(data: bytes) -> Source:
+def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
     """Read a VCR cassette: each interaction becomes one HTTP-pair record."""
     lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     try:
@@ -265,7 +266,7 @@ def _read_yaml(data: bytes) -> Source:
         raise InputRejected("A YAML file must be a VCR cassette with an 'interactions' list.")
     items: list[Record | LineError] = []
     for number, interaction in enumerate(document["interactions"], start=1):
-        pair = vcr_interaction_to_pair(interaction)
+        pair = vcr_interaction_to_pair(interaction, limits)
         if pair is None:
             items.append(LineError(number, "interaction has no request/response mapping"))
         else:
@@ -273,42 +274,42 @@ def _read_yaml(data: bytes) -> Source:
     return Source("yaml", lines_total, items)
 
 
-def vcr_interaction_to_pair(interaction: Any) -> dict | None:
-    """Reshape one VCR interaction into the claude-trace HTTP-pair shape adapters read."""
+def vcr_interaction_to_pair(interaction: Any, limits: Limits = DEFAULT_LIMITS) -> dict | None:
+    """Reshape one VCR interaction into the claude-trace HTTP-pair shape adapters read.
+
+    Bodies are decoded by `http_body`: `parsed_body` structures, JSON strings, gzip or
+    base64 `!!binary` bytes and AWS event streams all arrive as JSON (or event text).
+    """
     if not isinstance(interaction, dict):
         return None
     request = interaction.get("request")
     response = interaction.get("response")
     if not isinstance(request, dict) or not isinstance(response, dict):
         return None
+    request_headers = clean_headers(request.get("headers"))
+    if "parsed_body" in request:
+        request_body = jsonable(request["parsed_body"])
+    else:
+        request_body = request.get("body")
     pair_request = {
         "method": request.get("method"),
-        "url": request.get("uri"),
-        "headers": request.get("headers") or {},
-        "body": _maybe_json(request.get("body")),
+        "url": request.get("uri") or request.get("url"),
+        "headers": request_headers,
+        "body": decode_body(request_body, request.get("headers"), limits),
     }
-    body = response.get("body")
-    body_text = body.get("string") if isinstance(body, dict) else body
+    raw_headers = response.get("headers")
+    if "parsed_body" in response:
+        parsed = jsonable(response["parsed_body"])
+    else:
+        parsed = decode_body(response.get("body"), raw_headers, limits)
     status = response.get("status")
-    parsed = _maybe_json(body_text)
     pair_response: dict[str, Any] = {
         "status_code": status.get("code") if isinstance(status, dict) else status,
-        "headers": response.get("headers") or {},
+        "headers": clean_headers(raw_headers),
     }
     if isinstance(parsed, (dict, list)):
         pair_response["body"] = parsed
     else:
         pair_response["body"] = None
-        pair_response["body_raw"] = body_text if isinstance(body_text, str) else None
+        pair_response["body_raw"] = parsed if isinstance(parsed, str) else None
     return {"request": pair_request, "response": pair_response, "recorded_by": "vcr"}
-
-
-def _maybe_json(value: Any) -> Any:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value

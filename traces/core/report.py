@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .accounting import Accounting, account
-from .model import Call, Trace
+from .model import Call, HttpTraffic, ToolRun, Trace
 from .pricing import PriceTable
 from .rules.base import Finding
 from .rules.registry import run_rules
@@ -45,13 +45,14 @@ def build_report(
             "duration_s": run.duration_s,
             "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
             **_result_account(accounting, position),
+            **_run_provenance(run),
         }
         for position, run in enumerate(trace.tool_runs)
     ]
     usage_fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
     reported = [call.usage for call in trace.calls if call.usage is not None]
     usage_sum = {field: sum(getattr(u, field) for u in reported) for field in usage_fields}
-    return {
+    report = {
         "schema": SCHEMA,
         "format": trace.format,
         "detection": trace.detection_reason,
@@ -94,6 +95,36 @@ def build_report(
             "unpriced_models": list(accounting.unpriced_models),
         },
         "findings": [finding.as_dict() for finding in findings],
+    }
+    if trace.other_traffic:
+        report["other_traffic"] = [_traffic(item) for item in trace.other_traffic]
+    return report
+
+
+def _run_provenance(run: ToolRun) -> dict[str, Any]:
+    """Keys present only when they say something: a pairing other than by id, and where
+    the tool really ran (an MCP `tools/call`)."""
+    extra: dict[str, Any] = {}
+    if run.pairing != "id":
+        extra["pairing"] = run.pairing
+    if run.transport is not None:
+        extra["transport"] = dict(run.transport)
+    return extra
+
+
+def _traffic(item: HttpTraffic) -> dict[str, Any]:
+    return {
+        "line": item.line,
+        "kind": item.kind,
+        "method": item.method,
+        "url": item.url,
+        "status": item.status,
+        "summary": item.summary,
+        "rpc_method": item.rpc_method,
+        "rpc_id": item.rpc_id,
+        "session": item.session,
+        "tool_name": item.tool_name,
+        "is_error": item.is_error,
     }
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, corpus_id
-from tests.core.test_detection_corpus import EXPECTED_FORMAT
+from tests.core.test_detection_corpus import NOT_TRACES, expected_format
 from traces.core.accounting import account
 from traces.core.formats.registry import adapters
 from traces.core.ingest import analyze_files
@@ -24,12 +24,12 @@ from traces.core.rules.registry import rules, run_rules
 def _all_corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name not in NOT_TRACES)
 
 
 def _lint(corpus: Path, relative: str) -> tuple[Trace, list[Finding]]:
     path = corpus / relative
-    expected = EXPECTED_FORMAT[Path(relative).parts[0]]
+    expected = expected_format(relative)
     if expected not in {adapter.name for adapter in adapters()}:
         pytest.skip(f"the {expected} adapter is not registered")
     trace = analyze_files([(path.name, path.read_bytes())])

@@ -23,6 +23,7 @@ from ..coerce import parse_arguments as _parse_arguments
 from ..coerce import text_of as _text_of
 from ..model import Block, Message, Usage
 from ..sse import iter_events
+from .pydantic_ai import is_retry_prompt
 
 RESULT_ROLES = {"tool", "function"}
 SYSTEM_ROLES = {"system", "developer"}
@@ -118,12 +119,16 @@ def _part_block(part: Any) -> Block:
 
 
 def _result_block(raw: dict[str, Any]) -> Block:
-    """A `role:"tool"` message is one tool result, paired by `tool_call_id` as written."""
+    """A `role:"tool"` message is one tool result, paired by `tool_call_id` as written.
+
+    The API has no error flag; a pydantic-ai retry prompt is the one error it marks."""
+    text = text_of(raw.get("content"))
     return Block(
         "tool_result",
-        text=text_of(raw.get("content")),
+        text=text,
         tool_id=str_or_none(raw.get("tool_call_id")),
         name=str_or_none(raw.get("name")),
+        is_error=is_retry_prompt(text),
         raw=raw,
     )
 

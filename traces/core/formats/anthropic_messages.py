@@ -19,6 +19,7 @@ import orjson
 
 from ..credentials import mask_headers
 from ..dialects import anthropic
+from ..http_traffic import TrafficReader
 from ..model import Exchange, LineError
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -38,6 +39,10 @@ class AnthropicMessagesAdapter(Adapter):
     )
     normalize = staticmethod(anthropic.normalize_message)
 
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
+        self._traffic = TrafficReader(_is_messages_request)
+
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
         for value in values:
@@ -51,7 +56,10 @@ class AnthropicMessagesAdapter(Adapter):
         if not isinstance(value, dict):
             yield LineError(record.line, "expected a JSON object with request and response")
             return
-        if "request" in value or "response" in value:
+        traffic = self._traffic.read(record.line, value)
+        if traffic is not None:
+            yield traffic
+        elif "request" in value or "response" in value:
             yield from self._pair(record.line, value)
         elif "status" in value and "body" in value:
             yield from self._pair(record.line, {"response": _nock_response(value)})
@@ -106,6 +114,16 @@ class AnthropicMessagesAdapter(Adapter):
             request_recorded=request is not None,
             extra=extra,
         )
+
+
+def _is_messages_request(url: str, body: Any) -> bool:
+    """A Messages API call: its endpoint (token counting aside), or a body with messages."""
+    path = url.split("?")[0]
+    if path.endswith("/v1/messages") or "/v1/messages?" in url:
+        return True
+    if "/v1/messages/" in path:
+        return False  # count_tokens, batches: not a model turn
+    return isinstance(body, dict) and isinstance(body.get("messages"), list)
 
 
 def _recognise(value: Any) -> str | None:

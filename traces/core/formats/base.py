@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..model import Exchange, LineError, Message, ToolTiming
+from ..model import Exchange, HttpTraffic, LineError, Message, ToolTiming
 from ..records import Record
 
-AdapterEvent = Exchange | LineError | ToolTiming
+AdapterEvent = Exchange | LineError | ToolTiming | HttpTraffic
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,13 @@ class Adapter:
     def normalize(raw: Any) -> Message:
         """Turn one of this format's raw messages into a canonical `Message`."""
         raise NotImplementedError
+
+    @classmethod
+    def normalizer_for(cls, messages: Sequence[Any]) -> Callable[[Any], Message]:
+        """How to read the messages of one request (and its response) where they sit in
+        it. Most formats read a message on its own; formats whose tool ids depend on the
+        position (Gemini's name-and-order ids) override this."""
+        return cls.normalize
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:

@@ -22,8 +22,9 @@ from typing import Any
 
 import orjson
 
-from ..credentials import mask_headers
+from ..credentials import mask_headers, mask_url
 from ..dialects import openai_chat as chat
+from ..http_traffic import TrafficReader
 from ..model import Exchange, LineError
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -84,6 +85,9 @@ def read_request(request: Any) -> RequestRead:
     meta = {k: v for k, v in request.items() if k != "body"}
     if isinstance(meta.get("headers"), dict):
         meta["headers"] = mask_headers(meta["headers"])
+    for key in ("url", "uri"):
+        if isinstance(meta.get(key), str):
+            meta[key] = mask_url(meta[key])
     url = str(request.get("url") or request.get("uri") or "")
     return RequestRead(body, {"http_request": meta}, url, request.get("timestamp"))
 
@@ -234,6 +238,7 @@ class OpenAIChatAdapter(Adapter):
         self._chunks: list[Any] = []
         self._chunk_line = 0
         self._chunk_id: Any = None
+        self._traffic = TrafficReader(_is_chat_request)
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -256,6 +261,8 @@ class OpenAIChatAdapter(Adapter):
         yield from self._flush_chunks()
         if not isinstance(value, dict):
             yield LineError(record.line, "expected a JSON object with request and response")
+        elif (traffic := self._traffic.read(record.line, value)) is not None:
+            yield traffic
         elif "request" in value or "response" in value:
             yield from self._pair(record.line, value, value.get("request"), value.get("response"))
         elif is_nock(value):
@@ -360,6 +367,13 @@ def _recognise(value: Any) -> Detection | None:
     if any(_chat_only_message(m) for m in body["messages"]):
         return Detection(0.6, "request 'messages' use Chat roles (system/tool) or tool_calls")
     return Detection(0.4, "request has 'messages' (no response shape to confirm)")
+
+
+def _is_chat_request(url: str, body: Any) -> bool:
+    """A Chat Completions call: its endpoint, or (behind a proxy) a body with messages."""
+    if "/chat/completions" in url:
+        return True
+    return isinstance(body, dict) and isinstance(body.get("messages"), list)
 
 
 def _is_completion(value: Any) -> bool:

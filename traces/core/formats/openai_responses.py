@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..dialects import openai_responses as responses
+from ..http_traffic import TrafficReader
 from ..model import Exchange, LineError
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -81,6 +82,7 @@ class OpenAIResponsesAdapter(Adapter):
         self._conversations: dict[str, _Turn] = {}
         self._events: list[Any] = []
         self._events_line = 0
+        self._traffic = TrafficReader(_is_responses_request)
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -103,6 +105,8 @@ class OpenAIResponsesAdapter(Adapter):
         yield from self._flush_events()
         if not isinstance(value, dict):
             yield LineError(record.line, "expected a JSON object with request and response")
+        elif (traffic := self._traffic.read(record.line, value)) is not None:
+            yield traffic
         elif "request" in value or "response" in value:
             yield from self._pair(record.line, value, value.get("request"), value.get("response"))
         elif is_nock(value):
@@ -258,6 +262,13 @@ def _recognise(value: Any) -> Detection | None:
     if "model" in body:
         return Detection(0.5, "request has 'input' and 'model' (no response shape to confirm)")
     return None
+
+
+def _is_responses_request(url: str, body: Any) -> bool:
+    """A Responses API call: its endpoint, or (behind a proxy) a body with `input`."""
+    if "/responses" in url.split("?")[0]:
+        return True
+    return isinstance(body, dict) and "input" in body
 
 
 def _is_response_object(value: Any) -> bool:

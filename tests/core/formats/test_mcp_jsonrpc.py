@@ -1,0 +1,156 @@
+"""MCP JSON-RPC traffic in cassettes: kept as other HTTP traffic, and each `tools/call`
+placed on the tool run of the model call that asked for it."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+import yaml
+
+from tests.golden import assert_golden, golden_input
+from traces.core.ingest import analyze_bytes
+from traces.core.report import build_report
+
+MCP = "https://mcp.example.com/mcp"
+CHAT = "https://api.openai.com/v1/chat/completions"
+USER = {"role": "user", "content": "look it up"}
+
+
+class _NoAliases(yaml.SafeDumper):
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
+def _cassette(*interactions) -> bytes:
+    document = {"interactions": list(interactions), "version": 1}
+    return yaml.dump(document, Dumper=_NoAliases).encode()
+
+
+def _rpc(body: dict, reply_text: str, status: int = 200) -> dict:
+    return {
+        "request": {"headers": {}, "method": "POST", "parsed_body": body, "uri": MCP},
+        "response": {"body": {"string": reply_text}, "headers": {}, "status": {"code": status}},
+    }
+
+
+def _tools_call(rpc_id: int, name: str, arguments: dict, reply: dict | None) -> dict:
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": "tools/call"}
+    body["params"] = {"name": name, "arguments": arguments}
+    return _rpc(body, "" if reply is None else orjson.dumps(reply).decode())
+
+
+def _asks(name: str, arguments: dict, call_id: str = "call_1") -> dict:
+    tool_call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": orjson.dumps(arguments).decode()},
+    }
+    reply = {
+        "object": "chat.completion",
+        "model": "gpt-4.1",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [tool_call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    return {
+        "request": {
+            "headers": {},
+            "method": "POST",
+            "parsed_body": {"messages": [USER]},
+            "uri": CHAT,
+        },
+        "response": {"headers": {}, "parsed_body": reply, "status": {"code": 200}},
+    }
+
+
+def _read(data: bytes):
+    return analyze_bytes(data, filename="cassette.yaml")
+
+
+# -- corpus -----------------------------------------------------------------------------
+# SOURCES.md §13: 9 interactions, 7 MCP posts (two sessions: initialize, initialized,
+# tools/list; then initialize, initialized, tools/call, tools/list) and 2 LLM calls.
+@pytest.mark.corpus
+def test_mcp_posts_are_traffic_and_the_tools_call_runs_the_model_s_call(corpus):
+    path = corpus / "mcp_jsonrpc" / "pydantic-ai_test_mcptoolset_in_temporal_workflow.yaml"
+    trace = analyze_bytes(path.read_bytes(), filename=path.name)
+    assert trace.format == "openai-chat" and len(trace.calls) == 2
+    assert [t.rpc_method for t in trace.other_traffic] == [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "tools/list",
+    ]
+    assert [t.session for t in trace.other_traffic] == [1, 1, 1, 2, 2, 2, 2]
+    # JSON-RPC ids restart in each session: both initialize requests are id 0
+    assert [t.rpc_id for t in trace.other_traffic if t.rpc_method == "initialize"] == [0, 0]
+    (run,) = trace.tool_runs
+    assert (run.name, run.status, run.call, run.result_call) == ("ask_question", "paired", 1, 2)
+    assert run.transport == {
+        "kind": "mcp",
+        "traffic": 6,
+        "line": 7,
+        "session": 2,
+        "rpc_id": 1,
+        "is_error": False,
+    }
+    # the log notification before the result in the SSE stream is skipped
+    (call,) = [t for t in trace.other_traffic if t.rpc_method == "tools/call"]
+    assert call.result_text.startswith("Pydantic AI is a Python framework")
+    assert build_report(trace)["totals"]["failed_calls"] == 0
+
+
+# -- golden -----------------------------------------------------------------------------
+def test_tools_over_mcp_report_matches_golden():
+    """Two parallel calls of one tool run in two MCP sessions in the opposite order (ids
+    restarting at 0 each time); one result is `isError`, after a log notification."""
+    trace = _read(golden_input("mcp/tools_over_mcp.yaml"))
+    runs = {run.id: run for run in trace.tool_runs}
+    # matched by arguments, not by order
+    assert runs["call_a"].transport["session"] == 3 and not runs["call_a"].is_error
+    assert runs["call_b"].transport["session"] == 2 and runs["call_b"].is_error
+    assert [r.status for r in trace.tool_runs] == ["paired", "paired"]
+    report = build_report(trace)
+    assert len(report["other_traffic"]) == 9
+    assert report["other_traffic"][5]["summary"] == "MCP tools/call search_docs (isError)"
+    assert_golden("mcp/tools_over_mcp.report.json", report)
+
+
+# -- edge cases -------------------------------------------------------------------------
+def test_a_json_rpc_error_is_an_error_result():
+    reply = {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "unknown tool"}}
+    trace = _read(_cassette(_asks("lookup", {"q": 1}), _tools_call(3, "lookup", {"q": 1}, reply)))
+    (run,) = trace.tool_runs
+    assert run.is_error and run.transport["is_error"] is True
+    # no later request carried it, but the server's answer is the result
+    assert (run.status, run.result_text, run.result_call) == ("paired", "unknown tool", None)
+
+
+def test_a_tools_call_no_model_asked_for_stays_traffic_only():
+    ok = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}]}}
+    trace = _read(_cassette(_asks("lookup", {"q": 1}), _tools_call(1, "other_tool", {}, ok)))
+    (run,) = trace.tool_runs
+    assert run.transport is None and run.status == "dangling"
+    assert trace.other_traffic[0].tool_name == "other_tool"
+
+
+def test_an_unreadable_mcp_answer_is_no_result_and_no_crash():
+    trace = _read(
+        _cassette(
+            _asks("lookup", {"q": 1}),
+            _tools_call(1, "lookup", {"q": 1}, None),
+            _rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": "bad"}, "data: {"),
+        )
+    )
+    (run,) = trace.tool_runs
+    assert run.transport["rpc_id"] == 1 and run.status == "dangling"
+    first, second = trace.other_traffic
+    assert (first.result_text, first.is_error) == (None, None)
+    assert second.tool_name is None and second.summary == "MCP tools/call ?"
