@@ -36,6 +36,7 @@ SET_COLUMNS = (
     "ended_at",
     "stats",
     "flags_count",
+    "run_set",  # the related manager sets it on each run: without it, one query per run
 )
 TOP = 10
 
