@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from traces import models, runsets, selectors
 from traces.comparing import traces_comparison
 from traces.core.accounting import BUCKETS
+from traces.core.summary import OUTCOME_LABELS
 
 BUCKET_NAMES = {
     "prefix": "prefix",
@@ -36,6 +37,7 @@ def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
             "cmp": result,
             "buckets": [(key, BUCKET_NAMES[key]) for key in BUCKETS],
             "total_rows": _total_rows(result),
+            "outcome_labels": OUTCOME_LABELS,
         },
     )
 

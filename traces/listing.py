@@ -95,7 +95,7 @@ def list_context(params: Mapping[str, str], base: str = "", fixed_set: str = "")
                 "format",
                 "model",
                 "label",
-                "set",
+                *(() if fixed_set else ("set",)),
                 "severity",
                 "date_from",
                 "date_to",

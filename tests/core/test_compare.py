@@ -86,6 +86,15 @@ def test_transcripts_diverge_at_the_second_answer(calendar):
     assert removed == ['-[tool call] check_availability {"attendee": "tom", "slot": "slot_3"}']
 
 
+def test_the_serial_run_alone_has_the_serial_calls_finding(calendar):
+    findings = calendar["findings"]
+    assert findings["only_a"] == [] and findings["both"] == []
+    assert findings["only_b"] == [
+        {"rule": "serial-independent-calls", "severity": "warning", "a": 0, "b": 1}
+    ]
+    assert calendar["delta"]["findings"] == 1
+
+
 def test_tools_side_by_side(calendar):
     tools = {row["name"]: row for row in calendar["tools"]}
     assert set(tools) == {"find_free_slots", "check_availability", "create_event"}

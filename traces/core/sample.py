@@ -190,13 +190,28 @@ def serial_sample_lines() -> list[bytes]:
     parallel = [orjson.loads(line) for line in sample_lines()]
     bodies = [record["response"]["body"] for record in parallel]
     turn1, turn2, turn3, turn4 = (body["content"] for body in bodies)
+    # The serial answer names both attendees before the first check comes back, so
+    # serial-independent-calls can prove the second check did not need the first.
     check_priya, check_tom = turn2[1], turn2[2]
     free_slots = parallel[1]["request"]["body"]["messages"][2]["content"]
     priya_result, tom_result = parallel[2]["request"]["body"]["messages"][4]["content"]
     event_result = parallel[3]["request"]["body"]["messages"][6]["content"]
     turns = [
         (turn1, "tool_use", _usage(800, 60), free_slots, 1.9, 0.4),
-        ([turn2[0], check_priya], "tool_use", _usage(1260, 60), [priya_result], 1.6, 0.5),
+        (
+            [
+                {
+                    "type": "text",
+                    "text": "Slot 3 (Thursday 14:00) works for you. Checking priya, then tom.",
+                },
+                check_priya,
+            ],
+            "tool_use",
+            _usage(1260, 60),
+            [priya_result],
+            1.6,
+            0.5,
+        ),
         (
             [{"type": "text", "text": "Priya is free. Now Tom."}, check_tom],
             "tool_use",

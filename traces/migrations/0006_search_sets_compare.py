@@ -16,7 +16,9 @@ def backfill(apps, schema_editor):
     TraceRule = apps.get_model("traces", "TraceRule")
     ids = list(Trace.objects.values_list("pk", flat=True))
     for start in range(0, len(ids), BATCH):
-        for trace in Trace.objects.filter(pk__in=ids[start : start + BATCH]):
+        batch = ids[start : start + BATCH]
+        TraceRule.objects.filter(trace_id__in=batch).delete()  # safe to run twice
+        for trace in Trace.objects.filter(pk__in=batch):
             report = trace.report or {}
             for field, value in summary_columns(report).items():
                 setattr(trace, field, value)

@@ -145,7 +145,7 @@ def usd(value: Any) -> str:
 @register.filter
 def signed(value: Any, kind: str = "int") -> SafeString:
     """A difference (B minus A) with its sign, coloured: more is red, less green (for
-    tokens, calls and dollars, less is better)."""
+    tokens, calls, dollars and findings, less is better; `pp-neutral` is not coloured)."""
     if value is None or value == "":
         return mark_safe('<span class="delta-zero">—</span>')
     number = float(value)
@@ -153,7 +153,7 @@ def signed(value: Any, kind: str = "int") -> SafeString:
         text = f"${abs(number):.4f}" if abs(number) < 1 else f"${abs(number):,.2f}"
     elif kind == "pct":
         text = f"{abs(number) * 100:.1f}%"
-    elif kind == "pp":
+    elif kind in ("pp", "pp-neutral"):
         text = f"{abs(number) * 100:.1f} pp"
     elif kind == "float":
         text = f"{abs(number):,.2f}"
@@ -162,6 +162,8 @@ def signed(value: Any, kind: str = "int") -> SafeString:
     if number == 0:
         return mark_safe(f'<span class="delta-zero">±{escape(text)}</span>')
     sign, css = ("+", "delta-up") if number > 0 else ("−", "delta-down")
+    if kind == "pp-neutral":  # e.g. an outcome's rate: more is not worse by itself
+        css = "delta-neutral"
     return mark_safe(f'<span class="{css}">{sign}{escape(text)}</span>')
 
 
