@@ -104,7 +104,8 @@ def compare_pick(request: HttpRequest) -> HttpResponse:
     """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`)."""
     kind = request.GET.get("kind", "runs")
     first = _uuid(request.GET.get("a", ""))
-    second_text = " ".join(request.GET.get("b", "").split())
+    typed = request.GET.get("b_other", "")  # a trace page's free-text box wins over its menu
+    second_text = " ".join((typed if typed.strip() else request.GET.get("b", "")).split())
     if first is None or not second_text:
         raise Http404("Choose two things to compare")
     if kind == "sets":

@@ -211,6 +211,8 @@ def test_compare_page_and_json_match_the_core(client, stored):
         "traces:compare", args=[a.pk, b.pk]
     )
     assert client.get(reverse("traces:compare-pick") + f"?a={a.pk}&b=nobody").status_code == 404
+    typed = client.get(reverse("traces:compare-pick") + f"?a={a.pk}&b={a.pk}&b_other=serial")
+    assert typed["Location"] == reverse("traces:compare", args=[a.pk, b.pk])
 
 
 def test_two_sets_compared(client):
