@@ -264,3 +264,18 @@ def test_backfill_fills_rows_stored_before_the_migration(stored):
     trace.refresh_from_db()
     assert trace.model == "claude-sonnet-4-5" and trace.tool_names == "grep"
     assert trace.rule_counts.filter(rule="dangling-tool-call").exists()
+
+
+def test_list_and_set_pages_never_load_reports_and_do_not_grow_with_rows(client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run_set = services.run_set_ingest(
+        name="many", files=[(f"run-{n}.jsonl", sample_bytes() + b"\n" * n) for n in range(12)]
+    ).run_set
+    for url in (reverse("traces:list"), reverse("traces:set", args=[run_set.pk])):
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url + "?sort=-cost").status_code == 200
+        statements = [q["sql"] for q in queries.captured_queries]
+        assert len(statements) <= 15, (url, len(statements))
+        assert not any('"report"' in sql for sql in statements), url
