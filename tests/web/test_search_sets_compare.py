@@ -279,3 +279,28 @@ def test_list_and_set_pages_never_load_reports_and_do_not_grow_with_rows(client)
         statements = [q["sql"] for q in queries.captured_queries]
         assert len(statements) <= 15, (url, len(statements))
         assert not any('"report"' in sql for sql in statements), url
+
+
+def test_plain_form_upload_into_a_set_redirects_to_it(client):
+    reply = client.post(
+        reverse("traces:upload"),
+        {
+            "file": [
+                SimpleUploadedFile("a.jsonl", sample_bytes()),
+                SimpleUploadedFile("b.jsonl", serial_sample_bytes()),
+            ],
+            "set": "form set",
+            "labels": "manual",
+        },
+    )
+    run_set = models.RunSet.objects.get(name="form set")
+    assert reply.status_code == 302 and reply["Location"] == reverse(
+        "traces:set", args=[run_set.pk]
+    )
+    assert run_set.runs.count() == 2
+    assert set(run_set.runs.values_list("labels__name", flat=True)) == {"manual"}
+    bad = client.post(
+        reverse("traces:upload"),
+        {"file": SimpleUploadedFile("x.jsonl", b"nope\n"), "set": "form set"},
+    )
+    assert bad.status_code == 400 and "x.jsonl" in bad.content.decode()
