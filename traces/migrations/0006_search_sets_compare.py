@@ -4,7 +4,7 @@ import django.db.models.deletion
 import uuid
 from django.db import migrations, models
 
-BATCH = 200
+BATCH = 50
 
 
 def backfill(apps, schema_editor):
