@@ -118,7 +118,7 @@ class Trace(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["-created_at"], name="trace_created_idx"),
+            models.Index(fields=["-created_at", "-id"], name="trace_created_idx"),
             models.Index(fields=["cost_usd"], name="trace_cost_idx"),
             models.Index(fields=["calls_count"], name="trace_calls_idx"),
             models.Index(fields=["flags_count"], name="trace_flags_idx"),

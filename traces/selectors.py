@@ -94,9 +94,21 @@ def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
         traces = traces.filter(calls_count__lte=query.calls_max)
     if query.errors:
         traces = traces.filter(error_results__gt=0)
-    column = F(SORTS[query.sort_key])
-    order = column.desc(nulls_last=True) if query.descending else column.asc(nulls_last=True)
-    return traces.order_by(order, "-created_at", "-pk")
+    return traces.order_by(*_ordering(query))
+
+
+def _ordering(query: ListQuery) -> list[Any]:
+    """The sort, then newest first and the id to break ties. Only cost can be unknown
+    (NULL, listed last); other columns sort plainly so their index serves the sort."""
+    name = SORTS[query.sort_key]
+    sign = "-" if query.descending else ""
+    if query.sort_key == "date":
+        return [f"{sign}created_at", f"{sign}pk"]
+    if query.sort_key == "cost":
+        column = F(name)
+        first = column.desc(nulls_last=True) if query.descending else column.asc(nulls_last=True)
+        return [first, "-created_at", "-pk"]
+    return [f"{sign}{name}", "-created_at", "-pk"]
 
 
 def _day_start(day: dt.date) -> dt.datetime:

@@ -121,7 +121,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='trace',
-            index=models.Index(fields=['-created_at'], name='trace_created_idx'),
+            index=models.Index(fields=['-created_at', '-id'], name='trace_created_idx'),
         ),
         migrations.AddIndex(
             model_name='trace',
