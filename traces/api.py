@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from traces import live_api, selectors, services
+from traces import live_api, selectors, services, set_api
+from traces.core.labels import clean_labels
 
 
 @csrf_exempt
@@ -19,10 +20,15 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
 
     Several `file` fields make one trace (a session and its subagents' files).
+    `labels=a,b` tags the trace; `set=NAME` stores each run of the files in that run set
+    instead (see traces.set_api).
     `?live=1` (empty body) creates a live trace instead: see traces.live_api.
     """
     if request.GET.get("live") == "1":
         return live_api.create_live(request)
+    set_name = request.POST.get("set") or request.GET.get("set")
+    if set_name:
+        return set_api.set_ingest_response(request, set_name)
     if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
         files = [(upload.name, upload.read()) for upload in request.FILES.getlist("file")]
     else:
@@ -30,12 +36,15 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
     files = [(filename, data) for filename, data in files if data]
     name = request.POST.get("name") or request.GET.get("name") or ""
     format_name = request.POST.get("format") or request.GET.get("format") or None
+    labels = clean_labels(request.POST.getlist("labels") or request.GET.getlist("labels"))
     if not files:
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
     try:
-        result = services.trace_ingest_files(files=files, name=name, format_name=format_name)
+        result = services.trace_ingest_files(
+            files=files, name=name, format_name=format_name, labels=labels
+        )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     trace = result.trace
@@ -46,6 +55,7 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
             "format": trace.format,
             "calls": trace.calls_count,
             "line_errors": trace.report["lines"]["errors"],
+            "labels": labels,
         },
         status=201,
     )

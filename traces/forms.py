@@ -13,3 +13,5 @@ class UploadForm(forms.Form):
     file = forms.FileField()
     format = forms.ChoiceField(required=False, choices=format_choices)
     name = forms.CharField(required=False, max_length=300)
+    labels = forms.CharField(required=False, max_length=300)
+    set = forms.CharField(required=False, max_length=200)

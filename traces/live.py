@@ -300,6 +300,7 @@ def _close_locked(entry: _LiveEntry, trace: models.Trace) -> None:
     events.append(("state", _state_payload(trace)))
     _save_events(trace, events)
     trace.save()
+    services.store_rule_counts(trace, report)
 
 
 # -- reading lines --------------------------------------------------------------------------
@@ -676,6 +677,7 @@ def refresh_report(trace_id: Any) -> bool:
         events.append(("state", _state_payload(trace)))
         _save_events(trace, events)
         trace.save(update_fields=["report", "report_lines", "flags_count", "events_seq"])
+        services.store_rule_counts(trace, report)
     return True
 
 

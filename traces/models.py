@@ -17,6 +17,50 @@ class Blob(models.Model):
     data = models.BinaryField()
 
 
+class Label(models.Model):
+    """A tag on traces ("baseline", "prompt-v2"), set on upload, in the API or on the page."""
+
+    name = models.CharField(max_length=60, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunSet(models.Model):
+    """Runs uploaded together (an eval's samples, a night of agent jobs): each run is its
+    own trace; the set groups them for one page of outcomes, findings and distributions."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunSetFile(models.Model):
+    """A file as it was uploaded into a set (a ZIP, an .eval), kept byte-identical and
+    compressed; its runs are stored as traces of their own."""
+
+    run_set = models.ForeignKey(RunSet, on_delete=models.CASCADE, related_name="files")
+    filename = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)
+    raw_bytes = models.BigIntegerField()
+    data = models.BinaryField()
+    runs = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [models.UniqueConstraint("run_set", "sha256", name="unique_set_file_sha256")]
+
+
 class Trace(models.Model):
     class State(models.TextChoices):
         COMPLETE = "complete"
@@ -53,6 +97,18 @@ class Trace(models.Model):
 
     report = models.JSONField(default=dict)
 
+    # Denormalised from the report (traces.core.runstats) so the list filters and sorts
+    # thousands of runs, and set pages aggregate hundreds, without loading reports.
+    cost_usd = models.FloatField(null=True, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    tool_names = models.TextField(blank=True, help_text="Tool names called, space-separated.")
+    error_results = models.PositiveIntegerField(default=0)
+    stats = models.JSONField(default=dict, blank=True)
+    labels = models.ManyToManyField(Label, blank=True, related_name="traces")
+    run_set = models.ForeignKey(
+        RunSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+
     # Live tail (see traces/live.py): the last event number handed to viewers, when the
     # agent last sent lines (for the idle timeout), and how many lines `report` covers.
     events_seq = models.PositiveIntegerField(default=0)
@@ -61,6 +117,17 @@ class Trace(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["-created_at", "-id"], name="trace_created_idx"),
+            models.Index(fields=["cost_usd"], name="trace_cost_idx"),
+            models.Index(fields=["calls_count"], name="trace_calls_idx"),
+            models.Index(fields=["flags_count"], name="trace_flags_idx"),
+            models.Index(fields=["outcome_kind", "-created_at"], name="trace_outcome_idx"),
+            models.Index(fields=["format", "-created_at"], name="trace_format_idx"),
+            models.Index(fields=["model"], name="trace_model_idx"),
+            models.Index(fields=["run_set", "-created_at"], name="trace_set_idx"),
+            models.Index(fields=["run_set", "source_sha256"], name="trace_set_sha_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -78,6 +145,23 @@ class Trace(models.Model):
     @property
     def total_input_tokens(self) -> int:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+class TraceRule(models.Model):
+    """How many findings one rule raised in one trace: the list's rule filter and a set's
+    findings by rule read these rows instead of the reports."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="rule_counts")
+    rule = models.CharField(max_length=60)
+    severity = models.CharField(max_length=10)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["trace", "rule"]
+        constraints = [
+            models.UniqueConstraint("trace", "rule", "severity", name="unique_trace_rule")
+        ]
+        indexes = [models.Index(fields=["rule", "severity"], name="trace_rule_idx")]
 
 
 class SourceChunk(models.Model):

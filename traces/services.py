@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -14,22 +14,29 @@ from traces import models
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
 from traces.core.ingest import analyze_bytes, analyze_files
+from traces.core.labels import clean_labels
 from traces.core.limits import InputRejected
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
 from traces.core.report import build_report
+from traces.core.runs import split_runs
+from traces.core.runstats import rule_counts, summary_columns
 from traces.core.summary import outcome_of
 
 __all__ = [
     "BlobBatch",
     "IngestResult",
     "InputRejected",
+    "SetIngestResult",
+    "run_set_ingest",
     "store_calls",
     "store_line_errors",
+    "store_rule_counts",
     "store_tool_runs",
     "summary_fields",
     "trace_ingest",
+    "trace_set_labels",
 ]
 
 
@@ -78,7 +85,13 @@ class BlobBatch:
 
 
 def trace_ingest(
-    *, data: bytes, name: str, filename: str = "", format_name: str | None = None
+    *,
+    data: bytes,
+    name: str,
+    filename: str = "",
+    format_name: str | None = None,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
 ) -> IngestResult:
     """Analyse `data` with the core and store everything; raises InputRejected for non-traces."""
     # Compressing and hashing the original release the GIL: they run beside the parse.
@@ -95,6 +108,8 @@ def trace_ingest(
             source_filename=filename,
             source_bytes=len(data),
             source_sha256=sha256,
+            labels=labels,
+            run_set=run_set,
         )
         models.SourceChunk.objects.create(
             trace=trace,
@@ -108,7 +123,11 @@ def trace_ingest(
 
 
 def trace_ingest_files(
-    *, files: list[tuple[str, bytes]], name: str, format_name: str | None = None
+    *,
+    files: list[tuple[str, bytes]],
+    name: str,
+    format_name: str | None = None,
+    labels: Sequence[str] = (),
 ) -> IngestResult:
     """Several files read as one trace (a Claude Code session and its subagents' files).
 
@@ -116,7 +135,9 @@ def trace_ingest_files(
     """
     if len(files) == 1:
         filename, data = files[0]
-        return trace_ingest(data=data, name=name, filename=filename, format_name=format_name)
+        return trace_ingest(
+            data=data, name=name, filename=filename, format_name=format_name, labels=labels
+        )
     core = analyze_files(files, format_name=format_name, limits=limits())
     report = build_report(core, prices=price_table())
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
@@ -129,6 +150,7 @@ def trace_ingest_files(
             source_filename=label,
             source_bytes=sum(len(data) for _, data in files),
             source_sha256="",
+            labels=labels,
         )
         models.SourceChunk.objects.bulk_create(
             models.SourceChunk(
@@ -148,8 +170,10 @@ def _create_trace(
     source_filename: str,
     source_bytes: int,
     source_sha256: str,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
 ) -> models.Trace:
-    return models.Trace.objects.create(
+    trace = models.Trace.objects.create(
         name=name[:300],
         format=core.format,
         detection_reason=core.detection_reason[:500],
@@ -157,8 +181,13 @@ def _create_trace(
         source_bytes=source_bytes,
         source_sha256=source_sha256,
         report=report,
+        run_set=run_set,
         **summary_fields(core, report),
     )
+    store_rule_counts(trace, report)
+    if labels:
+        trace_set_labels(trace=trace, labels=labels)
+    return trace
 
 
 def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
@@ -182,6 +211,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
         for field, value in {**summary_fields(core, report), "report": report}.items():
             setattr(trace, field, value)
         trace.save()
+        store_rule_counts(trace, report)
         _store_rows(trace, core)
     return IngestResult(trace, core)
 
@@ -213,7 +243,102 @@ def summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
         "outcome_kind": outcome.kind,
         "outcome_text": outcome.text[:500],
         "flags_count": len(report["findings"]),
+        **summary_columns(report),
     }
+
+
+def store_rule_counts(trace: models.Trace, report: dict[str, Any]) -> None:
+    """Replace the trace's findings-per-rule rows (the list's rule filter reads them)."""
+    trace.rule_counts.all().delete()
+    models.TraceRule.objects.bulk_create(
+        models.TraceRule(trace=trace, rule=rule[:60], severity=severity[:10], count=count)
+        for (rule, severity), count in rule_counts(report.get("findings") or []).items()
+    )
+
+
+def trace_set_labels(*, trace: models.Trace, labels: Iterable[str]) -> list[str]:
+    """Make the trace's labels exactly these (cleaned); new label names are created."""
+    names = clean_labels(labels)
+    for name in names:
+        models.Label.objects.get_or_create(name=name)
+    trace.labels.set(models.Label.objects.filter(name__in=names))
+    return names
+
+
+@dataclass(frozen=True)
+class SetIngestResult:
+    run_set: models.RunSet
+    added: list[models.Trace]
+    duplicates: list[str]
+    """Names of runs (or whole files) already in the set, recognised by SHA-256."""
+    rejected: list[tuple[str, str]]
+    """(name, why) of files or runs that are not traces; the others are stored."""
+
+
+def run_set_ingest(
+    *,
+    name: str,
+    files: Sequence[tuple[str, bytes]],
+    format_name: str | None = None,
+    labels: Sequence[str] = (),
+) -> SetIngestResult:
+    """Store each run of the files (several files, a ZIP, an eval with many samples) as
+    its own trace in the set `name` (created if new). A run or file whose bytes are
+    already in the set is not stored again."""
+    set_name = " ".join(name.split())[:200]
+    if not set_name:
+        raise InputRejected("Name the run set.")
+    run_set, _ = models.RunSet.objects.get_or_create(name=set_name)
+    duplicates: list[str] = []
+    fresh: list[tuple[str, bytes]] = []
+    for filename, data in files:
+        digest = hashlib.sha256(data).hexdigest()
+        if run_set.files.filter(sha256=digest).exists():
+            duplicates.append(filename)
+        else:
+            fresh.append((filename, data))
+    runs = []
+    rejected: list[tuple[str, str]] = []
+    for filename, data in fresh:
+        found, unreadable = split_runs([(filename, data)], limits())
+        rejected.extend((problem.name, problem.message) for problem in unreadable)
+        if found and not (len(found) == 1 and found[0].data is data):
+            _keep_set_file(run_set, filename, data, len(found))  # as received, before the split
+        runs.extend(found)
+    added: list[models.Trace] = []
+    seen: set[str] = set()
+    for run in runs:
+        if run.sha256 in seen or run_set.runs.filter(source_sha256=run.sha256).exists():
+            duplicates.append(run.name)
+            continue
+        seen.add(run.sha256)
+        try:
+            result = trace_ingest(
+                data=run.data,
+                name=run.name,
+                filename=run.filename,
+                format_name=format_name,
+                labels=labels,
+                run_set=run_set,
+            )
+        except InputRejected as exc:
+            rejected.append((run.name, str(exc)))
+            continue
+        added.append(result.trace)
+    return SetIngestResult(run_set, added, duplicates, rejected)
+
+
+def _keep_set_file(run_set: models.RunSet, filename: str, data: bytes, runs: int) -> None:
+    models.RunSetFile.objects.get_or_create(
+        run_set=run_set,
+        sha256=hashlib.sha256(data).hexdigest(),
+        defaults={
+            "filename": filename[:300],
+            "raw_bytes": len(data),
+            "data": archive.compress(data),
+            "runs": runs,
+        },
+    )
 
 
 def _store_rows(trace: models.Trace, core: CoreTrace) -> None:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from traces import api, views
+from traces import api, compare_views, set_api, set_views, views
 
 app_name = "traces"
 
@@ -22,6 +22,20 @@ urlpatterns = [
     path("traces/<uuid:trace_id>/postmortem", views.postmortem, name="postmortem"),
     path("traces/<uuid:trace_id>/export.md", views.export_markdown, name="export-md"),
     path("traces/<uuid:trace_id>/export.html", views.export_html, name="export-html"),
+    path("traces/<uuid:trace_id>/labels", views.edit_labels, name="labels"),
+    path("sets/", set_views.set_list, name="sets"),
+    path("sets/<uuid:set_id>/", set_views.set_detail, name="set"),
+    path("compare/", compare_views.compare_pick, name="compare-pick"),
+    path("compare/<uuid:a>/<uuid:b>/", compare_views.compare_runs, name="compare"),
+    path(
+        "compare/<uuid:a>/<uuid:b>/compare.json",
+        compare_views.compare_runs_json,
+        name="compare-json",
+    ),
+    path("compare/sets/<uuid:a>/<uuid:b>/", compare_views.compare_sets, name="compare-sets"),
+    path("api/sets", set_api.sets_collection, name="api-sets"),
+    path("api/sets/<uuid:set_id>", set_api.set_detail, name="api-set"),
+    path("api/labels", set_api.labels_list, name="api-labels"),
     path("api/traces", api.traces_collection, name="api-traces"),
     path("api/traces/<uuid:trace_id>", api.trace_report, name="api-trace"),
 ]

@@ -16,8 +16,10 @@ from traces.conf import app_css, inspector_settings
 from traces.core.export_html import render_export
 from traces.core.export_md import render_markdown
 from traces.core.formats.registry import adapters, get_adapter
+from traces.core.labels import clean_labels
 from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
+from traces.listing import list_context
 from traces.presenters import call_context, diagram_context, trace_context
 
 
@@ -32,7 +34,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
         request,
         "traces/list.html",
         {
-            "traces": selectors.trace_list()[:500],
+            **list_context(request.GET, base=reverse("traces:list")),
             "form": UploadForm(),
             "formats": adapters(),
             "upload_error": upload_error,
@@ -48,17 +50,43 @@ def upload(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _list_page(request, "Choose a trace file to upload.", status=400)
+    files = request.FILES.getlist("file")
+    labels = clean_labels(form.cleaned_data["labels"])
+    format_name = form.cleaned_data["format"] or None
+    if form.cleaned_data["set"]:
+        try:
+            outcome = services.run_set_ingest(
+                name=form.cleaned_data["set"],
+                files=[(upload.name, upload.read()) for upload in files],
+                format_name=format_name,
+                labels=labels,
+            )
+        except services.InputRejected as exc:
+            return _list_page(request, str(exc), status=400)
+        if not outcome.added and not outcome.duplicates:
+            problems = "; ".join(f"{name}: {why}" for name, why in outcome.rejected[:3])
+            return _list_page(request, problems or "No run could be read.", status=400)
+        return redirect(reverse("traces:set", args=[outcome.run_set.pk]))
     file = form.cleaned_data["file"]
     try:
         result = services.trace_ingest(
             data=file.read(),
             name=form.cleaned_data["name"] or file.name,
             filename=file.name,
-            format_name=form.cleaned_data["format"] or None,
+            format_name=format_name,
+            labels=labels,
         )
     except services.InputRejected as exc:
         return _list_page(request, f"{file.name}: {exc}", status=400)
     return redirect(reverse("traces:detail", args=[result.trace.pk]))
+
+
+@require_POST
+def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
+    """The trace page's label form: the trace's labels become exactly those typed."""
+    trace = selectors.trace_get(trace_id=trace_id)
+    services.trace_set_labels(trace=trace, labels=clean_labels(request.POST.get("labels", "")))
+    return redirect(reverse("traces:detail", args=[trace.pk]) + "#labels")
 
 
 @require_GET
@@ -72,7 +100,22 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         )
     else:
         tables = trace_context(trace)
-    return render(request, "traces/detail.html", tables | diagram)
+    return render(request, "traces/detail.html", tables | diagram | _runs_context(trace))
+
+
+def _runs_context(trace) -> dict:
+    """Labels, run set and the other runs of that set (to compare with) for a trace page."""
+    siblings = []
+    if trace.run_set_id:
+        siblings = list(
+            trace.run_set.runs.exclude(pk=trace.pk)
+            .order_by("created_at")
+            .values_list("pk", "name")[:500]
+        )
+    return {
+        "trace_labels": [label.name for label in trace.labels.all()],
+        "siblings": siblings,
+    }
 
 
 @require_GET

@@ -53,6 +53,8 @@
   var input = form.querySelector("input[type=file]");
   var list = document.getElementById("upload-progress");
   var formatSelect = form.querySelector("select[name=format]");
+  var labelsInput = form.querySelector("input[name=labels]");
+  var setInput = form.querySelector("input[name=set]");
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -75,8 +77,11 @@
       var data = new FormData();
       files.forEach(function (file) { data.append("file", file, file.name); });
       if (formatSelect && formatSelect.value) data.append("format", formatSelect.value);
+      if (labelsInput && labelsInput.value.trim()) data.append("labels", labelsInput.value);
+      var setName = setInput ? setInput.value.trim() : "";
+      if (setName) data.append("name", setName);
       var xhr = new XMLHttpRequest();
-      xhr.open("POST", form.dataset.api);
+      xhr.open("POST", setName ? form.dataset.setsApi : form.dataset.api);
       xhr.upload.addEventListener("progress", function (event) {
         if (!event.lengthComputable) return;
         var percent = Math.round((event.loaded / event.total) * 100);
@@ -86,6 +91,18 @@
       xhr.addEventListener("load", function () {
         var body = null;
         try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
+        if (setName && body && body.added) {
+          // A run set: one line for the set, what was added, kept out and refused.
+          bar.remove();
+          state.textContent = "";
+          var setLink = el("a", "", body.added.length + " run" + (body.added.length === 1 ? "" : "s") + " added · open the set");
+          setLink.href = body.url;
+          state.append(setLink);
+          if (body.duplicates.length) row.append(el("p", "muted small", "Already in the set: " + body.duplicates.join(", ")));
+          body.rejected.forEach(function (item) { row.append(el("p", "error-text", item.file + ": " + item.error)); });
+          resolve(xhr.status === 201 ? { url: body.url } : null);
+          return;
+        }
         if (xhr.status === 201 && body) {
           bar.value = 100;
           state.textContent = "";
@@ -113,7 +130,8 @@
     if (!files || !files.length) return;
     list.textContent = "";
     var together = document.getElementById("id_together");
-    var jobs = together && together.checked && files.length > 1
+    var asSet = setInput && setInput.value.trim();
+    var jobs = asSet || (together && together.checked && files.length > 1)
       ? [uploadOne(files)]
       : Array.prototype.map.call(files, function (file) { return uploadOne([file]); });
     Promise.all(jobs).then(function (results) {

@@ -36,7 +36,14 @@
   charts.forEach(function (div) {
     var figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
     div._figure = figure;
-    window.Plotly.newPlot(div, figure.data, themed(figure.layout, theme()), config);
+    window.Plotly.newPlot(div, figure.data, themed(figure.layout, theme()), config).then(function () {
+      // Points that carry a run's page in customdata (a set's distributions) open it.
+      div.on("plotly_click", function (event) {
+        var point = event && event.points && event.points[0];
+        var target = point && point.customdata;
+        if (typeof target === "string" && target.charAt(0) === "/") window.location.href = target;
+      });
+    });
   });
 
   document.addEventListener("themechange", function () {

@@ -118,3 +118,48 @@ def test_reanalyze_rebuilds_rows_and_report_from_the_original(sample_file, capsy
     assert trace.report["schema"] == "loop-inspector/report/v1"
     assert trace.calls.count() == 4 and trace.tool_runs.count() == 4
     assert "re-analysed 1 trace(s)" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_compare_two_files_prints_the_differences(tmp_path, capsysbinary):
+    from traces.core.sample import serial_sample_bytes
+
+    a, b = tmp_path / "parallel.jsonl", tmp_path / "serial.jsonl"
+    a.write_bytes(sample_bytes())
+    b.write_bytes(serial_sample_bytes())
+    call_command("compare", str(a), str(b))
+    text = capsysbinary.readouterr().out.decode()
+    assert "input tokens                   6,160       7,780      +1,620" in text
+    assert "transcripts first diverge at message 4" in text
+    call_command("compare", str(a), str(b), "--json")
+    result = json.loads(capsysbinary.readouterr().out)
+    assert (result["a"]["totals"]["calls"], result["b"]["totals"]["calls"]) == (4, 5)
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("compare", str(a), "nothing-here")
+
+
+@pytest.mark.django_db
+def test_ingest_and_lint_a_run_set(sample_file, halted_file, capsys):
+    call_command("ingest", "--set", "nightly", str(sample_file), str(halted_file), "--labels", "x")
+    out = capsys.readouterr().out
+    assert "run set nightly: 2 added, 0 already there" in out
+    call_command("ingest", "--set", "nightly", str(sample_file))
+    assert "already in the set (same content): calendar.jsonl" in capsys.readouterr().out
+    assert models.RunSet.objects.get(name="nightly").runs.count() == 2
+    with pytest.raises(SystemExit):
+        call_command("lint", "--set", "nightly")
+    text = capsys.readouterr().out
+    assert "Run set nightly: 2 runs, 1 with findings" in text
+    assert "dangling-tool-call  error" in text and "fired in 1 of 2 runs" in text
+
+
+def test_lint_sarif_lists_each_file_as_an_artifact(sample_file, halted_file, capsysbinary):
+    call_command(
+        "lint", str(sample_file), str(halted_file), "--format", "sarif", "--fail-on", "never"
+    )
+    run = json.loads(capsysbinary.readouterr().out)["runs"][0]
+    assert [a["location"]["uri"] for a in run["artifacts"]] == [str(sample_file), str(halted_file)]
+    indexes = [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["index"] for r in run["results"]
+    ]
+    assert indexes == sorted(indexes) and set(indexes) == {1}

@@ -173,13 +173,62 @@ def sample_lines() -> list[bytes]:
             "content": '{"event_id": "evt_5521", "status": "confirmed"}',
         }
     ]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": USER}]
     turns = [
         (turn1, "tool_use", _usage(800, 60), results2, 1.9, 0.4),
         (turn2, "tool_use", _usage(1260, 120), results3, 2.6, 5.1),
         (turn3, "tool_use", _usage(1980, 80), results4, 1.7, 0.6),
         (turn4, "end_turn", _usage(2120, 80), None, 1.8, 0.0),
     ]
+    return _pair_lines(turns, t0)
+
+
+def serial_sample_lines() -> list[bytes]:
+    """The same task with the two availability checks asked one per round trip: five
+    calls instead of four, the seed's "extra round trip" (each check 60 tokens of output
+    and a 300-token result, so the third call reads 1,620 tokens and the total input
+    grows from 6,160 to 7,780)."""
+    parallel = [orjson.loads(line) for line in sample_lines()]
+    bodies = [record["response"]["body"] for record in parallel]
+    turn1, turn2, turn3, turn4 = (body["content"] for body in bodies)
+    # The serial answer names both attendees before the first check comes back, so
+    # serial-independent-calls can prove the second check did not need the first.
+    check_priya, check_tom = turn2[1], turn2[2]
+    free_slots = parallel[1]["request"]["body"]["messages"][2]["content"]
+    priya_result, tom_result = parallel[2]["request"]["body"]["messages"][4]["content"]
+    event_result = parallel[3]["request"]["body"]["messages"][6]["content"]
+    turns = [
+        (turn1, "tool_use", _usage(800, 60), free_slots, 1.9, 0.4),
+        (
+            [
+                {
+                    "type": "text",
+                    "text": "Slot 3 (Thursday 14:00) works for you. Checking priya, then tom.",
+                },
+                check_priya,
+            ],
+            "tool_use",
+            _usage(1260, 60),
+            [priya_result],
+            1.6,
+            0.5,
+        ),
+        (
+            [{"type": "text", "text": "Priya is free. Now Tom."}, check_tom],
+            "tool_use",
+            _usage(1620, 60),
+            [tom_result],
+            1.5,
+            5.1,
+        ),
+        (turn3, "tool_use", _usage(1980, 80), event_result, 1.7, 0.6),
+        (turn4, "end_turn", _usage(2120, 80), None, 1.8, 0.0),
+    ]
+    return _pair_lines(turns, 1_796_000_000.0)
+
+
+def _pair_lines(turns: list[tuple], t0: float) -> list[bytes]:
+    """One request/response pair per turn, each request carrying the whole transcript."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": USER}]
     lines = []
     clock = t0
     for n, (content, stop, usage, results, model_s, tool_s) in enumerate(turns, start=1):
@@ -213,3 +262,7 @@ def sample_lines() -> list[bytes]:
 
 def sample_bytes() -> bytes:
     return b"\n".join(sample_lines()) + b"\n"
+
+
+def serial_sample_bytes() -> bytes:
+    return b"\n".join(serial_sample_lines()) + b"\n"

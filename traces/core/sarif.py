@@ -1,6 +1,8 @@
 """Findings as SARIF 2.1.0, so CI systems and code-scanning UIs can show loop lint.
 
-Each finding points at the trace file and the line of the call it concerns.
+Each finding points at the trace file and the line of the call it concerns. Results are
+grouped by file: every file linted is listed once in the run's `artifacts` (with how many
+results it has), and each result names its file by that index, in the files' order.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def to_sarif(
             descriptor["helpUri"] = f"{rules_url.rstrip('/')}/{rule.id}/"
         descriptors.append(descriptor)
     results = []
-    for uri, trace, findings in runs:
+    artifacts = []
+    for artifact_index, (uri, trace, findings) in enumerate(runs):
+        artifacts.append({"location": {"uri": uri}, "properties": {"results": len(findings)}})
         lines = {call.index: call.line for call in trace.calls}
         for finding in findings:
             result: dict[str, Any] = {
@@ -50,7 +54,7 @@ def to_sarif(
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": uri},
+                            "artifactLocation": {"uri": uri, "index": artifact_index},
                             "region": {"startLine": max(1, lines.get(finding.call or 0, 1))},
                         }
                     }
@@ -74,6 +78,7 @@ def to_sarif(
                         "rules": descriptors,
                     }
                 },
+                "artifacts": artifacts,
                 "results": results,
             }
         ],

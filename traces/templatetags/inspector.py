@@ -140,3 +140,55 @@ def usd(value: Any) -> str:
     if number < 10:
         return f"${number:.3f}"
     return f"${number:,.2f}"
+
+
+@register.filter
+def signed(value: Any, kind: str = "int") -> SafeString:
+    """A difference (B minus A) with its sign, coloured: more is red, less green (for
+    tokens, calls, dollars and findings, less is better; `pp-neutral` is not coloured)."""
+    if value is None or value == "":
+        return mark_safe('<span class="delta-zero">—</span>')
+    number = float(value)
+    if kind == "usd":
+        text = f"${abs(number):.4f}" if abs(number) < 1 else f"${abs(number):,.2f}"
+    elif kind == "pct":
+        text = f"{abs(number) * 100:.1f}%"
+    elif kind in ("pp", "pp-neutral"):
+        text = f"{abs(number) * 100:.1f} pp"
+    elif kind == "float":
+        text = f"{abs(number):,.2f}"
+    else:
+        text = f"{abs(int(number)):,}"
+    if number == 0:
+        return mark_safe(f'<span class="delta-zero">±{escape(text)}</span>')
+    sign, css = ("+", "delta-up") if number > 0 else ("−", "delta-down")
+    if kind == "pp-neutral":  # e.g. an outcome's rate: more is not worse by itself
+        css = "delta-neutral"
+    return mark_safe(f'<span class="{css}">{sign}{escape(text)}</span>')
+
+
+@register.filter
+def percent(value: Any) -> str:
+    """A fraction as a percentage ('—' when unknown)."""
+    if value is None or value == "":
+        return "—"
+    return f"{float(value) * 100:.1f}%"
+
+
+@register.filter
+def diff_lines(lines: Any) -> SafeString:
+    """A unified diff as escaped lines, each marked added, removed, hunk or context."""
+    out = []
+    for line in lines or []:
+        text = str(line)
+        if text.startswith(("+++", "---")):
+            continue
+        css = {"+": "add", "-": "del", "@": "hunk"}.get(text[:1], "ctx")
+        out.append(f'<span class="{css}">{escape(text) or " "}</span>')
+    return mark_safe("".join(out))
+
+
+@register.filter
+def split_pairs(value: str) -> list[tuple[str, str]]:
+    """'Title:key,Title:key' -> [(title, key), ...], for small fixed lists in templates."""
+    return [tuple(item.split(":", 1)) for item in value.split(",")]  # type: ignore[misc]

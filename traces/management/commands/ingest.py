@@ -1,10 +1,11 @@
-"""Store trace files and print their URLs."""
+"""Store trace files (or the runs of a run set) and print their URLs."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import services
+from traces.core.labels import clean_labels
 
 
 class Command(BaseCommand):
@@ -15,18 +16,31 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument(
+            "--set",
+            dest="set_name",
+            default="",
+            help="store each run of the files (each file, each member of a ZIP, each sample "
+            "of an Inspect log) as one trace of this run set; files already in it are skipped",
+        )
+        parser.add_argument("--labels", default="", help="comma-separated labels for the traces")
+        parser.add_argument(
             "--together",
             action="store_true",
             help="store all files as one trace (a Claude Code session and its subagents)",
         )
 
-    def handle(self, *args, files, format_name, base_url, together, **options):
+    def handle(self, *args, files, format_name, base_url, together, set_name, labels, **options):
+        labels = clean_labels(labels)
+        if set_name:
+            self._ingest_set(files, set_name, format_name, base_url, labels)
+            return
         if together:
             try:
                 result = services.trace_ingest_files(
                     files=[(str(path), path.read_bytes()) for path in files],
                     name="",
                     format_name=format_name,
+                    labels=labels,
                 )
             except (OSError, services.InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
@@ -46,7 +60,11 @@ class Command(BaseCommand):
                 continue
             try:
                 result = services.trace_ingest(
-                    data=data, name=path.name, filename=path.name, format_name=format_name
+                    data=data,
+                    name=path.name,
+                    filename=path.name,
+                    format_name=format_name,
+                    labels=labels,
                 )
             except services.InputRejected as exc:
                 self.stderr.write(f"{path}: {exc}")
@@ -61,3 +79,32 @@ class Command(BaseCommand):
             )
         if failures:
             raise CommandError(f"{failures} file(s) could not be ingested")
+
+    def _ingest_set(self, files, set_name, format_name, base_url, labels) -> None:
+        base = base_url.rstrip("/")
+        try:
+            loaded = [(path.name, path.read_bytes()) for path in files]
+            result = services.run_set_ingest(
+                name=set_name, files=loaded, format_name=format_name, labels=labels
+            )
+        except OSError as exc:
+            raise CommandError(f"{exc.filename}: cannot read ({exc.strerror})") from exc
+        except services.InputRejected as exc:
+            raise CommandError(str(exc)) from exc
+        for trace in result.added:
+            self.stdout.write(
+                f"{base}/traces/{trace.pk}/  {trace.name}: {trace.format}, "
+                f"{trace.calls_count} call{'s' if trace.calls_count != 1 else ''}"
+            )
+        for name in result.duplicates:
+            self.stdout.write(f"already in the set (same content): {name}")
+        for name, why in result.rejected:
+            self.stderr.write(f"{name}: {why}")
+        run_set = result.run_set
+        self.stdout.write(
+            f"{base}/sets/{run_set.pk}/  run set {run_set.name}: {len(result.added)} added, "
+            f"{len(result.duplicates)} already there, {len(result.rejected)} unreadable, "
+            f"{run_set.runs.count()} runs in all"
+        )
+        if not result.added and not result.duplicates:
+            raise CommandError("no run could be stored")

@@ -1,0 +1,132 @@
+"""Comparison pages: two runs side by side, two sets side by side, and the small forms
+on trace and set pages that pick what to compare with."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from traces import models, runsets, selectors
+from traces.comparing import traces_comparison
+from traces.core.accounting import BUCKETS
+from traces.core.summary import OUTCOME_LABELS
+
+BUCKET_NAMES = {
+    "prefix": "prefix",
+    "tool_results": "tool results",
+    "replayed_output": "replayed output",
+    "other": "other",
+}
+
+
+@require_GET
+def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
+    trace_a = selectors.trace_get(trace_id=a)
+    trace_b = selectors.trace_get(trace_id=b)
+    result = traces_comparison(trace_a, trace_b)
+    return render(
+        request,
+        "traces/compare.html",
+        {
+            "trace_a": trace_a,
+            "trace_b": trace_b,
+            "cmp": result,
+            "buckets": [(key, BUCKET_NAMES[key]) for key in BUCKETS],
+            "total_rows": _total_rows(result),
+            "outcome_labels": OUTCOME_LABELS,
+        },
+    )
+
+
+def _total_rows(result: dict) -> list[dict]:
+    a, b, delta = result["a"]["totals"], result["b"]["totals"], result["delta"]
+    rows = [
+        ("Calls", "calls", "int"),
+        ("Failed calls", "failed_calls", "int"),
+        ("Loops", "loops", "int"),
+        ("Tool runs", "tool_runs", "int"),
+        ("Input tokens", "input", "int"),
+        ("Output tokens", "output", "int"),
+        ("Cost", "cost", "usd"),
+        ("Cost if nothing were cached", "cost_uncached", "usd"),
+        ("Findings", "findings", "int"),
+    ]
+    out = [
+        {
+            "label": label,
+            "key": key,
+            "kind": kind,
+            "a": a[key],
+            "b": b[key],
+            "delta": delta[key],
+            "relative": delta["relative"].get(key),
+        }
+        for label, key, kind in rows
+    ]
+    for name in BUCKETS:
+        out.insert(
+            5 + BUCKETS.index(name),
+            {
+                "label": f"· {BUCKET_NAMES[name]}",
+                "key": f"bucket-{name}",
+                "kind": "int",
+                "a": a["buckets"][name],
+                "b": b["buckets"][name],
+                "delta": delta["buckets"][name],
+                "relative": None,
+            },
+        )
+    return out
+
+
+@require_GET
+def compare_runs_json(request: HttpRequest, a, b) -> JsonResponse:
+    result = traces_comparison(selectors.trace_get(trace_id=a), selectors.trace_get(trace_id=b))
+    return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
+    set_a, set_b = runsets.set_get(set_id=a), runsets.set_get(set_id=b)
+    return render(
+        request,
+        "traces/compare_sets.html",
+        {"set_a": set_a, "set_b": set_b, "cmp": runsets.sets_comparison(set_a, set_b)},
+    )
+
+
+@require_GET
+def compare_pick(request: HttpRequest) -> HttpResponse:
+    """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`)."""
+    kind = request.GET.get("kind", "runs")
+    first = _uuid(request.GET.get("a", ""))
+    typed = request.GET.get("b_other", "")  # a trace page's free-text box wins over its menu
+    second_text = " ".join((typed if typed.strip() else request.GET.get("b", "")).split())
+    if first is None or not second_text:
+        raise Http404("Choose two things to compare")
+    if kind == "sets":
+        second = (
+            _uuid(second_text)
+            or models.RunSet.objects.filter(name=second_text).values_list("pk", flat=True).first()
+        )
+        if second is None:
+            raise Http404("No such run set")
+        return redirect(reverse("traces:compare-sets", args=[first, second]))
+    second = (
+        _uuid(second_text)
+        or models.Trace.objects.filter(name=second_text).values_list("pk", flat=True).first()
+    )
+    if second is None:
+        raise Http404("No trace with that id or name")
+    return redirect(reverse("traces:compare", args=[first, second]))
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        return None

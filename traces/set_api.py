@@ -1,0 +1,132 @@
+"""JSON API of run sets: upload runs into a set, list sets, read one set, compare runs.
+
+Like the trace API: no CSRF token and, in this local mode, no credentials.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods
+
+from traces import models, runsets, services
+from traces.core.labels import clean_labels
+
+
+def _absolute(request: HttpRequest, name: str, *args) -> str:
+    return request.build_absolute_uri(reverse(name, args=list(args)))
+
+
+def upload_files(request: HttpRequest) -> list[tuple[str, bytes]]:
+    """The request's files: multipart `file` fields, or the raw body (`?filename=`)."""
+    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        files = [(upload.name, upload.read()) for upload in request.FILES.getlist("file")]
+    else:
+        files = [(request.GET.get("filename", ""), request.body)] if request.body else []
+    return [(filename, data) for filename, data in files if data]
+
+
+def field(request: HttpRequest, name: str) -> str:
+    return request.POST.get(name) or request.GET.get(name) or ""
+
+
+def set_ingest_response(request: HttpRequest, set_name: str) -> JsonResponse:
+    """Store every run of the request's files in the set `set_name`: 201 with what was
+    added, what was already there and what could not be read."""
+    files = upload_files(request)
+    if not files:
+        return JsonResponse(
+            {"error": "Send runs as multipart 'file' fields or as the body."}, status=400
+        )
+    try:
+        result = services.run_set_ingest(
+            name=set_name,
+            files=files,
+            format_name=field(request, "format") or None,
+            labels=clean_labels(request.POST.getlist("labels") or request.GET.getlist("labels")),
+        )
+    except services.InputRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    run_set = result.run_set
+    return JsonResponse(
+        {
+            "id": str(run_set.pk),
+            "name": run_set.name,
+            "url": _absolute(request, "traces:set", run_set.pk),
+            "added": [
+                {
+                    "id": str(trace.pk),
+                    "name": trace.name,
+                    "url": _absolute(request, "traces:detail", trace.pk),
+                    "format": trace.format,
+                    "calls": trace.calls_count,
+                }
+                for trace in result.added
+            ],
+            "duplicates": result.duplicates,
+            "rejected": [{"file": name, "error": why} for name, why in result.rejected],
+        },
+        status=201 if result.added or result.duplicates else 400,
+    )
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def sets_collection(request: HttpRequest) -> JsonResponse:
+    """GET: every set with its run count. POST (`name`, `file`s, optional `format`,
+    `labels`): store each run of the files in the set, created when new."""
+    if request.method == "POST":
+        return set_ingest_response(request, field(request, "name") or field(request, "set"))
+    return JsonResponse(
+        {
+            "sets": [
+                {
+                    "id": str(run_set.pk),
+                    "name": run_set.name,
+                    "runs": run_set.run_count,
+                    "url": _absolute(request, "traces:set", run_set.pk),
+                }
+                for run_set in runsets.set_list()
+            ]
+        }
+    )
+
+
+@require_GET
+def set_detail(request: HttpRequest, set_id) -> JsonResponse:
+    """A set's runs (summary columns), outcome counts and findings by rule."""
+    run_set = runsets.set_get(set_id=set_id)
+    runs = runsets.set_runs(run_set)
+    return JsonResponse(
+        {
+            "id": str(run_set.pk),
+            "name": run_set.name,
+            "runs": [
+                {
+                    "id": str(run.pk),
+                    "name": run.name,
+                    "url": _absolute(request, "traces:detail", run.pk),
+                    "outcome": runsets.outcome_key(run),
+                    "calls": run.calls_count,
+                    "input_tokens": run.total_input_tokens,
+                    "output_tokens": run.output_tokens,
+                    "cost_usd": run.cost_usd,
+                    "findings": run.flags_count,
+                    "wall_time_s": run.wall_time_s,
+                }
+                for run in runs
+            ],
+            "outcomes": {row["kind"]: row["count"] for row in runsets.outcome_rows(runs)},
+            "rules": [
+                {k: row[k] for k in ("rule", "severity", "runs", "findings")}
+                for row in runsets.rule_rows(run_set)
+            ],
+        },
+        json_dumps_params={"ensure_ascii": False},
+    )
+
+
+@require_GET
+def labels_list(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"labels": list(models.Label.objects.values_list("name", flat=True))})

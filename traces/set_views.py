@@ -1,0 +1,26 @@
+"""Pages of run sets: all sets, one set (outcomes, findings by rule, distributions, the
+slowest tools, the runs with the list's filters)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from traces import runsets
+from traces.listing import list_context
+
+
+@require_GET
+def set_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "traces/sets.html", {"sets": runsets.set_list()})
+
+
+@require_GET
+def set_detail(request: HttpRequest, set_id) -> HttpResponse:
+    run_set = runsets.set_get(set_id=set_id)
+    base = reverse("traces:set", args=[run_set.pk])
+    context = runsets.set_context(run_set)
+    context |= list_context(request.GET, base=base, fixed_set=str(run_set.pk))
+    return render(request, "traces/set.html", context)
