@@ -9,10 +9,11 @@ from typing import Any
 
 from .accounting import Accounting, account
 from .model import Call, Trace
-from .pricing import PriceTable
+from .pricing import PriceTable, bundled_table
 from .rules.base import Finding
 from .rules.registry import run_rules
 from .summary import outcome_of
+from .whatif import build_what_if, what_if_inputs
 
 SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
@@ -51,7 +52,7 @@ def build_report(
     usage_fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
     reported = [call.usage for call in trace.calls if call.usage is not None]
     usage_sum = {field: sum(getattr(u, field) for u in reported) for field in usage_fields}
-    return {
+    report = {
         "schema": SCHEMA,
         "format": trace.format,
         "detection": trace.detection_reason,
@@ -95,6 +96,13 @@ def build_report(
         },
         "findings": [finding.as_dict() for finding in findings],
     }
+    # What each fix would have saved, computed from the report itself (so the web can
+    # recompute it with other parameters) plus the inputs only the trace holds.
+    table = accounting.table or prices or bundled_table()
+    priced = {entry.model_priced_as for entry in accounting.calls}
+    report["what_if"] = {"inputs": what_if_inputs(trace, priced, table)}
+    report["what_if"] = build_what_if(report)
+    return report
 
 
 def _call_account(accounting: Accounting, position: int) -> dict[str, Any]:
