@@ -36,6 +36,7 @@ OVERSIZED_THRESHOLD = 800
 """The `oversized-tool-result` rule's default: the suggested cap for a tool's results."""
 
 __all__ = [
+    "OVERSIZED_THRESHOLD",
     "Basis",
     "Params",
     "basis_from_report",

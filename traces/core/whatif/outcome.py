@@ -43,9 +43,10 @@ class Outcome:
         cost_total = basis.cost_total
         tokens_saved = self.tokens_saved
         usd_saved = usd(self.usd_saved)
-        if usd_saved is not None and cost_total is None:
+        if cost_total is None:
             usd_saved = None
-            self.note(_unpriced_note(basis))
+        if usd_saved is None and tokens_saved and basis.unpriced_models:
+            self.note(unpriced_note(basis))
         status = self.status
         if status == "ok" and not self.items:
             status = "none"
@@ -79,7 +80,7 @@ def _percent(part: float | None, whole: float | None) -> float | None:
     return round(100 * part / whole, 2)
 
 
-def _unpriced_note(basis: Basis) -> str:
+def unpriced_note(basis: Basis) -> str:
     models = ", ".join(basis.unpriced_models[:3]) or "some calls' models"
     return f"dollars unknown: no price for {models}"
 

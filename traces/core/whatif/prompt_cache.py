@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .basis import Basis, CallFacts
 from .lifetimes import expired, gap_text
-from .outcome import Outcome, usd
+from .outcome import Outcome, unpriced_note, usd
 from .params import LIFETIME_LABELS, LIFETIMES, Params
 
 
@@ -129,6 +129,7 @@ def prompt_cache(basis: Basis, params: Params) -> Outcome:
     elif actual is None or by_lifetime[lifetime] is None:
         outcome.usd_saved = None
         outcome.status = "unknown"
+        outcome.note(unpriced_note(basis))
     else:
         outcome.usd_saved = actual - (by_lifetime[lifetime] or 0.0)
         if outcome.usd_saved <= 0:
