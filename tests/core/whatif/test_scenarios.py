@@ -138,7 +138,7 @@ def test_parameters_parse_from_query_and_command_line(sundry):
 
 
 def test_the_suggested_cap_is_the_rule_threshold():
-    assert OVERSIZED_THRESHOLD == OversizedToolResult.defaults["result_tokens"]
+    assert OversizedToolResult.defaults["result_tokens"] == OVERSIZED_THRESHOLD
 
 
 def test_series_put_the_simulated_run_beside_the_actual(sundry):
