@@ -165,3 +165,20 @@ def test_the_report_section_is_json_and_deterministic(sundry):
         "clear-old-results",
         "unused-tools",
     ]
+
+
+def test_post_mortem_and_markdown_state_the_largest_savings_as_instructions(sundry):
+    from traces.core.export_html import render_export
+    from traces.core.export_md import render_markdown
+    from traces.core.postmortem import build_postmortem
+
+    report = dict(sundry, what_if=build_what_if(sundry, {"cap:get_order": "340"}))
+    pm = build_postmortem(report, "sundry.jsonl")
+    assert len(pm.savings) == 3
+    dollars = [entry["usd_saved"] for entry in pm.savings]
+    assert dollars == sorted(dollars, reverse=True)
+    text = render_markdown(pm)
+    assert "## What would have saved the most" in text
+    assert "`cap get_order at 340 tokens`: saves 5,040 input tokens, $0.015 on this run" in text
+    html = render_export(report, name="sundry.jsonl", css="")
+    assert "<strong>cap get_order at 340 tokens</strong>: saves 5,040 input tokens" in html

@@ -39,7 +39,7 @@ def _sentence(
     text = ", ".join(parts)
     if seconds:
         text += f" and {seconds:,.1f} s of model time"
-    return f"{action}: saves {text} on this run"
+    return f"saves {text} on this run"
 
 
 def candidates(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -58,7 +58,8 @@ def candidates(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "usd_saved": usd,
                 "seconds_saved": seconds,
                 "exact": exact,
-                "text": _sentence(action, tokens, usd, exact, seconds),
+                "saving": _sentence(action, tokens, usd, exact, seconds),
+                "text": f"{action}: {_sentence(action, tokens, usd, exact, seconds)}",
             }
         )
 
