@@ -19,6 +19,7 @@ from traces.core.formats.registry import adapters, get_adapter
 from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
 from traces.presenters import call_context, diagram_context, trace_context
+from traces.whatif_views import what_if_context
 
 
 @require_GET
@@ -72,7 +73,9 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         )
     else:
         tables = trace_context(trace)
-    return render(request, "traces/detail.html", tables | diagram)
+    loop = (diagram.get("diagram") or {}).get("loop")
+    what_if = what_if_context(trace, request.GET, loop)
+    return render(request, "traces/detail.html", tables | diagram | what_if)
 
 
 @require_GET
