@@ -38,8 +38,9 @@ def unused_definitions(trace: Trace, counter: TokenCounter) -> list[dict[str, An
             name = definition_name(tool)
             if name is None or name in called:
                 continue
-            entry = found.setdefault(name, {"name": name, "tokens": counter.json(tool), "c": []})
-            entry["c"].append(call.index)
+            if name not in found:
+                found[name] = {"tokens": counter.json(tool), "c": []}
+            found[name]["c"].append(call.index)
     return [
         {"name": name, "tokens": entry["tokens"], "calls": _ranges(entry["c"])}
         for name, entry in sorted(found.items())
