@@ -48,9 +48,7 @@ def cap_results(basis: Basis, params: Params) -> Outcome:
             loop = basis.loops[result.loop]
             rates = loop.usd_per_token(result.start, result.start + result.carrying)
             saved_usd = add_usd(saved_usd, None if rates is None else cut * rates)
-            outcome.calls.update(
-                c.index for c in loop.span(result.start, result.start + result.carrying)
-            )
+            outcome.touch(result.loop, result.start, result.start + result.carrying)
             outcome.exact = outcome.exact and result.exact
         outcome.items.append(
             {

@@ -45,21 +45,20 @@ def clear_old_results(basis: Basis, params: Params) -> Outcome:
         saved = cut * (stop - start)
         rates = loop.usd_per_token(start, stop)
         saved_usd = None if rates is None else cut * rates
-        span = loop.span(start, stop)
         outcome.items.append(
             {
                 "id": result.id,
                 "tool": result.name,
                 "result_call": result.result_call,
                 "result_tokens": result.tokens,
-                "cleared_from_call": span[0].index,
+                "cleared_from_call": loop.calls[start].index,
                 "requests_cleared": stop - start,
                 "tokens_saved": saved,
                 "usd_saved": None if saved_usd is None else round(saved_usd, 6),
                 "exact": result.exact,
             }
         )
-        outcome.calls.update(c.index for c in span)
+        outcome.touch(result.loop, start, stop)
         tokens += saved
         total_usd = add_usd(total_usd, saved_usd)
         outcome.exact = outcome.exact and result.exact

@@ -13,6 +13,9 @@ from typing import Any
 
 from .basis import Basis
 
+MAX_ITEMS = 50
+"""Items kept per scenario (the largest first); the rest are counted in `items_omitted`."""
+
 
 def usd(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
@@ -33,6 +36,27 @@ class Outcome:
     status: str = "ok"
     """ok; none (nothing to change in this trace); unknown (the saving cannot be computed)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    spans: list[tuple[int, int, int]] = field(default_factory=list)
+    """(loop, start, stop) positions of touched calls, merged once at the end: a result
+    carried by 1,000 requests is one span, not 1,000 set insertions."""
+
+    def touch(self, loop: int, start: int, stop: int) -> None:
+        if stop > start:
+            self.spans.append((loop, start, stop))
+
+    def touched(self, basis: Basis) -> list[int]:
+        found = set(self.calls)
+        by_loop: dict[int, list[tuple[int, int]]] = {}
+        for loop, start, stop in self.spans:
+            by_loop.setdefault(loop, []).append((start, stop))
+        for loop, spans in by_loop.items():
+            calls = basis.loops[loop].calls
+            reached = 0
+            for start, stop in sorted(spans):
+                for position in range(max(start, reached), min(stop, len(calls))):
+                    found.add(calls[position].index)
+                reached = max(reached, stop)
+        return sorted(found)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -67,8 +91,9 @@ class Outcome:
             "percent_tokens": _percent(tokens_saved, input_total),
             "percent_usd": _percent(usd_saved, cost_total),
             "exact": self.exact,
-            "calls": sorted(self.calls),
-            "items": self.items,
+            "calls": self.touched(basis),
+            "items": self.items[:MAX_ITEMS],
+            "items_omitted": max(0, len(self.items) - MAX_ITEMS),
             "notes": self.notes,
             **self.extra,
         }
