@@ -56,6 +56,20 @@
     timer = window.setTimeout(recompute, 250);
   }
 
+  // Suggested caps (the tool's median result, the oversized threshold): buttons that
+  // only make sense with this script, so they stay hidden without it.
+  Array.prototype.forEach.call(form.querySelectorAll(".cap-presets"), function (group) {
+    group.hidden = false;
+  });
+  form.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-cap-for]");
+    if (!button) return;
+    var input = document.getElementById(button.dataset.capFor);
+    if (!input) return;
+    input.value = button.dataset.capValue;
+    soon();
+  });
+
   form.addEventListener("input", soon);
   form.addEventListener("change", soon);
   form.addEventListener("submit", function (event) {

@@ -56,6 +56,13 @@ def test_moving_a_cap_changes_the_saving_and_the_chart(page, sundry_trace):
     # The cache lifetime is a parameter too: the cost chart is redrawn with its label.
     panel.get_by_label("Cache lifetime").select_option("1h")
     expect(panel.locator("#chart-whatif_cost")).to_contain_text("Cumulative cost")
+
+    # The suggested caps set the field for you: the threshold brings back the first figure.
+    panel.get_by_role("button", name="Cap get_order at the oversized threshold, 800 tokens").click()
+    expect(cap).to_have_value("800")
+    expect(saving).to_have_text("$0.0027")
+    panel.get_by_role("button", name="No cap for get_order").click()
+    expect(saving).to_have_text("$0")
     assert page.js_errors == []
 
 
