@@ -73,4 +73,11 @@ def cap_results(basis: Basis, params: Params) -> Outcome:
         outcome.note("≈ some result sizes are tiktoken estimates (shared or unreported usage)")
     if outcome.tokens_saved == 0:
         outcome.status = "none"
+        if basis.results and not params.caps:
+            outcome.note(
+                f"no result is above the {basis.oversized_threshold:,}-token oversized"
+                " threshold: set a cap to see what it would save"
+            )
+        elif basis.results:
+            outcome.note("no result is larger than its tool's cap")
     return outcome
