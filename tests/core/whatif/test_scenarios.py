@@ -182,3 +182,15 @@ def test_post_mortem_and_markdown_state_the_largest_savings_as_instructions(sund
     assert "`cap get_order at 340 tokens`: saves 5,040 input tokens, $0.015 on this run" in text
     html = render_export(report, name="sundry.jsonl", css="")
     assert "<strong>cap get_order at 340 tokens</strong>: saves 5,040 input tokens" in html
+
+
+def test_a_saving_on_priced_calls_stands_beside_an_unpriced_side_call():
+    side = response([text("A title")], "end_turn", 50, 5)
+    side["model"] = "acme-llm-7"
+    line = pair([user("Title this conversation")], side, system="Titles.")
+    line = line.replace(b'"model":"claude-sonnet-4-5"', b'"model":"acme-llm-7"')
+    report = build_report(analyze_bytes(sundry_run() + line + b"\n"))
+    assert report["accounting"]["unpriced_models"] == ["acme-llm-7"]
+    cap = scenario(build_what_if(report, {"cap:get_order": "340"}), "cap-results")
+    assert cap["usd_saved"] == pytest.approx(5_040 * 3 / 1e6)
+    assert cap["usd_before"] is None and cap["percent_usd"] is None

@@ -67,8 +67,8 @@ class Outcome:
         cost_total = basis.cost_total
         tokens_saved = self.tokens_saved
         usd_saved = usd(self.usd_saved)
-        if cost_total is None:
-            usd_saved = None
+        # A saving over priced calls stands even when another call's model has no price;
+        # only the whole-trace before/after (and the share) are then unknown.
         if usd_saved is None and tokens_saved and basis.unpriced_models:
             self.note(unpriced_note(basis))
         status = self.status
