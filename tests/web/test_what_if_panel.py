@@ -93,3 +93,16 @@ def test_the_post_mortem_lists_the_largest_savings(client):
     html = client.get(reverse("traces:postmortem", args=[trace_id])).content.decode()
     assert "What would have saved the most" in html
     assert "cap get_order at 800 tokens</strong>: saves 900 input tokens" in html
+
+
+def test_nonsense_parameters_fall_back_instead_of_failing(client):
+    trace_id = upload(client, sundry_run())
+    url = reverse("traces:what-if-json", args=[trace_id])
+    reply = client.get(url, {"cap:get_order": "lots", "clear_after": "-5", "cache_lifetime": "1y"})
+    assert reply.status_code == 200
+    parameters = reply.json()["what_if"]["parameters"]
+    assert parameters["caps"] == {} and parameters["clear_after"] == 1
+    assert parameters["cache_lifetime"] == "5m"
+    assert (
+        client.get(url.replace(trace_id, "00000000-0000-0000-0000-000000000000")).status_code == 404
+    )

@@ -98,9 +98,7 @@ def cost_figure(
     if not data:
         return {"data": [], "layout": _layout(theme, "Cumulative cost: no prices known")}
     missing = (
-        " · cache line: no call times"
-        if not any(v is not None for v in series.cost_cached)
-        else ""
+        " · cache line: no call times" if not any(v is not None for v in series.cost_cached) else ""
     )
     layout = _layout(
         theme,
