@@ -104,9 +104,6 @@ class LoopFacts:
         self._rate_sums = [0.0, *accumulate(r or 0.0 for r in rates)]
         self._unknown_sums = [0, *accumulate(1 if r is None else 0 for r in rates)]
 
-    def span(self, start: int, stop: int) -> list[CallFacts]:
-        return self.calls[max(0, start) : max(0, stop)]
-
     def usd_per_token(self, start: int, stop: int) -> float | None:
         """Sum of the calls' per-token input prices over [start, stop); None if unpriced."""
         start, stop = max(0, start), min(len(self.calls), stop)
@@ -160,9 +157,6 @@ class Basis:
         if not costs or any(c is None for c in costs):
             return None
         return sum(c for c in costs if c is not None)
-
-    def loop_of(self, call: int) -> LoopFacts:
-        return self.loops[self.calls[call].loop]
 
 
 def basis_from_report(report: Mapping[str, Any]) -> Basis:
