@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from traces import api, compare_views, set_api, set_views, views
+from traces import api, compare_views, set_api, set_views, views, whatif_views
 
 app_name = "traces"
 
@@ -18,6 +18,7 @@ urlpatterns = [
         name="call-request",
     ),
     path("traces/<uuid:trace_id>/download", views.download, name="download"),
+    path("traces/<uuid:trace_id>/what-if.json", whatif_views.what_if_json, name="what-if-json"),
     path("traces/<uuid:trace_id>/findings/<int:number>/", views.finding, name="finding"),
     path("traces/<uuid:trace_id>/postmortem", views.postmortem, name="postmortem"),
     path("traces/<uuid:trace_id>/export.md", views.export_markdown, name="export-md"),

@@ -21,6 +21,7 @@ from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
 from traces.listing import list_context
 from traces.presenters import call_context, diagram_context, trace_context
+from traces.whatif_views import what_if_context
 
 
 @require_GET
@@ -100,7 +101,9 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         )
     else:
         tables = trace_context(trace)
-    return render(request, "traces/detail.html", tables | diagram | _runs_context(trace))
+    loop = (diagram.get("diagram") or {}).get("loop")
+    what_if = what_if_context(trace, request.GET, loop)
+    return render(request, "traces/detail.html", tables | diagram | _runs_context(trace) | what_if)
 
 
 def _runs_context(trace) -> dict:

@@ -76,6 +76,8 @@ class Accounting:
     prices_source: str
     estimated_calls: int
     unpriced_models: tuple[str, ...]
+    table: PriceTable | None = None
+    """The prices used, for what-if scenarios and rules that price a part of a call."""
 
     @property
     def buckets(self) -> Buckets:
@@ -240,6 +242,7 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         prices_source=table.source,
         estimated_calls=sum(1 for a in accounts if not a.tokens_exact),
         unpriced_models=tuple(sorted(unpriced)),
+        table=table,
     )
 
 

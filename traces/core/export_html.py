@@ -68,6 +68,7 @@ def render_export(report: dict[str, Any], *, name: str, css: str, source_url: st
         f'<p class="export-note">{e(note)}</p>' if note else "",
         "</section>",
         _tokens_section(pm),
+        _savings(pm),
         _first_error(pm),
         _error_results(pm),
         _calls_section("The last calls", pm.last_calls, pm),
@@ -112,6 +113,20 @@ def _tokens_section(pm: PostMortem) -> str:
         f"{e(_usd(pm.cost.get('uncached')))}, with the stable prefix cached "
         f"{e(_usd(pm.cost.get('prefix_cached')))}.</p></section>"
     )
+
+
+def _savings(pm: PostMortem) -> str:
+    if not pm.what_if_known:
+        return ""
+    if not pm.savings:
+        body = '<p class="muted">No fix found with a saving that could be computed.</p>'
+    else:
+        rows = "".join(
+            f"<li><strong>{e(entry['instruction'])}</strong>: {e(entry['saving'])}</li>"
+            for entry in pm.savings
+        )
+        body = f'<ol class="savings">{rows}</ol>'
+    return f'<section class="panel"><h2>What would have saved the most</h2>{body}</section>'
 
 
 def _first_error(pm: PostMortem) -> str:

@@ -48,6 +48,20 @@ def _call_row(call: dict[str, Any], findings: list[dict[str, Any]]) -> str:
     )
 
 
+def _savings(pm: PostMortem) -> list[str]:
+    """The largest savings as instructions; tool names stay inside the code span."""
+    if not pm.what_if_known:
+        return []
+    lines = ["## What would have saved the most", ""]
+    if not pm.savings:
+        return [*lines, "No fix found with a saving that could be computed on this run.", ""]
+    lines += [
+        f"{n}. {code(entry['instruction'])}: {entry['saving']}"
+        for n, entry in enumerate(pm.savings, start=1)
+    ]
+    return [*lines, ""]
+
+
 def render_markdown(pm: PostMortem, url: str = "") -> str:
     lines = [f"# Post-mortem: {code(pm.name)}", ""]
     if url:
@@ -78,6 +92,7 @@ def render_markdown(pm: PostMortem, url: str = "") -> str:
     ]
     if pm.estimated:
         lines += ["≈ marks tiktoken estimates (calls that reported no usage).", ""]
+    lines += _savings(pm)
     header = [
         "| call | model | input | output | stop / error | findings |",
         "|---:|---|---:|---:|---|---|",

@@ -28,6 +28,10 @@ class PostMortem:
     line_errors: list[dict[str, Any]]
     estimated: bool
     findings_for_call: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    savings: list[dict[str, Any]] = field(default_factory=list)
+    """The three largest savings of the what-if scenarios, as instructions."""
+    what_if_known: bool = False
+    """False for reports made before the what-if section existed."""
 
 
 def build_postmortem(report: dict[str, Any], name: str) -> PostMortem:
@@ -69,4 +73,6 @@ def build_postmortem(report: dict[str, Any], name: str) -> PostMortem:
         line_errors=report.get("lines", {}).get("errors", []),
         estimated=bool((report.get("accounting") or {}).get("estimated_calls")),
         findings_for_call=for_call,
+        savings=list((report.get("what_if") or {}).get("top_savings") or []),
+        what_if_known="what_if" in report,
     )

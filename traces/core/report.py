@@ -9,10 +9,11 @@ from typing import Any
 
 from .accounting import Accounting, account
 from .model import Call, HttpTraffic, ToolRun, Trace
-from .pricing import PriceTable
+from .pricing import PriceTable, bundled_table
 from .rules.base import Finding
 from .rules.registry import run_rules
 from .summary import outcome_of
+from .whatif import build_what_if, what_if_inputs
 
 SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
@@ -98,6 +99,12 @@ def build_report(
     }
     if trace.other_traffic:
         report["other_traffic"] = [_traffic(item) for item in trace.other_traffic]
+    # What each fix would have saved, computed from the report itself (so the web can
+    # recompute it with other parameters) plus the inputs only the trace holds.
+    table = accounting.table or prices or bundled_table()
+    priced = {entry.model_priced_as for entry in accounting.calls}
+    report["what_if"] = {"inputs": what_if_inputs(trace, priced, table)}
+    report["what_if"] = build_what_if(report)
     return report
 
 

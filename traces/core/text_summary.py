@@ -27,6 +27,10 @@ def render_summary(name: str, report: dict[str, Any]) -> str:
         out.append(f"    line {error['line']}: {error['message']}")
     if len(lines["errors"]) > 10:
         out.append(f"    … {len(lines['errors']) - 10} more")
+    savings = (report.get("what_if") or {}).get("top_savings") or []
+    for number, entry in enumerate(savings, start=1):
+        label = "what if " if number == 1 else ""
+        out.append(f"  {label:<9} {number}. {entry['text']}")
     return "\n".join(out) + "\n"
 
 
