@@ -25,6 +25,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from traces import live, models
+from traces.access import Access, access
 from traces.broadcast import group_name
 from traces.core.limits import InputRejected
 
@@ -51,6 +52,7 @@ def _trace_state(trace_id: Any) -> str | None:
     return state
 
 
+@access(Access.READ)
 class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
     """One open trace page."""
 
@@ -117,6 +119,7 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
             await self.send(text_data="\n".join(texts))
 
 
+@access(Access.INGEST)
 class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
     """An agent keeping a socket open to append lines with acknowledgements."""
 

@@ -18,6 +18,7 @@ from traces.core.limits import InputRejected
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
+from traces.core.redact import merge_fields, redact
 from traces.core.report import build_report
 from traces.core.summary import outcome_of
 
@@ -77,10 +78,30 @@ class BlobBatch:
                 )
 
 
+def redacts(project: models.Project | None) -> bool:
+    """Shared mode redacts credentials from originals unless the project keeps them."""
+    from traces.access import local_mode
+
+    return not local_mode() and not (project is not None and project.keep_originals)
+
+
 def trace_ingest(
-    *, data: bytes, name: str, filename: str = "", format_name: str | None = None
+    *,
+    data: bytes,
+    name: str,
+    filename: str = "",
+    format_name: str | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
 ) -> IngestResult:
-    """Analyse `data` with the core and store everything; raises InputRejected for non-traces."""
+    """Analyse `data` with the core and store everything; raises InputRejected for non-traces.
+
+    In shared mode the credentials are redacted first, so nothing derived holds them.
+    """
+    redacted: dict[str, int] = {}
+    if redacts(project):
+        cleaned = redact(data)
+        data, redacted = cleaned.data, cleaned.fields
     # Compressing and hashing the original release the GIL: they run beside the parse.
     with ThreadPoolExecutor(max_workers=1) as pool:
         archived = pool.submit(_archive, data)
@@ -95,6 +116,9 @@ def trace_ingest(
             source_filename=filename,
             source_bytes=len(data),
             source_sha256=sha256,
+            project=project,
+            created_by=created_by,
+            redacted=redacted,
         )
         models.SourceChunk.objects.create(
             trace=trace,
@@ -108,7 +132,12 @@ def trace_ingest(
 
 
 def trace_ingest_files(
-    *, files: list[tuple[str, bytes]], name: str, format_name: str | None = None
+    *,
+    files: list[tuple[str, bytes]],
+    name: str,
+    format_name: str | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
 ) -> IngestResult:
     """Several files read as one trace (a Claude Code session and its subagents' files).
 
@@ -116,7 +145,19 @@ def trace_ingest_files(
     """
     if len(files) == 1:
         filename, data = files[0]
-        return trace_ingest(data=data, name=name, filename=filename, format_name=format_name)
+        return trace_ingest(
+            data=data,
+            name=name,
+            filename=filename,
+            format_name=format_name,
+            project=project,
+            created_by=created_by,
+        )
+    redacted: dict[str, int] = {}
+    if redacts(project):
+        cleaned = [(filename, redact(data)) for filename, data in files]
+        files = [(filename, result.data) for filename, result in cleaned]
+        redacted = merge_fields(*(result.fields for _, result in cleaned))
     core = analyze_files(files, format_name=format_name, limits=limits())
     report = build_report(core, prices=price_table())
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
@@ -129,6 +170,9 @@ def trace_ingest_files(
             source_filename=label,
             source_bytes=sum(len(data) for _, data in files),
             source_sha256="",
+            project=project,
+            created_by=created_by,
+            redacted=redacted,
         )
         models.SourceChunk.objects.bulk_create(
             models.SourceChunk(
@@ -148,8 +192,14 @@ def _create_trace(
     source_filename: str,
     source_bytes: int,
     source_sha256: str,
+    project: models.Project | None,
+    created_by: Any,
+    redacted: dict[str, int],
 ) -> models.Trace:
     return models.Trace.objects.create(
+        project=project or models.Project.default(),
+        created_by=created_by,
+        redacted=redacted,
         name=name[:300],
         format=core.format,
         detection_reason=core.detection_reason[:500],

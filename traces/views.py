@@ -11,7 +11,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from traces import selectors, services
+from traces import selectors, services, team
+from traces.access import Access, access, ingest_project, principal
 from traces.conf import app_css, inspector_settings
 from traces.core.export_html import render_export
 from traces.core.export_md import render_markdown
@@ -21,6 +22,7 @@ from traces.forms import UploadForm
 from traces.presenters import call_context, diagram_context, trace_context
 
 
+@access(Access.READ)
 @require_GET
 def trace_list(request: HttpRequest) -> HttpResponse:
     return _list_page(request)
@@ -32,7 +34,8 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
         request,
         "traces/list.html",
         {
-            "traces": selectors.trace_list()[:500],
+            "traces": principal(request).traces(selectors.trace_list())[:500],
+            "projects": principal(request).projects(Access.INGEST),
             "form": UploadForm(),
             "formats": adapters(),
             "upload_error": upload_error,
@@ -42,6 +45,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
     )
 
 
+@access(Access.INGEST)
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     """Plain-form fallback for uploads without JavaScript."""
@@ -49,18 +53,28 @@ def upload(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _list_page(request, "Choose a trace file to upload.", status=400)
     file = form.cleaned_data["file"]
+    project = ingest_project(request, request.POST.get("project") or None)
+    if project is None:
+        return _list_page(request, "You cannot upload to that project.", status=403)
+    who = principal(request)
     try:
         result = services.trace_ingest(
             data=file.read(),
             name=form.cleaned_data["name"] or file.name,
             filename=file.name,
             format_name=form.cleaned_data["format"] or None,
+            project=project,
+            created_by=who.audit_user,
         )
     except services.InputRejected as exc:
         return _list_page(request, f"{file.name}: {exc}", status=400)
+    team.audit(
+        who, "trace.upload", project=project, target=f"{result.trace.name} ({result.trace.pk})"
+    )
     return redirect(reverse("traces:detail", args=[result.trace.pk]))
 
 
+@access(Access.READ)
 @require_GET
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -72,9 +86,15 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         )
     else:
         tables = trace_context(trace)
-    return render(request, "traces/detail.html", tables | diagram)
+    who = principal(request)
+    permissions = {
+        "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
+        "can_change": who.allows_trace(Access.MEMBER, trace.pk, trace.project_id),
+    }
+    return render(request, "traces/detail.html", tables | diagram | permissions)
 
 
+@access(Access.READ)
 @require_GET
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -86,6 +106,7 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     return render(request, "traces/call.html", call_context(trace, call, normalize))
 
 
+@access(Access.READ)
 @require_GET
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
@@ -104,6 +125,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     )
 
 
+@access(Access.READ)
 @require_GET
 def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     """The full request body of a call, rebuilt from its delta chain."""
@@ -118,6 +140,7 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
     return response
 
 
+@access(Access.ORIGINAL)
 @require_GET
 def download(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -132,6 +155,7 @@ def download(request: HttpRequest, trace_id) -> HttpResponse:
     return response
 
 
+@access(Access.READ)
 @require_GET
 def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     """Permalink of a finding: its place on its call's page (or the trace's findings)."""
@@ -145,6 +169,7 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     return redirect(reverse("traces:call", args=[trace.pk, call]) + f"#finding-{number}")
 
 
+@access(Access.READ)
 @require_GET
 def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -152,6 +177,7 @@ def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm})
 
 
+@access(Access.READ)
 @require_GET
 def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -163,6 +189,7 @@ def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     return response
 
 
+@access(Access.READ)
 @require_GET
 def export_html(request: HttpRequest, trace_id) -> HttpResponse:
     """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""

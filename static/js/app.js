@@ -39,6 +39,18 @@
     });
   }
 
+  // Copy a secret shown once (a new API token or share link) to the clipboard.
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-copy]"), function (button) {
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.dataset.copy);
+      if (!source) return;
+      navigator.clipboard.writeText(source.textContent.trim()).then(
+        function () { button.textContent = "Copied"; },
+        function () { button.textContent = "Select and copy it"; }
+      );
+    });
+  });
+
   // Diagram controls submit as soon as a choice changes.
   Array.prototype.forEach.call(document.querySelectorAll("select[data-autosubmit]"), function (select) {
     select.addEventListener("change", function () {
@@ -53,6 +65,7 @@
   var input = form.querySelector("input[type=file]");
   var list = document.getElementById("upload-progress");
   var formatSelect = form.querySelector("select[name=format]");
+  var projectSelect = form.querySelector("select[name=project]");
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -75,6 +88,7 @@
       var data = new FormData();
       files.forEach(function (file) { data.append("file", file, file.name); });
       if (formatSelect && formatSelect.value) data.append("format", formatSelect.value);
+      if (projectSelect && projectSelect.value) data.append("project", projectSelect.value);
       var xhr = new XMLHttpRequest();
       xhr.open("POST", form.dataset.api);
       xhr.upload.addEventListener("progress", function (event) {
