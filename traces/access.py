@@ -274,12 +274,12 @@ def rules_of(callback: Any) -> dict[str, Access] | None:
 
 def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpResponse | None:
     """None when allowed; else the refusal (login redirect, 401 or 403)."""
+    if rule is Access.PUBLIC:
+        return None
     try:
         who = principal(request)
     except BadToken as exc:
         return _refuse(request, rule, 401, str(exc))
-    if rule is Access.PUBLIC:
-        return None
     project_id = None
     trace_id = kwargs.get("trace_id")
     if trace_id is not None:
