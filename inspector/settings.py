@@ -161,6 +161,8 @@ if INSPECTOR_AUTH and os.environ.get("INSPECTOR_HTTPS", "1") == "1":
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("SECURE_HSTS_INCLUDE_SUBDOMAINS", "1") == "1"
     SECURE_HSTS_PRELOAD = os.environ.get("SECURE_HSTS_PRELOAD", "") == "1"
+    # Submitting the domain to browsers' preload list is a separate, lasting decision.
+    SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 if INSPECTOR_AUTH:
     CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 SECURE_REFERRER_POLICY = "same-origin"
