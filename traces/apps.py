@@ -20,7 +20,7 @@ def shared_mode_problem(settings) -> str | None:
     """Why the server must not start in shared mode with these settings, or None."""
     if not getattr(settings, "INSPECTOR_AUTH", False):
         return None
-    if settings.SECRET_KEY == getattr(settings, "DEFAULT_SECRET_KEY", None):
+    if getattr(settings, "DEFAULT_SECRET_KEY", None) == settings.SECRET_KEY:
         return (
             "Shared mode (INSPECTOR_AUTH=1, or a non-loopback name in ALLOWED_HOSTS) needs "
             "its own DJANGO_SECRET_KEY: the default one is public."
