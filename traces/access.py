@@ -240,8 +240,11 @@ def context(request: HttpRequest) -> dict[str, Any]:
 
 
 # -- the decorator ------------------------------------------------------------------------------
-def access(rule: Access, **by_method: Access):
-    """Declare and enforce who may use a view (or a websocket consumer class)."""
+def access(rule: Access, *, uploads: bool = False, **by_method: Access):
+    """Declare and enforce who may use a view (or a websocket consumer class).
+
+    `uploads=True`: each POST through a token counts against its uploads per minute.
+    """
     rules = {"*": rule, **{method.upper(): r for method, r in by_method.items()}}
 
     def decorate(target):
@@ -251,7 +254,7 @@ def access(rule: Access, **by_method: Access):
         @wraps(target)
         def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             wanted = rules.get(request.method, rules["*"])
-            denial = check(request, wanted, kwargs)
+            denial = check(request, wanted, kwargs) or _over_limit(request, wanted, uploads)
             if denial is not None:
                 return denial
             return target(request, *args, **kwargs)
@@ -304,6 +307,30 @@ def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpRes
     if not who.authenticated and who.token is None:
         return _refuse(request, rule, 401, "Log in, or send an API token.")
     return _refuse(request, rule, 403, "You do not have access to this.")
+
+
+def _over_limit(request: HttpRequest, rule: Access, uploads: bool) -> HttpResponse | None:
+    """429 with Retry-After when a token's write passes its limits (see traces.ratelimit)."""
+    from traces import ratelimit
+
+    if rule not in (Access.INGEST, Access.MEMBER) or request.method in ("GET", "HEAD"):
+        return None
+    token = getattr(request, "_principal", None) and request._principal.token
+    if token is None:
+        return None
+    try:
+        nbytes = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        nbytes = 0
+    wait = ratelimit.charge(token.pk, uploads=1 if uploads else 0, nbytes=nbytes)
+    if not wait:
+        return None
+    response = JsonResponse(
+        {"error": f"Rate limit of this API token reached: retry in {wait} s.", "retry_after": wait},
+        status=429,
+    )
+    response["Retry-After"] = str(wait)
+    return response
 
 
 def _wants_json(request: HttpRequest) -> bool:

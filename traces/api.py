@@ -15,7 +15,7 @@ from traces.access import Access, access, ingest_project, principal
 
 
 @csrf_exempt
-@access(Access.INGEST)
+@access(Access.INGEST, uploads=True)
 @require_http_methods(["POST"])
 def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.

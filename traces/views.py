@@ -45,7 +45,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
     )
 
 
-@access(Access.INGEST)
+@access(Access.INGEST, uploads=True)
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     """Plain-form fallback for uploads without JavaScript."""
