@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from tests.live.events import agent_lines, ndjson
-from traces import models
+from traces import models, services
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -112,4 +112,16 @@ def test_token_project_and_delete_pages(page, shared_mode):
 
     page.goto("/accounts/password/")
     shoot(page, "password")
+
+    trace = services.trace_ingest(
+        data=ndjson(agent_lines(2)),
+        name="to delete",
+        project=models.Project.objects.get(slug="research"),
+    ).trace
+    page.goto(f"/traces/{trace.pk}/")
+    page.get_by_role("link", name="Delete").click()
+    shoot(page, "delete")
+    page.get_by_role("button", name="Delete the trace").click()
+    expect(page.get_by_text("Deleted to delete.")).to_be_visible()
+    assert not models.Trace.objects.filter(pk=trace.pk).exists()
     assert page.js_errors == []
