@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import orjson
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
@@ -41,8 +42,10 @@ def shared_mode(settings):
 def test_log_in_upload_share_open_without_account_revoke_refused(
     page, browser, live_server, shared_mode, tmp_path
 ):
+    lines = [orjson.loads(line) for line in agent_lines(3)]
+    lines[1]["headers"] = {"x-api-key": "sk-ant-api03-notforyoureyes0123456789"}
     trace_file = tmp_path / "nightly-run.jsonl"
-    trace_file.write_bytes(ndjson(agent_lines(3)))
+    trace_file.write_bytes(ndjson([orjson.dumps(line) for line in lines]))
 
     page.goto("/")  # shared mode: the login page first
     expect(page.get_by_role("heading", name="Log in")).to_be_visible()
@@ -54,6 +57,8 @@ def test_log_in_upload_share_open_without_account_revoke_refused(
 
     page.locator("#id_file").set_input_files(str(trace_file))
     expect(page.get_by_role("heading", name="nightly-run.jsonl")).to_be_visible()
+    expect(page.get_by_role("note")).to_contain_text("The original was redacted at upload")
+    shoot(page, "trace-redacted")
     trace_url = page.url
     page.get_by_role("link", name="Share").click()
     page.get_by_role("button", name="Create share link").click()

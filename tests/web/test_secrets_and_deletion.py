@@ -7,11 +7,12 @@ blobs unpacked) and every page, export and download of the trace.
 from __future__ import annotations
 
 import contextlib
+import io
 from datetime import timedelta
 
 import orjson
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
@@ -242,3 +243,12 @@ def test_the_audit_log_records_uploads_tokens_and_share_links(shared):
     assert page.status_code == 200 and b"trace.upload" in page.content
     assert shared.clients["member"].get("/projects/alpha/").status_code == 403
     assert Principal(user=shared.users["member"]).label == "member"
+
+
+def test_ingest_command_takes_a_project(shared, tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(ndjson(agent_lines(2)))
+    call_command("ingest", str(path), "--project", "beta", stdout=io.StringIO())
+    assert models.Trace.objects.get(name="run.jsonl").project == shared.beta
+    with pytest.raises(CommandError, match="No project called nowhere"):
+        call_command("ingest", str(path), "--project", "nowhere")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from traces import services
+from traces import models, services
 
 
 class Command(BaseCommand):
@@ -15,18 +15,27 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument(
+            "--project", default=None, metavar="SLUG", help="the project (default: default)"
+        )
+        parser.add_argument(
             "--together",
             action="store_true",
             help="store all files as one trace (a Claude Code session and its subagents)",
         )
 
-    def handle(self, *args, files, format_name, base_url, together, **options):
+    def handle(self, *args, files, format_name, base_url, together, project, **options):
+        if project is not None:
+            found = models.Project.objects.filter(slug=project).first()
+            if found is None:
+                raise CommandError(f"No project called {project}.")
+            project = found
         if together:
             try:
                 result = services.trace_ingest_files(
                     files=[(str(path), path.read_bytes()) for path in files],
                     name="",
                     format_name=format_name,
+                    project=project,
                 )
             except (OSError, services.InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
@@ -46,7 +55,11 @@ class Command(BaseCommand):
                 continue
             try:
                 result = services.trace_ingest(
-                    data=data, name=path.name, filename=path.name, format_name=format_name
+                    data=data,
+                    name=path.name,
+                    filename=path.name,
+                    format_name=format_name,
+                    project=project,
                 )
             except services.InputRejected as exc:
                 self.stderr.write(f"{path}: {exc}")
