@@ -184,7 +184,7 @@ class Principal:
         queryset = models.Trace.objects.all() if queryset is None else queryset
         if local_mode():
             return queryset
-        return queryset.filter(project__in=list(self.projects(Access.READ).values_list("pk")))
+        return queryset.filter(project__in=self.projects(Access.READ).values_list("pk", flat=True))
 
 
 # -- resolving the principal ------------------------------------------------------------------

@@ -19,7 +19,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from inspector.asgi import application
 from tests.live.conftest import run_async
+from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import PRINCIPALS, build_world
+from traces import services
 from traces.access import DELEGATED_NAMESPACES, Access, rules_of
 from traces.routing import websocket_urlpatterns
 
@@ -223,3 +225,14 @@ def test_websocket_matrix(settings):
             connected, code = results[(path, who)]
             denied = not connected and code == 4403
             assert denied != expected(rule, "trace", who), (path, who, connected, code)
+
+
+def test_lists_show_only_the_users_projects(world):
+    other = services.trace_ingest(
+        data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
+    ).trace
+    member_page = world.clients["member"].get("/").content.decode()
+    assert world.trace.name in member_page and other.name not in member_page
+    outsider_page = world.clients["outsider"].get("/").content.decode()
+    assert other.name in outsider_page and world.trace.name not in outsider_page
+    assert world.clients["outsider"].get(f"/traces/{world.trace.pk}/").status_code == 403
