@@ -76,6 +76,17 @@ def traces_delete(*, traces: list[models.Trace], who: Principal | str, reason: s
             )
         models.Trace.objects.filter(pk__in=ids).delete()
         unused = candidates - _still_used(candidates)
+        # Lock them, then look again: an ingest that is reusing one of these blobs holds
+        # its lock until it commits, and its calls are visible to the second look.
+        locked: set[str] = set()
+        wanted = list(unused)
+        for start in range(0, len(wanted), 500):
+            locked.update(
+                models.Blob.objects.select_for_update()
+                .filter(digest__in=wanted[start : start + 500])
+                .values_list("digest", flat=True)
+            )
+        unused = locked - _still_used(locked)
         unused_list = list(unused)
         for start in range(0, len(unused_list), 500):
             models.Blob.objects.filter(digest__in=unused_list[start : start + 500]).delete()

@@ -64,8 +64,10 @@ class BlobBatch:
     def save(self) -> None:
         """Insert the new blobs in one executemany; digests already stored are skipped.
 
-        Plain SQL (ON CONFLICT DO NOTHING, which SQLite and PostgreSQL share) because
-        the ORM's per-object overhead dominated ingest time on long logs.
+        Plain SQL (an upsert SQLite and PostgreSQL share) because the ORM's per-object
+        overhead dominated ingest time on long logs. The no-op DO UPDATE (never true)
+        still locks an existing blob until this transaction commits, so deleting a
+        trace cannot collect a blob this ingest is about to use (traces.deletion).
         """
         table = connection.ops.quote_name(models.Blob._meta.db_table)
         rows = [(b.digest, b.size, b.data) for b in self.pending.values()]
@@ -73,7 +75,7 @@ class BlobBatch:
             for start in range(0, len(rows), 2000):
                 cursor.executemany(
                     f"INSERT INTO {table} (digest, size, data) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (digest) DO NOTHING",
+                    "ON CONFLICT (digest) DO UPDATE SET size = excluded.size WHERE 1 = 0",
                     rows[start : start + 2000],
                 )
 
