@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
+import time
 from datetime import timedelta
 
 import orjson
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -252,3 +254,45 @@ def test_ingest_command_takes_a_project(shared, tmp_path):
     assert models.Trace.objects.get(name="run.jsonl").project == shared.beta
     with pytest.raises(CommandError, match="No project called nowhere"):
         call_command("ingest", str(path), "--project", "nowhere")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
+    """The upload reuses the deleted trace's system prompt and commits while the delete
+    runs: the delete waits for it and keeps the blob."""
+    system = "You are a careful research agent. " * 20
+    first = services.trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
+    shared_digest = first.calls.get(index=1).system_digest
+    uploading = threading.Event()
+    outcome = {}
+
+    def upload() -> None:
+        try:
+            with transaction.atomic():
+                outcome["trace"] = services.trace_ingest(
+                    data=system_prompt_lines(system, "second?"), name="b"
+                ).trace
+                uploading.set()
+                time.sleep(1.5)  # still uncommitted while the delete starts
+        finally:
+            uploading.set()
+            connections.close_all()
+
+    def delete() -> None:
+        try:
+            uploading.wait(30)
+            started = time.monotonic()
+            trace_delete(trace=first, who="test")
+            outcome["waited"] = time.monotonic() - started
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=upload), threading.Thread(target=delete)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert outcome["waited"] >= 0.5  # it waited for the upload's commit
+    assert models.Blob.objects.filter(digest=shared_digest).exists()
+    response = Client().get(f"/traces/{outcome['trace'].pk}/calls/1/request.json")
+    assert response.json()["system"] == system
