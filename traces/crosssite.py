@@ -1,5 +1,8 @@
 """Cross-site protection in every mode: a web page on another origin cannot drive the API.
 
+Local mode also answers loopback clients only (a server bound to another address by
+mistake, with no login, must not serve the network).
+
 Browsers mark their requests (`Sec-Fetch-Site`, `Origin`); curl, SDKs and agents send
 neither, so they keep working unchanged. A page elsewhere can still *send* a no-cors
 `fetch` to 127.0.0.1, which is why state-changing requests are refused here rather than
@@ -8,6 +11,7 @@ relying on CORS (which only hides the answer).
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urlsplit
 
 from channels.security.websocket import WebsocketDenier
@@ -17,6 +21,25 @@ from django.http.request import split_domain_port, validate_host
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SAME_SITE_VALUES = frozenset({"same-origin", "none"})
+
+
+LOCAL_ONLY = (
+    "Refused: this Loop Inspector runs in local mode, which answers this machine only. "
+    "To share it, turn on shared mode (INSPECTOR_AUTH=1; see the README, Shared deployment)."
+)
+
+
+def is_loopback(address: str | None) -> bool:
+    try:
+        ip = ipaddress.ip_address((address or "").split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip).is_loopback
+
+
+def local_mode() -> bool:
+    return not getattr(settings, "INSPECTOR_AUTH", False)
 
 
 def own_origin(request: HttpRequest) -> str:
@@ -45,6 +68,11 @@ class CrossSiteGuard:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest):
+        if local_mode() and not is_loopback(request.META.get("REMOTE_ADDR")):
+            # Bound to another address by mistake: no login, so nobody else gets in.
+            response = JsonResponse({"error": LOCAL_ONLY}, status=403)
+            response["X-Access-Denied"] = "local-only"
+            return response
         problem = cross_site_problem(request)
         if problem:
             response = JsonResponse({"error": f"Refused: {problem}."}, status=403)
@@ -79,6 +107,9 @@ class SameOriginWebsocket:
 
     async def __call__(self, scope, receive, send):
         headers = dict(scope.get("headers", []))
-        if scope["type"] == "websocket" and not websocket_origin_ok(headers):
-            return await WebsocketDenier()(scope, receive, send)
+        if scope["type"] == "websocket":
+            client = (scope.get("client") or [None])[0]
+            local_only = local_mode() and client is not None and not is_loopback(client)
+            if local_only or not websocket_origin_ok(headers):
+                return await WebsocketDenier()(scope, receive, send)
         return await self.application(scope, receive, send)

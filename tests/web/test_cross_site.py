@@ -70,3 +70,22 @@ def test_websocket_origin_must_be_this_host_and_port(host, origin, ok):
     if origin is not None:
         headers[b"origin"] = origin
     assert websocket_origin_ok(headers) is ok
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("address", "status"),
+    [("127.0.0.1", 200), ("::1", 200), ("::ffff:127.0.0.1", 200), ("192.168.1.20", 403)],
+)
+def test_local_mode_answers_this_machine_only(address, status):
+    response = Client(REMOTE_ADDR=address).get("/", HTTP_HOST="127.0.0.1:8000")
+    assert response.status_code == status
+    if status == 403:
+        assert "local mode" in response.json()["error"]
+
+
+@pytest.mark.django_db
+def test_shared_mode_serves_other_machines(settings):
+    settings.INSPECTOR_AUTH = True
+    response = Client(REMOTE_ADDR="192.168.1.20").get("/accounts/login/", HTTP_HOST="127.0.0.1")
+    assert response.status_code == 200
