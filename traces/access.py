@@ -87,7 +87,7 @@ def digest_of(secret: str) -> str:
 
 
 class BadToken(Exception):
-    """An Authorization header that names no usable token (unknown, revoked, expired)."""
+    """A token that is not usable (unknown, revoked, expired)."""
 
 
 @dataclass
@@ -188,11 +188,27 @@ class Principal:
 
 
 # -- resolving the principal ------------------------------------------------------------------
-def principal_from(authorization: str | None, user: Any, session: Any) -> Principal:
-    """The principal of a request or websocket scope; BadToken for a bad bearer token."""
+TOKEN_HEADER = "X-Loop-Inspector-Token"
+"""Where a token goes when `Authorization` must carry something else (a recording proxy
+forwards the agent's own provider key in it)."""
+
+
+def our_token(authorization: str | None, token_header: str | None) -> str | None:
+    """The Loop Inspector token sent, if any: `X-Loop-Inspector-Token: li_…`, else
+    `Authorization: Bearer li_…`; any other Authorization value is not ours to judge."""
+    if token_header:
+        return token_header.strip()
+    kind, _, secret = (authorization or "").strip().partition(" ")
+    if kind.lower() == "bearer" and secret.strip().startswith(TOKEN_PREFIX):
+        return secret.strip()
+    return None
+
+
+def principal_from(secret: str | None, user: Any, session: Any) -> Principal:
+    """The principal of a request or websocket scope; BadToken for a bad token."""
     token = None
-    if authorization and not local_mode():
-        token = token_from_header(authorization)
+    if secret and not local_mode():
+        token = token_from_secret(secret)
     share_ids = []
     if session is not None:
         share_ids = [int(pk) for pk in session.get(SHARES_SESSION_KEY, [])]
@@ -201,14 +217,13 @@ def principal_from(authorization: str | None, user: Any, session: Any) -> Princi
     return Principal(user=None if token else user, token=token, share_ids=share_ids)
 
 
-def token_from_header(authorization: str) -> models.ApiToken:
-    kind, _, secret = authorization.strip().partition(" ")
-    if kind.lower() != "bearer" or not secret.strip().startswith(TOKEN_PREFIX):
+def token_from_secret(secret: str) -> models.ApiToken:
+    if not secret.startswith(TOKEN_PREFIX):
         raise BadToken("Send an API token as 'Authorization: Bearer li_…'.")
     now = timezone.now()
     token = (
         models.ApiToken.objects.select_related("user")
-        .filter(digest=digest_of(secret.strip()), revoked_at__isnull=True)
+        .filter(digest=digest_of(secret), revoked_at__isnull=True)
         .first()
     )
     if token is None or not token.user.is_active:
@@ -226,7 +241,7 @@ def principal(request: HttpRequest) -> Principal:
     found = getattr(request, "_principal", None)
     if found is None:
         found = principal_from(
-            request.headers.get("Authorization"),
+            our_token(request.headers.get("Authorization"), request.headers.get(TOKEN_HEADER)),
             getattr(request, "user", AnonymousUser()),
             getattr(request, "session", None),
         )
@@ -376,9 +391,12 @@ def scope_allows(scope: dict[str, Any], rule: Access) -> bool:
     if rule is Access.PUBLIC:
         return True
     headers = dict(scope.get("headers", []))
-    authorization = headers.get(b"authorization", b"").decode("latin-1") or None
+    secret = our_token(
+        headers.get(b"authorization", b"").decode("latin-1"),
+        headers.get(TOKEN_HEADER.lower().encode(), b"").decode("latin-1") or None,
+    )
     try:
-        who = principal_from(authorization, scope.get("user"), scope.get("session"))
+        who = principal_from(secret, scope.get("user"), scope.get("session"))
     except BadToken:
         return False
     scope["principal"] = who

@@ -88,3 +88,16 @@ def test_an_expired_share_link_is_refused(world):
     assert Client().get(f"/s/{world.share_secret}").status_code == 410
     page = world.clients["share_link"].get(f"/traces/{world.trace.pk}/", HTTP_ACCEPT="text/html")
     assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")
+
+
+def test_a_token_may_come_in_its_own_header_beside_a_provider_key(world):
+    """A recording proxy forwards the agent's provider key in Authorization: that is not
+    ours to judge, and the inspector's token rides in X-Loop-Inspector-Token."""
+    url = f"/api/traces/{world.trace.pk}"
+    provider = {"HTTP_AUTHORIZATION": "Bearer sk-ant-api03-providerkey"}
+    assert Client().get(url, **provider).status_code == 401  # anonymous, not "bad token"
+    assert "Log in" in Client().get(url, **provider).json()["error"]
+    ours = {"HTTP_X_LOOP_INSPECTOR_TOKEN": world.secrets["read_token"]}
+    assert Client().get(url, **provider, **ours).status_code == 200
+    bad = {"HTTP_X_LOOP_INSPECTOR_TOKEN": "li_unknown"}
+    assert "revoked" in Client().get(url, **bad).json()["error"]
