@@ -56,6 +56,7 @@ class EventRecorder:
         flush_interval: float = 0.2,
         timeout: float = 10.0,
         max_pending_lines: int = 100_000,
+        token: str | None = None,
     ) -> None:
         if path is None and url is None:
             raise ValueError("give a file path, a server url, or both")
@@ -71,6 +72,7 @@ class EventRecorder:
                 flush_interval=flush_interval,
                 timeout=timeout,
                 max_pending_lines=max_pending_lines,
+                token=token,
             )
         meta = {"type": "meta", "format": FORMAT, "provider": provider}
         if agent:
@@ -180,8 +182,12 @@ class LiveSender:
         timeout=10.0,
         max_pending_lines=100_000,
         format_name="loop-inspector",
+        token=None,
     ):
         self.base_url = url.rstrip("/")
+        # An API token of a shared server (sent as a bearer token); the environment's
+        # LOOP_INSPECTOR_TOKEN when not given.
+        self.token = token or os.environ.get("LOOP_INSPECTOR_TOKEN") or None
         self.name = name
         self.format_name = format_name
         self.batch_lines = batch_lines
@@ -334,13 +340,19 @@ class LiveSender:
             self._pending.clear()
             self._cond.notify_all()
 
+    def _headers(self):
+        headers = {"Content-Type": "application/x-ndjson"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
     def _post(self, path, body):
         """POST; (status, JSON reply). Raises OSError when the server cannot be reached."""
         request = urllib.request.Request(
             self.base_url + path,
             data=body,
             method="POST",
-            headers={"Content-Type": "application/x-ndjson"},
+            headers=self._headers(),
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as reply:

@@ -14,19 +14,29 @@ from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get(
-    "DJANGO_SECRET_KEY", "loop-inspector-local-only-key-set-DJANGO_SECRET_KEY-when-shared"
-)
+DEFAULT_SECRET_KEY = "loop-inspector-local-only-key-set-DJANGO_SECRET_KEY-when-shared"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", DEFAULT_SECRET_KEY)
 DEBUG = os.environ.get("DJANGO_DEBUG", "") == "1"
 ALLOWED_HOSTS = [
     h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",") if h
 ]
+# Shared mode (see README, "Shared deployment"): every page, API call and websocket needs
+# a user, an API token or a share link. Forced on when a non-loopback host is allowed;
+# traces.apps refuses to start it with the default secret key or DEBUG.
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1", "testserver"}
+INSPECTOR_AUTH = os.environ.get("INSPECTOR_AUTH", "") == "1" or any(
+    h not in LOOPBACK_HOSTS for h in ALLOWED_HOSTS
+)
 if os.environ.get("PYTEST_CURRENT_TEST") is not None or "pytest" in os.environ.get("_", ""):
     ALLOWED_HOSTS.append("testserver")
 
 INSTALLED_APPS = [
     "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
     "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "channels",
@@ -36,8 +46,12 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "traces.crosssite.CrossSiteGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
 ]
@@ -53,6 +67,9 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "traces.access.context",
                 "csp.context_processors.nonce",
             ],
         },
@@ -84,6 +101,15 @@ CHANNEL_LAYERS = {
         }
         if REDIS_URL
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    )
+}
+
+# Per-token rate limits count in the cache: Redis when given, so every process shares them.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
 
@@ -122,6 +148,23 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 SECURE_CONTENT_TYPE_NOSNIFF = True
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "traces:list"
+SESSION_COOKIE_SAMESITE = "Lax"
+# Shared mode assumes HTTPS in front (a TLS-terminating proxy that sets X-Forwarded-Proto);
+# INSPECTOR_HTTPS=0 serves a plain-HTTP private network instead (check --deploy warns).
+if INSPECTOR_AUTH and os.environ.get("INSPECTOR_HTTPS", "1") == "1":
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("SECURE_HSTS_INCLUDE_SUBDOMAINS", "1") == "1"
+    SECURE_HSTS_PRELOAD = os.environ.get("SECURE_HSTS_PRELOAD", "") == "1"
+    # Submitting the domain to browsers' preload list is a separate, lasting decision.
+    SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+if INSPECTOR_AUTH:
+    CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 

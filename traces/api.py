@@ -8,13 +8,15 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods
 
-from traces import live_api, selectors, services, set_api
+from traces import deletion, live_api, selectors, services, set_api, team
+from traces.access import Access, access, ingest_project, principal
 from traces.core.labels import clean_labels
 
 
 @csrf_exempt
+@access(Access.INGEST, uploads=True)
 @require_http_methods(["POST"])
 def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
@@ -41,13 +43,23 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
+    project = ingest_project(request, request.POST.get("project") or request.GET.get("project"))
+    if project is None:
+        return JsonResponse({"error": "You cannot upload to that project."}, status=403)
+    who = principal(request)
     try:
         result = services.trace_ingest_files(
-            files=files, name=name, format_name=format_name, labels=labels
+            files=files,
+            name=name,
+            format_name=format_name,
+            labels=labels,
+            project=project,
+            created_by=who.audit_user,
         )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     trace = result.trace
+    team.audit(who, "trace.upload", project=project, target=f"{trace.name} ({trace.pk})")
     return JsonResponse(
         {
             "id": str(trace.pk),
@@ -61,7 +73,13 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
     )
 
 
-@require_GET
+@csrf_exempt
+@access(Access.READ, DELETE=Access.MEMBER)
+@require_http_methods(["GET", "DELETE"])
 def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
+    """GET: the trace's report. DELETE: remove the trace (and blobs no other trace uses)."""
     trace = selectors.trace_get(trace_id=trace_id)
+    if request.method == "DELETE":
+        removed = deletion.trace_delete(trace=trace, who=principal(request))
+        return JsonResponse({"id": str(trace_id), "deleted": True, "blobs_removed": removed})
     return JsonResponse(trace.report, json_dumps_params={"ensure_ascii": False})

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from traces import models, runsets, selectors
+from traces.access import Access, access, principal
 from traces.comparing import traces_comparison
 from traces.core.accounting import BUCKETS
 from traces.core.summary import OUTCOME_LABELS
@@ -23,10 +24,27 @@ BUCKET_NAMES = {
 }
 
 
+def _trace(request: HttpRequest, trace_id) -> models.Trace:
+    """A trace the caller may read; 404 otherwise (as if it did not exist)."""
+    trace = selectors.trace_get(trace_id=trace_id)
+    if not principal(request).allows_trace(Access.READ, trace.pk, trace.project_id):
+        raise Http404("No such trace")
+    return trace
+
+
+def _set(request: HttpRequest, set_id) -> models.RunSet:
+    """A run set the caller may read; 404 otherwise."""
+    run_set = runsets.set_get(set_id=set_id)
+    if not principal(request).allows(Access.READ, run_set.project_id):
+        raise Http404("No such run set")
+    return run_set
+
+
+@access(Access.READ)
 @require_GET
 def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
-    trace_a = selectors.trace_get(trace_id=a)
-    trace_b = selectors.trace_get(trace_id=b)
+    trace_a = _trace(request, a)
+    trace_b = _trace(request, b)
     result = traces_comparison(trace_a, trace_b)
     return render(
         request,
@@ -83,15 +101,17 @@ def _total_rows(result: dict) -> list[dict]:
     return out
 
 
+@access(Access.READ)
 @require_GET
 def compare_runs_json(request: HttpRequest, a, b) -> JsonResponse:
-    result = traces_comparison(selectors.trace_get(trace_id=a), selectors.trace_get(trace_id=b))
+    result = traces_comparison(_trace(request, a), _trace(request, b))
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 
+@access(Access.READ)
 @require_GET
 def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
-    set_a, set_b = runsets.set_get(set_id=a), runsets.set_get(set_id=b)
+    set_a, set_b = _set(request, a), _set(request, b)
     return render(
         request,
         "traces/compare_sets.html",
@@ -99,6 +119,7 @@ def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
     )
 
 
+@access(Access.READ)
 @require_GET
 def compare_pick(request: HttpRequest) -> HttpResponse:
     """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`)."""
@@ -111,14 +132,21 @@ def compare_pick(request: HttpRequest) -> HttpResponse:
     if kind == "sets":
         second = (
             _uuid(second_text)
-            or models.RunSet.objects.filter(name=second_text).values_list("pk", flat=True).first()
+            or models.RunSet.objects.filter(
+                name=second_text, project__in=principal(request).projects().values("pk")
+            )
+            .values_list("pk", flat=True)
+            .first()
         )
         if second is None:
             raise Http404("No such run set")
         return redirect(reverse("traces:compare-sets", args=[first, second]))
     second = (
         _uuid(second_text)
-        or models.Trace.objects.filter(name=second_text).values_list("pk", flat=True).first()
+        or principal(request)
+        .traces(models.Trace.objects.filter(name=second_text))
+        .values_list("pk", flat=True)
+        .first()
     )
     if second is None:
         raise Http404("No trace with that id or name")

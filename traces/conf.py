@@ -17,6 +17,10 @@ DEFAULTS: dict[str, Any] = {
     "MAX_DEPTH": 254,
     "CALLS_PER_PAGE": 200,
     "PRICES": "",
+    # Per API token (shared mode): traces created per minute, bytes sent per UTC day
+    # (uploads, live lines and websocket frames); 0 turns a limit off.
+    "TOKEN_UPLOADS_PER_MINUTE": 60,
+    "TOKEN_BYTES_PER_DAY": 20 * 1024 * 1024 * 1024,
 }
 
 

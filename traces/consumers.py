@@ -24,7 +24,8 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from traces import live, models
+from traces import live, models, ratelimit
+from traces.access import Access, access
 from traces.broadcast import group_name
 from traces.core.limits import InputRejected
 
@@ -51,6 +52,7 @@ def _trace_state(trace_id: Any) -> str | None:
     return state
 
 
+@access(Access.READ)
 class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
     """One open trace page."""
 
@@ -117,6 +119,7 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
             await self.send(text_data="\n".join(texts))
 
 
+@access(Access.INGEST)
 class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
     """An agent keeping a socket open to append lines with acknowledgements."""
 
@@ -152,6 +155,16 @@ class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
             await self._error(problem)
             return
         lines = [line.encode("utf-8") for line in content["lines"]]
+        token = getattr(self.scope.get("principal"), "token", None)
+        if token is not None:
+            wait = await database_sync_to_async(ratelimit.charge)(
+                token.pk, nbytes=sum(len(line) + 1 for line in lines)
+            )
+            if wait:
+                await self.send_json(
+                    {"type": "error", "error": "rate limit reached", "retry_after": wait}
+                )
+                return
         try:
             result = await database_sync_to_async(live.append_lines)(
                 trace_id=self.trace_id, offset=content["offset"], lines=lines

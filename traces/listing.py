@@ -11,6 +11,7 @@ from django.db.models import Prefetch
 from django.utils.http import urlencode
 
 from traces import models, selectors
+from traces.access import Principal, local_mode
 from traces.core.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
 from traces.core.rules.registry import rules
 
@@ -23,13 +24,16 @@ def href(query: ListQuery, base: str = "") -> str:
     return f"{base}?{urlencode(params)}" if params else (base or "?")
 
 
-def list_context(params: Mapping[str, str], base: str = "", fixed_set: str = "") -> dict[str, Any]:
+def list_context(
+    params: Mapping[str, str], who: Principal, base: str = "", fixed_set: str = ""
+) -> dict[str, Any]:
     """Rows, counts and links of the list page for the query string `params` (a set
-    page passes its set as `fixed_set`: always applied, never shown as a filter)."""
+    page passes its set as `fixed_set`: always applied, never shown as a filter). Only
+    what `who` may read is listed, and only its values are offered in the menus."""
     query = ListQuery.parse(params)
     if fixed_set:
         query = query.with_changes(set=fixed_set, page=query.page)
-    matching = selectors.trace_search(query=query)
+    matching = who.traces(selectors.trace_search(query=query))
     paginator = Paginator(matching, PAGE_SIZE)
     page = paginator.get_page(query.page)
     rows = list(
@@ -85,7 +89,7 @@ def list_context(params: Mapping[str, str], base: str = "", fixed_set: str = "")
         "sorts": sorts,
         "chips": chips,
         "problems": query.problems,
-        "choices": selectors.list_choices(),
+        "choices": selectors.list_choices(visible=None if local_mode() else who.traces()),
         "outcome_choices": OUTCOME_CHOICES,
         "severities": SEVERITIES,
         "rule_ids": [rule.id for rule in rules()],

@@ -66,6 +66,7 @@ from traces.core.model import Trace as CoreTrace
 from traces.core.pricing import call_cost
 from traces.core.rebuild import TraceBuilder
 from traces.core.records import BOM, Record, parse_line
+from traces.core.redact import merge_fields, redact
 from traces.core.report import RESULT_PREVIEW_CHARS, build_report
 from traces.core.summary import outcome_of
 
@@ -115,13 +116,20 @@ class AppendResult:
 
 # -- creating, appending, closing ---------------------------------------------------------
 def create_live_trace(
-    *, name: str = "", format_name: str | None = None, filename: str = ""
+    *,
+    name: str = "",
+    format_name: str | None = None,
+    filename: str = "",
+    project: models.Project | None = None,
+    created_by: Any = None,
 ) -> models.Trace:
     """A new, empty live trace. Raises InputRejected for an unknown format name."""
     choice = choose_format([], format_name) if format_name else None
     sweep_idle()
     format_id = choice.name if choice else ""
     return models.Trace.objects.create(
+        project=project or models.Project.default(),
+        created_by=created_by,
         name=name[:300] or filename[:300] or "live trace",
         format=format_id,
         detection_reason=choice.reason if choice else "",
@@ -215,6 +223,7 @@ APPEND_FIELDS = [
     "ended_at",
     "outcome_kind",
     "outcome_text",
+    "redacted",
 ]
 """What an append changes on the trace row: never the report, which can be large."""
 
@@ -234,6 +243,11 @@ def _append_locked(
     if offset > total:
         raise OffsetGap(total)
     fresh = [_terminated(line) for line in lines[total - offset :]]
+    project = models.Project.objects.get(pk=trace.project_id)
+    if fresh and services.redacts(project):
+        cleaned = [redact(line) for line in fresh]
+        fresh = [result.data for result in cleaned]
+        trace.redacted = merge_fields(trace.redacted, *(result.fields for result in cleaned))
     trace.live_activity_at = timezone.now()
     if not fresh:
         trace.save(update_fields=["live_activity_at"])

@@ -15,7 +15,8 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from traces import live, models
+from traces import live, models, team
+from traces.access import Access, access, ingest_project, principal
 from traces.core.limits import InputRejected
 
 
@@ -23,10 +24,17 @@ def create_live(request: HttpRequest) -> JsonResponse:
     """A new live trace; `name` and `format` from the query string or form fields."""
     name = request.POST.get("name") or request.GET.get("name") or ""
     format_name = request.POST.get("format") or request.GET.get("format") or None
+    project = ingest_project(request, request.POST.get("project") or request.GET.get("project"))
+    if project is None:
+        return JsonResponse({"error": "You cannot create traces in that project."}, status=403)
+    who = principal(request)
     try:
-        trace = live.create_live_trace(name=name, format_name=format_name)
+        trace = live.create_live_trace(
+            name=name, format_name=format_name, project=project, created_by=who.audit_user
+        )
     except InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    team.audit(who, "trace.live", project=project, target=f"{trace.name} ({trace.pk})")
     return JsonResponse(
         {
             "id": str(trace.pk),
@@ -39,6 +47,7 @@ def create_live(request: HttpRequest) -> JsonResponse:
 
 
 @csrf_exempt
+@access(Access.INGEST)
 @require_http_methods(["GET", "POST"])
 def trace_lines(request: HttpRequest, trace_id) -> JsonResponse:
     if request.method == "GET":
@@ -68,6 +77,7 @@ def trace_lines(request: HttpRequest, trace_id) -> JsonResponse:
 
 
 @csrf_exempt
+@access(Access.INGEST)
 @require_POST
 def trace_close(request: HttpRequest, trace_id) -> JsonResponse:
     try:

@@ -6,6 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from traces.access import Access, access
 from traces.core.rules.registry import get_rule, rules
 
 SECTIONS = ("What it finds", "Why it matters", "Example", "How to fix")
@@ -37,6 +38,7 @@ def _entry(rule) -> dict:
     }
 
 
+@access(Access.READ)
 @require_GET
 def rule_list(request: HttpRequest) -> HttpResponse:
     entries = sorted(
@@ -46,6 +48,7 @@ def rule_list(request: HttpRequest) -> HttpResponse:
     return render(request, "rules/list.html", {"rules": entries})
 
 
+@access(Access.READ)
 @require_GET
 def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     try:

@@ -48,8 +48,12 @@ def set_get(*, set_id: Any) -> models.RunSet:
         raise Http404("No such run set") from exc
 
 
-def set_list() -> list[models.RunSet]:
-    return list(models.RunSet.objects.annotate(run_count=Count("runs")).order_by("-created_at"))
+def set_list(*, projects: Any = None) -> list[models.RunSet]:
+    """Every set (or those of `projects`, a queryset of project ids) with its run count."""
+    sets = models.RunSet.objects.all()
+    if projects is not None:
+        sets = sets.filter(project__in=projects)
+    return list(sets.annotate(run_count=Count("runs")).order_by("-created_at"))
 
 
 def outcome_key(trace: models.Trace) -> str:

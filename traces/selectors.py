@@ -115,20 +115,22 @@ def _day_start(day: dt.date) -> dt.datetime:
     return timezone.make_aware(dt.datetime.combine(day, dt.time.min))
 
 
-def list_choices() -> dict[str, list[Any]]:
-    """Values the list's filter menus offer: formats, models, labels and sets in use."""
+def list_choices(*, visible: QuerySet[models.Trace] | None = None) -> dict[str, list[Any]]:
+    """Values the list's filter menus offer: formats, models, labels and sets in use (of
+    the `visible` traces only, when the caller may not read them all)."""
+    traces = models.Trace.objects.all() if visible is None else visible
+    labels = models.Label.objects.all()
+    sets = models.RunSet.objects.all()
+    if visible is not None:
+        labels = labels.filter(traces__in=visible.values("pk")).distinct()
+        sets = sets.filter(runs__in=visible.values("pk")).distinct()
     return {
-        "formats": list(
-            models.Trace.objects.order_by("format").values_list("format", flat=True).distinct()
-        ),
+        "formats": list(traces.order_by("format").values_list("format", flat=True).distinct()),
         "models": list(
-            models.Trace.objects.exclude(model="")
-            .order_by("model")
-            .values_list("model", flat=True)
-            .distinct()
+            traces.exclude(model="").order_by("model").values_list("model", flat=True).distinct()
         ),
-        "labels": list(models.Label.objects.values_list("name", flat=True)),
-        "sets": list(models.RunSet.objects.order_by("name").values_list("pk", "name")),
+        "labels": list(labels.values_list("name", flat=True)),
+        "sets": list(sets.order_by("name").values_list("pk", "name")),
     }
 
 

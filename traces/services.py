@@ -19,6 +19,7 @@ from traces.core.limits import InputRejected
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
+from traces.core.redact import merge_fields, redact
 from traces.core.report import build_report
 from traces.core.runs import split_runs
 from traces.core.runstats import rule_counts, summary_columns
@@ -70,8 +71,10 @@ class BlobBatch:
     def save(self) -> None:
         """Insert the new blobs in one executemany; digests already stored are skipped.
 
-        Plain SQL (ON CONFLICT DO NOTHING, which SQLite and PostgreSQL share) because
-        the ORM's per-object overhead dominated ingest time on long logs.
+        Plain SQL (an upsert SQLite and PostgreSQL share) because the ORM's per-object
+        overhead dominated ingest time on long logs. The no-op DO UPDATE (never true)
+        still locks an existing blob until this transaction commits, so deleting a
+        trace cannot collect a blob this ingest is about to use (traces.deletion).
         """
         table = connection.ops.quote_name(models.Blob._meta.db_table)
         rows = [(b.digest, b.size, b.data) for b in self.pending.values()]
@@ -79,9 +82,16 @@ class BlobBatch:
             for start in range(0, len(rows), 2000):
                 cursor.executemany(
                     f"INSERT INTO {table} (digest, size, data) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (digest) DO NOTHING",
+                    "ON CONFLICT (digest) DO UPDATE SET size = excluded.size WHERE 1 = 0",
                     rows[start : start + 2000],
                 )
+
+
+def redacts(project: models.Project | None) -> bool:
+    """Shared mode redacts credentials from originals unless the project keeps them."""
+    from traces.access import local_mode
+
+    return not local_mode() and not (project is not None and project.keep_originals)
 
 
 def trace_ingest(
@@ -92,8 +102,17 @@ def trace_ingest(
     format_name: str | None = None,
     labels: Sequence[str] = (),
     run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
 ) -> IngestResult:
-    """Analyse `data` with the core and store everything; raises InputRejected for non-traces."""
+    """Analyse `data` with the core and store everything; raises InputRejected for non-traces.
+
+    In shared mode the credentials are redacted first, so nothing derived holds them.
+    """
+    redacted: dict[str, int] = {}
+    if redacts(project):
+        cleaned = redact(data)
+        data, redacted = cleaned.data, cleaned.fields
     # Compressing and hashing the original release the GIL: they run beside the parse.
     with ThreadPoolExecutor(max_workers=1) as pool:
         archived = pool.submit(_archive, data)
@@ -110,6 +129,9 @@ def trace_ingest(
             source_sha256=sha256,
             labels=labels,
             run_set=run_set,
+            project=project,
+            created_by=created_by,
+            redacted=redacted,
         )
         models.SourceChunk.objects.create(
             trace=trace,
@@ -128,6 +150,8 @@ def trace_ingest_files(
     name: str,
     format_name: str | None = None,
     labels: Sequence[str] = (),
+    project: models.Project | None = None,
+    created_by: Any = None,
 ) -> IngestResult:
     """Several files read as one trace (a Claude Code session and its subagents' files).
 
@@ -136,8 +160,19 @@ def trace_ingest_files(
     if len(files) == 1:
         filename, data = files[0]
         return trace_ingest(
-            data=data, name=name, filename=filename, format_name=format_name, labels=labels
+            data=data,
+            name=name,
+            filename=filename,
+            format_name=format_name,
+            labels=labels,
+            project=project,
+            created_by=created_by,
         )
+    redacted: dict[str, int] = {}
+    if redacts(project):
+        cleaned = [(filename, redact(data)) for filename, data in files]
+        files = [(filename, result.data) for filename, result in cleaned]
+        redacted = merge_fields(*(result.fields for _, result in cleaned))
     core = analyze_files(files, format_name=format_name, limits=limits())
     report = build_report(core, prices=price_table())
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
@@ -151,6 +186,9 @@ def trace_ingest_files(
             source_bytes=sum(len(data) for _, data in files),
             source_sha256="",
             labels=labels,
+            project=project,
+            created_by=created_by,
+            redacted=redacted,
         )
         models.SourceChunk.objects.bulk_create(
             models.SourceChunk(
@@ -172,8 +210,14 @@ def _create_trace(
     source_sha256: str,
     labels: Sequence[str] = (),
     run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
+    redacted: dict[str, int] | None = None,
 ) -> models.Trace:
     trace = models.Trace.objects.create(
+        project=project or models.Project.default(),
+        created_by=created_by,
+        redacted=redacted or {},
         name=name[:300],
         format=core.format,
         detection_reason=core.detection_reason[:500],
@@ -281,6 +325,8 @@ def run_set_ingest(
     files: Sequence[tuple[str, bytes]],
     format_name: str | None = None,
     labels: Sequence[str] = (),
+    project: models.Project | None = None,
+    created_by: Any = None,
 ) -> SetIngestResult:
     """Store each run of the files (several files, a ZIP, an eval with many samples) as
     its own trace in the set `name` (created if new). A run or file whose bytes are
@@ -288,7 +334,8 @@ def run_set_ingest(
     set_name = " ".join(name.split())[:200]
     if not set_name:
         raise InputRejected("Name the run set.")
-    run_set, _ = models.RunSet.objects.get_or_create(name=set_name)
+    project = project or models.Project.default()
+    run_set, _ = models.RunSet.objects.get_or_create(project=project, name=set_name)
     duplicates: list[str] = []
     fresh: list[tuple[str, bytes]] = []
     for filename, data in files:
@@ -320,6 +367,8 @@ def run_set_ingest(
                 format_name=format_name,
                 labels=labels,
                 run_set=run_set,
+                project=project,
+                created_by=created_by,
             )
         except InputRejected as exc:
             rejected.append((run.name, str(exc)))

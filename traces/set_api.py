@@ -11,6 +11,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from traces import models, runsets, services
+from traces.access import Access, access, ingest_project, local_mode, principal
 from traces.core.labels import clean_labels
 
 
@@ -39,12 +40,17 @@ def set_ingest_response(request: HttpRequest, set_name: str) -> JsonResponse:
         return JsonResponse(
             {"error": "Send runs as multipart 'file' fields or as the body."}, status=400
         )
+    project = ingest_project(request, field(request, "project") or None)
+    if project is None:
+        return JsonResponse({"error": "You cannot upload to that project."}, status=403)
     try:
         result = services.run_set_ingest(
             name=set_name,
             files=files,
             format_name=field(request, "format") or None,
             labels=clean_labels(request.POST.getlist("labels") or request.GET.getlist("labels")),
+            project=project,
+            created_by=principal(request).audit_user,
         )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
@@ -72,6 +78,7 @@ def set_ingest_response(request: HttpRequest, set_name: str) -> JsonResponse:
 
 
 @csrf_exempt
+@access(Access.READ, POST=Access.INGEST, uploads=True)
 @require_http_methods(["GET", "POST"])
 def sets_collection(request: HttpRequest) -> JsonResponse:
     """GET: every set with its run count. POST (`name`, `file`s, optional `format`,
@@ -87,12 +94,17 @@ def sets_collection(request: HttpRequest) -> JsonResponse:
                     "runs": run_set.run_count,
                     "url": _absolute(request, "traces:set", run_set.pk),
                 }
-                for run_set in runsets.set_list()
+                for run_set in runsets.set_list(projects=_readable_projects(request))
             ]
         }
     )
 
 
+def _readable_projects(request: HttpRequest):
+    return None if local_mode() else principal(request).projects().values("pk")
+
+
+@access(Access.READ)
 @require_GET
 def set_detail(request: HttpRequest, set_id) -> JsonResponse:
     """A set's runs (summary columns), outcome counts and findings by rule."""
@@ -127,6 +139,10 @@ def set_detail(request: HttpRequest, set_id) -> JsonResponse:
     )
 
 
+@access(Access.READ)
 @require_GET
 def labels_list(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"labels": list(models.Label.objects.values_list("name", flat=True))})
+    labels = models.Label.objects.all()
+    if not local_mode():
+        labels = labels.filter(traces__in=principal(request).traces().values("pk")).distinct()
+    return JsonResponse({"labels": list(labels.values_list("name", flat=True))})

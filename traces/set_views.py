@@ -9,18 +9,22 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from traces import runsets
+from traces.access import Access, access, local_mode, principal
 from traces.listing import list_context
 
 
+@access(Access.READ)
 @require_GET
 def set_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "traces/sets.html", {"sets": runsets.set_list()})
+    projects = None if local_mode() else principal(request).projects().values("pk")
+    return render(request, "traces/sets.html", {"sets": runsets.set_list(projects=projects)})
 
 
+@access(Access.READ)
 @require_GET
 def set_detail(request: HttpRequest, set_id) -> HttpResponse:
     run_set = runsets.set_get(set_id=set_id)
     base = reverse("traces:set", args=[run_set.pk])
     context = runsets.set_context(run_set)
-    context |= list_context(request.GET, base=base, fixed_set=str(run_set.pk))
+    context |= list_context(request.GET, principal(request), base=base, fixed_set=str(run_set.pk))
     return render(request, "traces/set.html", context)

@@ -11,7 +11,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from traces import selectors, services
+from traces import selectors, services, team
+from traces.access import Access, access, ingest_project, principal
 from traces.conf import app_css, inspector_settings
 from traces.core.export_html import render_export
 from traces.core.export_md import render_markdown
@@ -24,6 +25,7 @@ from traces.presenters import call_context, diagram_context, trace_context
 from traces.whatif_views import what_if_context
 
 
+@access(Access.READ)
 @require_GET
 def trace_list(request: HttpRequest) -> HttpResponse:
     return _list_page(request)
@@ -35,7 +37,8 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
         request,
         "traces/list.html",
         {
-            **list_context(request.GET, base=reverse("traces:list")),
+            **list_context(request.GET, principal(request), base=reverse("traces:list")),
+            "projects": principal(request).projects(Access.INGEST),
             "form": UploadForm(),
             "formats": adapters(),
             "upload_error": upload_error,
@@ -45,6 +48,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
     )
 
 
+@access(Access.INGEST, uploads=True)
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     """Plain-form fallback for uploads without JavaScript."""
@@ -54,6 +58,10 @@ def upload(request: HttpRequest) -> HttpResponse:
     files = request.FILES.getlist("file")
     labels = clean_labels(form.cleaned_data["labels"])
     format_name = form.cleaned_data["format"] or None
+    project = ingest_project(request, request.POST.get("project") or None)
+    if project is None:
+        return _list_page(request, "You cannot upload to that project.", status=403)
+    who = principal(request)
     if form.cleaned_data["set"]:
         try:
             outcome = services.run_set_ingest(
@@ -61,6 +69,8 @@ def upload(request: HttpRequest) -> HttpResponse:
                 files=[(upload.name, upload.read()) for upload in files],
                 format_name=format_name,
                 labels=labels,
+                project=project,
+                created_by=who.audit_user,
             )
         except services.InputRejected as exc:
             return _list_page(request, str(exc), status=400)
@@ -76,12 +86,18 @@ def upload(request: HttpRequest) -> HttpResponse:
             filename=file.name,
             format_name=format_name,
             labels=labels,
+            project=project,
+            created_by=who.audit_user,
         )
     except services.InputRejected as exc:
         return _list_page(request, f"{file.name}: {exc}", status=400)
+    team.audit(
+        who, "trace.upload", project=project, target=f"{result.trace.name} ({result.trace.pk})"
+    )
     return redirect(reverse("traces:detail", args=[result.trace.pk]))
 
 
+@access(Access.MEMBER)
 @require_POST
 def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
     """The trace page's label form: the trace's labels become exactly those typed."""
@@ -90,6 +106,7 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
     return redirect(reverse("traces:detail", args=[trace.pk]) + "#labels")
 
 
+@access(Access.READ)
 @require_GET
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -103,15 +120,21 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         tables = trace_context(trace)
     loop = (diagram.get("diagram") or {}).get("loop")
     what_if = what_if_context(trace, request.GET, loop)
-    return render(request, "traces/detail.html", tables | diagram | _runs_context(trace) | what_if)
+    who = principal(request)
+    permissions = {
+        "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
+        "can_change": who.allows_trace(Access.MEMBER, trace.pk, trace.project_id),
+    }
+    context = tables | diagram | _runs_context(trace, who) | what_if | permissions
+    return render(request, "traces/detail.html", context)
 
 
-def _runs_context(trace) -> dict:
+def _runs_context(trace, who) -> dict:
     """Labels, run set and the other runs of that set (to compare with) for a trace page."""
     siblings = []
     if trace.run_set_id:
         siblings = list(
-            trace.run_set.runs.exclude(pk=trace.pk)
+            who.traces(trace.run_set.runs.exclude(pk=trace.pk))
             .order_by("created_at")
             .values_list("pk", "name")[:500]
         )
@@ -121,6 +144,7 @@ def _runs_context(trace) -> dict:
     }
 
 
+@access(Access.READ)
 @require_GET
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -132,6 +156,7 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     return render(request, "traces/call.html", call_context(trace, call, normalize))
 
 
+@access(Access.READ)
 @require_GET
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
@@ -150,6 +175,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     )
 
 
+@access(Access.READ)
 @require_GET
 def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     """The full request body of a call, rebuilt from its delta chain."""
@@ -164,6 +190,7 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
     return response
 
 
+@access(Access.ORIGINAL)
 @require_GET
 def download(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -178,6 +205,7 @@ def download(request: HttpRequest, trace_id) -> HttpResponse:
     return response
 
 
+@access(Access.READ)
 @require_GET
 def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     """Permalink of a finding: its place on its call's page (or the trace's findings)."""
@@ -191,6 +219,7 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     return redirect(reverse("traces:call", args=[trace.pk, call]) + f"#finding-{number}")
 
 
+@access(Access.READ)
 @require_GET
 def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -198,6 +227,7 @@ def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm})
 
 
+@access(Access.READ)
 @require_GET
 def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
@@ -209,6 +239,7 @@ def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     return response
 
 
+@access(Access.READ)
 @require_GET
 def export_html(request: HttpRequest, trace_id) -> HttpResponse:
     """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""

@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from traces import models, selectors
+from traces.access import Access, access
 from traces.core.render import whatif_charts
 from traces.core.whatif import basis_from_report, build_series, build_what_if, parse_params
 from traces.core.whatif.params import CAP_PREFIX, LIFETIME_LABELS, median_result, tool_names
@@ -73,6 +74,7 @@ class _QueryValues(dict):
         return list(self.get(key) or [])
 
 
+@access(Access.READ)
 @require_GET
 def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The scenarios recomputed with the query's parameters, the panel's results

@@ -39,6 +39,18 @@
     });
   }
 
+  // Copy a secret shown once (a new API token or share link) to the clipboard.
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-copy]"), function (button) {
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.dataset.copy);
+      if (!source) return;
+      navigator.clipboard.writeText(source.textContent.trim()).then(
+        function () { button.textContent = "Copied"; },
+        function () { button.textContent = "Select and copy it"; }
+      );
+    });
+  });
+
   // Diagram controls submit as soon as a choice changes.
   Array.prototype.forEach.call(document.querySelectorAll("select[data-autosubmit]"), function (select) {
     select.addEventListener("change", function () {
@@ -55,6 +67,7 @@
   var formatSelect = form.querySelector("select[name=format]");
   var labelsInput = form.querySelector("input[name=labels]");
   var setInput = form.querySelector("input[name=set]");
+  var projectSelect = form.querySelector("select[name=project]");
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -80,6 +93,7 @@
       if (labelsInput && labelsInput.value.trim()) data.append("labels", labelsInput.value);
       var setName = setInput ? setInput.value.trim() : "";
       if (setName) data.append("name", setName);
+      if (projectSelect && projectSelect.value) data.append("project", projectSelect.value);
       var xhr = new XMLHttpRequest();
       xhr.open("POST", setName ? form.dataset.setsApi : form.dataset.api);
       xhr.upload.addEventListener("progress", function (event) {

@@ -19,7 +19,7 @@ from traces import live, models
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ORIGIN = [(b"origin", b"http://127.0.0.1")]
+ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
 create = database_sync_to_async(live.create_live_trace)
 append = database_sync_to_async(live.append_lines)
 close = database_sync_to_async(live.close_live_trace)

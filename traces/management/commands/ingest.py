@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from traces import services
+from traces import models, services
 from traces.core.labels import clean_labels
 
 
@@ -24,15 +24,25 @@ class Command(BaseCommand):
         )
         parser.add_argument("--labels", default="", help="comma-separated labels for the traces")
         parser.add_argument(
+            "--project", default=None, metavar="SLUG", help="the project (default: default)"
+        )
+        parser.add_argument(
             "--together",
             action="store_true",
             help="store all files as one trace (a Claude Code session and its subagents)",
         )
 
-    def handle(self, *args, files, format_name, base_url, together, set_name, labels, **options):
+    def handle(
+        self, *args, files, format_name, base_url, together, set_name, labels, project, **options
+    ):
         labels = clean_labels(labels)
+        if project is not None:
+            found = models.Project.objects.filter(slug=project).first()
+            if found is None:
+                raise CommandError(f"No project called {project}.")
+            project = found
         if set_name:
-            self._ingest_set(files, set_name, format_name, base_url, labels)
+            self._ingest_set(files, set_name, format_name, base_url, labels, project)
             return
         if together:
             try:
@@ -41,6 +51,7 @@ class Command(BaseCommand):
                     name="",
                     format_name=format_name,
                     labels=labels,
+                    project=project,
                 )
             except (OSError, services.InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
@@ -65,6 +76,7 @@ class Command(BaseCommand):
                     filename=path.name,
                     format_name=format_name,
                     labels=labels,
+                    project=project,
                 )
             except services.InputRejected as exc:
                 self.stderr.write(f"{path}: {exc}")
@@ -80,12 +92,16 @@ class Command(BaseCommand):
         if failures:
             raise CommandError(f"{failures} file(s) could not be ingested")
 
-    def _ingest_set(self, files, set_name, format_name, base_url, labels) -> None:
+    def _ingest_set(self, files, set_name, format_name, base_url, labels, project) -> None:
         base = base_url.rstrip("/")
         try:
             loaded = [(path.name, path.read_bytes()) for path in files]
             result = services.run_set_ingest(
-                name=set_name, files=loaded, format_name=format_name, labels=labels
+                name=set_name,
+                files=loaded,
+                format_name=format_name,
+                labels=labels,
+                project=project,
             )
         except OSError as exc:
             raise CommandError(f"{exc.filename}: cannot read ({exc.strerror})") from exc

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -123,13 +127,32 @@ class Command(BaseCommand):
         )
         parser.add_argument("--poll", type=float, default=0.2, metavar="SECONDS")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--server",
+            default=None,
+            metavar="URL",
+            help="send the lines to this server's HTTP API instead of this database",
+        )
+        parser.add_argument(
+            "--token",
+            default=os.environ.get("LOOP_INSPECTOR_TOKEN") or None,
+            help="API token for --server (default: $LOOP_INSPECTOR_TOKEN)",
+        )
 
-    def handle(self, *args, file, format_name, name, from_end, idle_exit, poll, base_url, **_):
+    def handle(
+        self, *args, file, format_name, name, from_end, idle_exit, poll, base_url, server,
+        token, **_,
+    ):  # fmt: skip
+        self._remote = RemoteTrace(server, token) if server else None
         try:
-            trace = live.create_live_trace(
-                name=name or file.name, format_name=format_name, filename=file.name
-            )
-        except InputRejected as exc:
+            if self._remote:
+                trace = self._remote.create(name or file.name, format_name)
+                base_url = server
+            else:
+                trace = live.create_live_trace(
+                    name=name or file.name, format_name=format_name, filename=file.name
+                )
+        except (InputRejected, live.LiveError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{base_url.rstrip('/')}/traces/{trace.pk}/  following {file}")
         follower = FileFollower(file, from_end=from_end)
@@ -143,7 +166,10 @@ class Command(BaseCommand):
             if problem is None:
                 problem = self._send(trace.pk, follower.rest())
             follower.close()
-            closed = live.close_live_trace(trace_id=trace.pk)
+            if self._remote:
+                closed = self._remote.close(trace.pk)
+            else:
+                closed = live.close_live_trace(trace_id=trace.pk)
         self.stdout.write(
             f"closed: {closed.lines_total} lines, {closed.calls_count} calls, "
             f"{closed.flags_count} findings"
@@ -175,8 +201,72 @@ class Command(BaseCommand):
         if not lines:
             return None
         try:
-            result = live.append_lines(trace_id=trace_id, offset=self._sent, lines=lines)
+            if self._remote:
+                result = self._remote.append(trace_id, self._sent, lines)
+            else:
+                result = live.append_lines(trace_id=trace_id, offset=self._sent, lines=lines)
         except (InputRejected, live.LiveError) as exc:
             return str(exc)
         self._sent = result.total
         return None
+
+
+class RemoteTrace:
+    """The live trace on another server, through its HTTP API (with a bearer token)."""
+
+    def __init__(self, server: str, token: str | None) -> None:
+        self.server = server.rstrip("/")
+        self.token = token
+
+    def _post(self, path: str, body: bytes = b"") -> dict:
+        headers = {"Content-Type": "application/x-ndjson"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        request = urllib.request.Request(
+            self.server + path, data=body, method="POST", headers=headers
+        )
+        for _attempt in range(5):
+            try:
+                with urllib.request.urlopen(request, timeout=30) as reply:
+                    return json.loads(reply.read() or b"{}")
+            except urllib.error.HTTPError as error:
+                reply = json.loads(error.read() or b"{}")
+                if error.code == 429:  # rate limited: wait as told, then again
+                    time.sleep(min(60, int(error.headers.get("Retry-After", "5"))))
+                    continue
+                if error.code == 409 and "expected" in reply:
+                    raise live.OffsetGap(reply["expected"]) from error
+                raise live.LiveError(
+                    f"{self.server} answered {error.code}: {reply.get('error', '')}"
+                ) from error
+            except urllib.error.URLError as error:
+                raise live.LiveError(f"cannot reach {self.server}: {error.reason}") from error
+        raise live.LiveError(f"{self.server} kept refusing: rate limited")
+
+    def create(self, name: str, format_name: str | None):
+        query = {"live": "1", "name": name}
+        if format_name:
+            query["format"] = format_name
+        reply = self._post("/api/traces?" + urllib.parse.urlencode(query))
+        return _Remote(pk=reply["id"], lines_total=0, calls_count=0, flags_count=0)
+
+    def append(self, trace_id, offset: int, lines: list[bytes]) -> live.AppendResult:
+        body = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+        reply = self._post(f"/api/traces/{trace_id}/lines?offset={offset}", body)
+        return live.AppendResult(reply["total"], reply["accepted"])
+
+    def close(self, trace_id):
+        reply = self._post(f"/api/traces/{trace_id}/close")
+        return _Remote(
+            pk=trace_id,
+            lines_total=reply.get("total", 0),
+            calls_count=reply.get("calls", 0),
+            flags_count=reply.get("findings", 0),
+        )
+
+
+class _Remote:
+    """What the command prints of a remote trace."""
+
+    def __init__(self, **fields) -> None:
+        self.__dict__.update(fields)

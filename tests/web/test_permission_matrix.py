@@ -1,0 +1,267 @@
+"""The permission matrix: every URL pattern and websocket route, every kind of principal.
+
+The resolver is walked, so a new endpoint is in this test the moment it is routed; one
+without an `@access` rule fails `test_every_endpoint_declares_a_rule`. Each declared rule
+is then checked by real requests (shared mode) for anonymous, viewer, member, owner, a
+user of another project, read / ingest / revoked tokens and a share link: allowed or
+refused as the table below (written independently of traces.access) says.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.db import connections, transaction
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from inspector.asgi import application
+from tests.live.conftest import run_async
+from tests.live.events import agent_lines, ndjson
+from tests.web.team_world import PRINCIPALS, build_world
+from traces import services
+from traces.access import DELEGATED_NAMESPACES, Access, rules_of
+from traces.routing import websocket_urlpatterns
+
+USERS = {"viewer", "member", "owner", "outsider"}
+ALPHA_VIEWERS = {"viewer", "member", "owner"}
+ALPHA_MEMBERS = {"member", "owner"}
+
+ALLOWED: dict[tuple[Access, str], set[str]] = {
+    # (rule, what the URL names) -> who may
+    (Access.PUBLIC, "none"): set(PRINCIPALS),
+    (Access.PUBLIC, "trace"): set(PRINCIPALS),
+    (Access.ACCOUNT, "none"): USERS,
+    (Access.READ, "none"): USERS | {"read_token"},
+    (Access.READ, "trace"): ALPHA_VIEWERS | {"read_token", "share_link"},
+    (Access.READ, "set"): ALPHA_VIEWERS | {"read_token"},
+    (Access.INGEST, "none"): ALPHA_MEMBERS | {"outsider", "ingest_token"},
+    (Access.INGEST, "trace"): ALPHA_MEMBERS | {"ingest_token"},
+    (Access.ORIGINAL, "trace"): ALPHA_MEMBERS | {"read_token"},
+    (Access.MEMBER, "trace"): ALPHA_MEMBERS | {"ingest_token"},
+    (Access.OWNER, "project"): {"owner"},
+}
+
+
+EXPECTED_RULES = {
+    "traces:list": Access.READ,
+    "traces:upload": Access.INGEST,
+    "traces:detail": Access.READ,
+    "traces:download": Access.ORIGINAL,
+    "traces:export-html": Access.READ,
+    "traces:api-traces": Access.INGEST,
+    "traces:api-trace": Access.READ,
+    "live:lines": Access.INGEST,
+    "live:close": Access.INGEST,
+    "team:delete": Access.MEMBER,
+    "team:share": Access.MEMBER,
+    "team:share-revoke": Access.MEMBER,
+    "team:shared": Access.PUBLIC,
+    "team:project": Access.OWNER,
+    "team:tokens": Access.ACCOUNT,
+    "accounts:login": Access.PUBLIC,
+    "accounts:password": Access.ACCOUNT,
+    "traces:labels": Access.MEMBER,
+    "traces:what-if-json": Access.READ,
+    "traces:sets": Access.READ,
+    "traces:set": Access.READ,
+    "traces:compare": Access.READ,
+    "traces:compare-sets": Access.READ,
+    "traces:api-sets": Access.READ,
+    "traces:api-set": Access.READ,
+}
+"""What the issue asks of these endpoints, so a wrong declaration fails too."""
+
+
+def walk(resolver: URLResolver, prefix: str = "", namespace: str | None = None):
+    """(route, callback, namespace, url name) of every pattern under the resolver."""
+    for entry in resolver.url_patterns:
+        if isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern), entry.callback, namespace, entry.name
+        elif isinstance(entry, URLResolver):
+            inner = entry.namespace or namespace
+            yield from walk(entry, prefix + str(entry.pattern), inner)
+
+
+def endpoints():
+    return [e for e in walk(get_resolver()) if e[2] not in DELEGATED_NAMESPACES]
+
+
+def test_every_endpoint_declares_a_rule():
+    undeclared = [route for route, callback, _, _ in endpoints() if rules_of(callback) is None]
+    assert not undeclared, f"declare @access(...) on: {undeclared}"
+    assert len(endpoints()) >= 25
+    for route in websocket_urlpatterns:
+        assert rules_of(route.callback) is not None, f"declare @access on {route.pattern}"
+
+
+def test_declared_rules_are_the_intended_ones():
+    declared = {f"{namespace}:{name}": rules_of(cb)["*"] for _, cb, namespace, name in endpoints()}
+    for name, rule in EXPECTED_RULES.items():
+        assert declared[name] is rule, name
+    assert (
+        rules_of(get_resolver().resolve("/api/traces/" + str(uuid.uuid4())).func)["DELETE"]
+        is Access.MEMBER
+    )
+
+
+def test_a_view_without_a_rule_is_caught():
+    def bare(request):
+        return None
+
+    assert rules_of(bare) is None
+
+
+def fill(route: str, world) -> tuple[str, str]:
+    """A real URL for the route, and what it names (trace, project or nothing)."""
+    values = {
+        "trace_id": str(world.trace.pk),
+        "index": "1",
+        "number": "1",
+        "rule_id": "repeated-tool-call",
+        "project": world.alpha.slug,
+        "token_id": str(world.token_ids["read_token"]),
+        "link_id": str(world.share_id),
+        "secret": world.share_secret,
+        "set_id": str(world.run_set.pk),
+    }
+    url, scope = "/", "none"
+    for part in route.replace(">", "<").split("<"):
+        if ":" in part or part in values:
+            name = part.split(":")[-1]
+            url += values.get(name, "1" if part.startswith("int:") else str(uuid.uuid4()))
+            if name == "trace_id":
+                scope = "trace"
+            elif name == "project":
+                scope = "project"
+            elif name == "set_id":
+                scope = "set"
+        else:
+            url += part
+    return url, scope
+
+
+def expected(rule: Access, scope: str, who: str) -> bool:
+    key = (rule, scope)
+    if key not in ALLOWED and rule in (Access.PUBLIC, Access.ACCOUNT):
+        key = (rule, "none")
+    assert key in ALLOWED, f"no expectation for {key}: add one to ALLOWED"
+    return who in ALLOWED[key]
+
+
+@pytest.fixture
+def world(db, settings):
+    settings.INSPECTOR_AUTH = True
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    return build_world()
+
+
+def cases():
+    found = []
+    for route, callback, _, name in endpoints():
+        rules = rules_of(callback) or {}
+        methods = {"GET", "POST"} | {m for m in rules if m != "*"}
+        found.extend((route, name, method) for method in sorted(methods))
+    return found
+
+
+@pytest.mark.parametrize(("route", "name", "method"), cases())
+def test_matrix(world, route, name, method):
+    url, scope = fill(route, world)
+    callback = get_resolver().resolve(url).func
+    rules = rules_of(callback)
+    rule = rules.get(method, rules["*"])
+    for who in PRINCIPALS:
+        with transaction.atomic():
+            response = world.clients[who].generic(
+                method, url, b"", content_type="text/plain", **world.headers(who)
+            )
+            transaction.set_rollback(True)
+        if response.status_code == 405:
+            continue
+        denied = response.has_header("X-Access-Denied") or response.status_code in (401, 403)
+        assert response.status_code < 500, (who, response.status_code)
+        assert denied != expected(rule, scope, who), (
+            f"{method} {url} ({rule.value}) for {who}: HTTP {response.status_code}"
+        )
+
+
+def test_the_admin_guards_itself(world):
+    for who in ("anonymous", "viewer", "read_token"):
+        response = world.clients[who].get("/admin/", **world.headers(who))
+        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_websocket_matrix(settings):
+    settings.INSPECTOR_AUTH = True
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    world = build_world()
+    cookies = {
+        who: client.cookies["sessionid"].value
+        for who, client in world.clients.items()
+        if "sessionid" in client.cookies
+    }
+
+    async def attempt(path: str, who: str) -> tuple[bool, int | None]:
+        headers = [(b"host", b"127.0.0.1"), (b"origin", b"http://127.0.0.1")]
+        if who in cookies:
+            headers.append((b"cookie", f"sessionid={cookies[who]}".encode()))
+        for value in world.headers(who).values():
+            headers.append((b"authorization", value.encode()))
+        communicator = WebsocketCommunicator(application, path, headers=headers)
+        try:
+            connected, code = await communicator.connect(timeout=5)
+        finally:
+            await communicator.disconnect()
+        return connected, code
+
+    async def scenario():
+        results = {}
+        try:
+            for route in websocket_urlpatterns:
+                path = "/" + str(route.pattern).replace("<uuid:trace_id>", str(world.trace.pk))
+                for who in PRINCIPALS:
+                    results[(path, who)] = await attempt(path, who)
+        finally:
+            await database_sync_to_async(connections.close_all)()
+        return results
+
+    results = run_async(scenario)
+    for route in websocket_urlpatterns:
+        rule = rules_of(route.callback)["*"]
+        path = "/" + str(route.pattern).replace("<uuid:trace_id>", str(world.trace.pk))
+        for who in PRINCIPALS:
+            connected, code = results[(path, who)]
+            denied = not connected and code == 4403
+            assert denied != expected(rule, "trace", who), (path, who, connected, code)
+
+
+def test_lists_show_only_the_users_projects(world):
+    other = services.trace_ingest(
+        data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
+    ).trace
+    member_page = world.clients["member"].get("/").content.decode()
+    assert world.trace.name in member_page and other.name not in member_page
+    outsider_page = world.clients["outsider"].get("/").content.decode()
+    assert other.name in outsider_page and world.trace.name not in outsider_page
+    assert world.clients["outsider"].get(f"/traces/{world.trace.pk}/").status_code == 403
+
+
+def test_sets_and_comparisons_show_only_the_users_projects(world):
+    other = services.trace_ingest(
+        data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
+    ).trace
+    outsider, member = world.clients["outsider"], world.clients["member"]
+    assert "alpha set" in member.get("/sets/").content.decode()
+    assert "alpha set" not in outsider.get("/sets/").content.decode()
+    assert "alpha set" not in outsider.get("/api/sets").content.decode()
+    assert outsider.get(f"/sets/{world.run_set.pk}/").status_code == 403
+    # Comparing a run one may read with one of another project answers as if it did not exist.
+    assert outsider.get(f"/compare/{other.pk}/{world.trace.pk}/").status_code == 404
+    assert member.get(f"/compare/{world.trace.pk}/{other.pk}/").status_code == 404
+    assert member.get(f"/compare/{world.trace.pk}/{world.trace.pk}/").status_code == 200
+    picked = member.get(f"/compare/?a={world.trace.pk}&b=beta+secret+run")
+    assert picked.status_code == 404

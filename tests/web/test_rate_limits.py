@@ -1,0 +1,68 @@
+"""Per-token limits: uploads per minute and bytes per day answer 429 with Retry-After."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from tests.live.events import agent_lines, ndjson
+from tests.web.team_world import build_world
+from traces import models, ratelimit
+from traces.conf import inspector_settings
+
+BODY = ndjson(agent_lines(2))
+
+
+@pytest.fixture
+def limited(db, settings):
+    def configure(**limits):
+        settings.INSPECTOR = limits
+        inspector_settings.cache_clear()
+
+    settings.INSPECTOR_AUTH = True
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    yield configure
+    inspector_settings.cache_clear()
+    cache.clear()
+
+
+def upload(world, who="ingest_token"):
+    return Client().post(
+        "/api/traces", BODY, content_type="application/x-ndjson", **world.headers(who)
+    )
+
+
+def test_uploads_per_minute(limited):
+    limited(TOKEN_UPLOADS_PER_MINUTE=2, TOKEN_BYTES_PER_DAY=0)
+    world = build_world()
+    assert [upload(world).status_code for _ in range(2)] == [201, 201]
+    refused = upload(world)
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused.json()["retry_after"] == int(refused["Retry-After"])
+    assert models.Trace.objects.count() == 3  # the world's trace and two uploads
+    # Other callers are not affected: a logged-in member, and the token's reads.
+    member = world.clients["member"].post("/api/traces", BODY, content_type="text/plain")
+    assert member.status_code == 201
+
+
+def test_bytes_per_day(limited):
+    limited(TOKEN_UPLOADS_PER_MINUTE=0, TOKEN_BYTES_PER_DAY=len(BODY) + 10)
+    world = build_world()
+    assert upload(world).status_code == 201
+    refused = upload(world)
+    assert refused.status_code == 429
+    assert 60 < int(refused["Retry-After"]) <= 86400
+    assert "Rate limit" in refused.json()["error"]
+
+
+def test_windows_reset():
+    cache.clear()
+    inspector_settings.cache_clear()
+    start = 1_800_000_000.0  # on a minute boundary
+    assert ratelimit.charge(7, uploads=60, now=start) == 0
+    assert ratelimit.charge(7, uploads=1, now=start + 10) == 50
+    assert ratelimit.charge(7, uploads=1, now=start + 61) == 0
+    cache.clear()

@@ -1,0 +1,298 @@
+"""Shared mode keeps credentials out of storage and pages; deleting frees unused blobs.
+
+The planted-key test searches every table of the database (compressed originals and
+blobs unpacked) and every page, export and download of the trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+import time
+from datetime import timedelta
+
+import orjson
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection, connections, transaction
+from django.test import Client
+from django.utils import timezone
+
+from tests.live.events import agent_lines, ndjson
+from tests.web.team_world import build_world
+from traces import models, services
+from traces.access import Principal
+from traces.core import archive, blobs
+from traces.core.redact import redact
+from traces.deletion import trace_delete
+
+PLANTED = "sk-ant-api03-PLANTEDkey0123456789abcdefXYZ"
+CORPUS_FILE = "claude_trace_jsonl/claude-trace-dev_test-traffic.jsonl"
+
+
+@pytest.fixture
+def shared(db, settings):
+    settings.INSPECTOR_AUTH = True
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    return build_world()
+
+
+def planted_trace_bytes(corpus) -> bytes:
+    """Real recorded traffic (claude-trace) with a live-looking key in its headers."""
+    lines = (corpus / CORPUS_FILE).read_bytes().splitlines(keepends=True)[:6]
+    data = b"".join(lines).replace(b"Bearer [REDACTED]", f"Bearer {PLANTED}".encode())
+    data = data.replace(b'"x-app": "cli"', f'"x-app": "cli", "x-api-key": "{PLANTED}"'.encode())
+    assert data.count(PLANTED.encode()) >= 6
+    return data
+
+
+def database_holds(needle: bytes) -> list[str]:
+    """Tables and columns whose stored value holds `needle` (compressed values unpacked)."""
+    found = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names():
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+            columns = [c[0] for c in cursor.description]
+            for row in cursor.fetchall():
+                for column, value in zip(columns, row, strict=True):
+                    for text in _readings(value):
+                        if needle in text:
+                            found.append(f"{table}.{column}")
+    return sorted(set(found))
+
+
+def _readings(value) -> list[bytes]:
+    if value is None:
+        return []
+    if isinstance(value, memoryview | bytes | bytearray):
+        raw = bytes(value)
+        readings = [raw]
+        for unpack in (archive.decompress, blobs.unpack):
+            with contextlib.suppress(Exception):  # not this kind of packing
+                readings.append(unpack(raw))
+        return readings
+    return [str(value).encode()]
+
+
+def pages_holding(client: Client, trace: models.Trace, needle: str) -> list[str]:
+    base = f"/traces/{trace.pk}/"
+    urls = [
+        base,
+        base + "postmortem",
+        base + "export.md",
+        base + "export.html",
+        base + "diagram.json",
+        f"/api/traces/{trace.pk}",
+        base + "download",
+    ]
+    for call in trace.calls.values_list("index", flat=True):
+        urls += [f"{base}calls/{call}/", f"{base}calls/{call}/request.json"]
+    holding = []
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        if needle.encode() in response.content:
+            holding.append(url)
+    return holding
+
+
+@pytest.mark.corpus
+def test_a_planted_key_is_nowhere_in_a_shared_mode_trace(shared, corpus):
+    client = shared.clients["member"]
+    response = client.post(
+        "/api/traces?name=planted&project=alpha",
+        planted_trace_bytes(corpus),
+        content_type="application/x-ndjson",
+    )
+    assert response.status_code == 201, response.content
+    trace = models.Trace.objects.get(pk=response.json()["id"])
+    assert trace.calls_count >= 3
+    assert trace.redacted["authorization"] >= 3 and trace.redacted["x-api-key"] >= 3
+    assert database_holds(PLANTED.encode()) == []
+    assert pages_holding(client, trace, PLANTED) == []
+    page = client.get(f"/traces/{trace.pk}/").content.decode()
+    assert "The original was redacted at upload" in page and "x-api-key" in page
+
+
+@pytest.mark.corpus
+def test_a_project_keeping_originals_holds_the_key_in_its_original_only(shared, corpus):
+    shared.alpha.keep_originals = True
+    shared.alpha.save()
+    client = shared.clients["member"]
+    response = client.post(
+        "/api/traces?project=alpha", planted_trace_bytes(corpus), content_type="text/plain"
+    )
+    trace = models.Trace.objects.get(pk=response.json()["id"])
+    assert trace.redacted == {}
+    assert database_holds(PLANTED.encode()) == ["traces_sourcechunk.data"]
+    assert pages_holding(client, trace, PLANTED) == [f"/traces/{trace.pk}/download"]
+
+
+def test_redaction_changes_only_the_secret_spans():
+    data = (
+        b'{"headers": {"Authorization": "Bearer abc.def-123456789", "x-api-key": "k\\"ey"}, '
+        b'"body": {"text": "my key is sk-proj-0123456789abcdefghij ok"}}\n'
+        b"  authorization: Bearer sk-ant-0123456789abcdefgh\n"
+        b"plain line\n"
+    )
+    result = redact(data)
+    assert result.data == (
+        b'{"headers": {"Authorization": "[redacted]", "x-api-key": "[redacted]"}, '
+        b'"body": {"text": "my key is [redacted] ok"}}\n'
+        b"  authorization: [redacted]\n"
+        b"plain line\n"
+    )
+    assert result.fields == {"authorization": 2, "x-api-key": 1, "sk- API key": 1}
+    assert orjson.loads(result.data.splitlines()[0])  # still JSON
+
+
+def test_local_mode_keeps_originals_byte_identical(db):
+    lines = [orjson.loads(line) for line in agent_lines(2)]
+    lines[1]["headers"] = {"x-api-key": PLANTED}
+    data = ndjson([orjson.dumps(line) for line in lines])
+    trace = services.trace_ingest(data=data, name="local", filename="t.jsonl").trace
+    assert trace.redacted == {}
+    assert archive.decompress(trace.chunks.get().data) == data
+
+
+def system_prompt_lines(system: str, question: str) -> bytes:
+    lines = [orjson.loads(line) for line in agent_lines(2)]
+    for line in lines:
+        if line.get("type") == "request":
+            line["body"]["system"] = system
+            line["body"]["messages"][0]["content"] = question
+    return ndjson([orjson.dumps(line) for line in lines])
+
+
+def test_deleting_a_trace_keeps_blobs_another_trace_uses(db):
+    system = "You are a careful research agent. " * 20
+    first = services.trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
+    second = services.trace_ingest(data=system_prompt_lines(system, "second?"), name="b").trace
+    shared_digest = first.calls.get(index=1).system_digest
+    assert shared_digest == second.calls.get(index=1).system_digest
+    only_first = set(first.calls.get(index=1).appended_digests) - set(
+        second.calls.get(index=1).appended_digests
+    )
+    assert only_first
+    blobs_before = models.Blob.objects.count()
+
+    removed = trace_delete(trace=first, who="test")
+    assert removed > 0
+    assert models.Blob.objects.count() == blobs_before - removed
+    assert models.Blob.objects.filter(digest=shared_digest).exists()
+    assert not models.Blob.objects.filter(digest__in=only_first).exists()
+    # The surviving trace still shows every request in full.
+    response = Client().get(f"/traces/{second.pk}/calls/1/request.json")
+    assert response.json()["system"] == system
+
+    trace_delete(trace=second, who="test")
+    assert not models.Blob.objects.filter(digest=shared_digest).exists()
+    assert models.Blob.objects.count() == 0
+    assert models.AuditEvent.objects.filter(action="trace.delete").count() == 2
+
+
+def test_delete_page_and_api(shared):
+    trace = shared.trace
+    assert shared.clients["viewer"].post(f"/traces/{trace.pk}/delete").status_code == 403
+    response = shared.clients["member"].post(f"/traces/{trace.pk}/delete")
+    assert response.status_code == 302 and not models.Trace.objects.filter(pk=trace.pk).exists()
+    other = services.trace_ingest(
+        data=ndjson(agent_lines(2)), name="other", project=shared.alpha
+    ).trace
+    response = Client().delete(
+        f"/api/traces/{other.pk}",
+        HTTP_AUTHORIZATION=shared.headers("ingest_token")["HTTP_AUTHORIZATION"],
+    )
+    assert response.status_code == 200 and response.json()["deleted"] is True
+    event = models.AuditEvent.objects.filter(action="trace.delete").first()
+    assert "ingest_token" in event.actor and event.project == shared.alpha
+
+
+def test_purge_deletes_traces_past_their_projects_retention(shared, capsys):
+    old = services.trace_ingest(data=ndjson(agent_lines(2)), name="old", project=shared.alpha)
+    models.Trace.objects.filter(pk=old.trace.pk).update(
+        created_at=timezone.now() - timedelta(days=40)
+    )
+    keep = services.trace_ingest(data=ndjson(agent_lines(2)), name="kept", project=shared.beta)
+    models.Trace.objects.filter(pk=keep.trace.pk).update(
+        created_at=timezone.now() - timedelta(days=400)
+    )
+    call_command("purge")  # no project has a retention period yet
+    assert models.Trace.objects.filter(pk=old.trace.pk).exists()
+    shared.alpha.retention_days = 30
+    shared.alpha.save()
+    call_command("purge", "--dry-run")
+    assert models.Trace.objects.filter(pk=old.trace.pk).exists()
+    call_command("purge")
+    assert not models.Trace.objects.filter(pk=old.trace.pk).exists()
+    assert models.Trace.objects.filter(pk=shared.trace.pk).exists()  # recent
+    assert models.Trace.objects.filter(pk=keep.trace.pk).exists()  # beta keeps traces
+    assert "1 trace(s) purged" in capsys.readouterr().out
+    event = models.AuditEvent.objects.get(action="trace.delete")
+    assert event.actor == "manage.py purge" and event.detail["reason"] == "retention"
+
+
+def test_the_audit_log_records_uploads_tokens_and_share_links(shared):
+    actions = set(models.AuditEvent.objects.values_list("action", flat=True))
+    assert {"token.create", "share.create"} <= actions
+    shared.clients["member"].post(
+        "/api/traces?project=alpha", ndjson(agent_lines(2)), content_type="text/plain"
+    )
+    upload = models.AuditEvent.objects.get(action="trace.upload")
+    assert upload.user == shared.users["member"] and upload.project == shared.alpha
+    page = shared.clients["owner"].get("/projects/alpha/")
+    assert page.status_code == 200 and b"trace.upload" in page.content
+    assert shared.clients["member"].get("/projects/alpha/").status_code == 403
+    assert Principal(user=shared.users["member"]).label == "member"
+
+
+def test_ingest_command_takes_a_project(shared, tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(ndjson(agent_lines(2)))
+    call_command("ingest", str(path), "--project", "beta", stdout=io.StringIO())
+    assert models.Trace.objects.get(name="run.jsonl").project == shared.beta
+    with pytest.raises(CommandError, match="No project called nowhere"):
+        call_command("ingest", str(path), "--project", "nowhere")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
+    """The upload reuses the deleted trace's system prompt and commits while the delete
+    runs: the delete waits for it and keeps the blob."""
+    system = "You are a careful research agent. " * 20
+    first = services.trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
+    shared_digest = first.calls.get(index=1).system_digest
+    uploading = threading.Event()
+    outcome = {}
+
+    def upload() -> None:
+        try:
+            with transaction.atomic():
+                outcome["trace"] = services.trace_ingest(
+                    data=system_prompt_lines(system, "second?"), name="b"
+                ).trace
+                uploading.set()
+                time.sleep(1.5)  # still uncommitted while the delete starts
+        finally:
+            uploading.set()
+            connections.close_all()
+
+    def delete() -> None:
+        try:
+            uploading.wait(30)
+            started = time.monotonic()
+            trace_delete(trace=first, who="test")
+            outcome["waited"] = time.monotonic() - started
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=upload), threading.Thread(target=delete)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert outcome["waited"] >= 0.5  # it waited for the upload's commit
+    assert models.Blob.objects.filter(digest=shared_digest).exists()
+    response = Client().get(f"/traces/{outcome['trace'].pk}/calls/1/request.json")
+    assert response.json()["system"] == system
