@@ -17,6 +17,11 @@ BlockKind = Literal[
 ]
 CallStatus = Literal["ok", "error"]
 ToolRunStatus = Literal["paired", "pending", "dangling", "orphan"]
+Pairing = Literal["id", "name-order", "name-input", "text"]
+"""How a tool result was matched to its call: by the call id the format records ("id"),
+or, for formats that record none, by tool name and order within a turn ("name-order"),
+by tool name and arguments ("name-input", e.g. a tracing span with no call id), or by
+position in text the model wrote ("text", ReAct-style "Function Name:" blocks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,8 @@ class Exchange:
     """The tool call that spawned this loop (a Task/Agent subagent), when known."""
     tokens_estimated: bool = False
     """True when the format records no usage for this call (message-list transcripts)."""
+    tool_pairing: Mapping[str, Pairing] = field(default_factory=dict)
+    """For tool ids the adapter made up (the format records none): how each was matched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +137,8 @@ class ToolTiming:
     result_text: str | None = None
     """The result as the tool log recorded it, for results no later request carried
     (a loop that ended right after a final tool, such as a `submit`)."""
+    pairing: Pairing = "id"
+    """How this log entry was matched to the tool call (see `Pairing`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +204,8 @@ class ToolRun:
     result_text: str = ""
     started_at: float | None = None
     ended_at: float | None = None
+    pairing: Pairing = "id"
+    """How the result was matched to the call (see `Pairing`)."""
 
     @property
     def duration_s(self) -> float | None:

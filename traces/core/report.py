@@ -44,6 +44,7 @@ def build_report(
             "ended_at": run.ended_at,
             "duration_s": run.duration_s,
             "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
+            **({"pairing": run.pairing} if run.pairing != "id" else {}),
             **_result_account(accounting, position),
         }
         for position, run in enumerate(trace.tool_runs)
