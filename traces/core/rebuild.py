@@ -320,6 +320,7 @@ class TraceBuilder:
                     status="paired",
                     is_error=run.is_error or block.is_error,
                     result_text=block.text[:RESULT_PREVIEW_CHARS],
+                    pairing="id",  # a request carried the result under the call's id
                 )
             return position
         self.tool_runs.append(
