@@ -136,6 +136,7 @@ class ClaudeAgentSdkAdapter(Adapter):
         "(Python `query()`/`ClaudeSDKClient`, TypeScript `query()`): one message per line, "
         "or a JSON/YAML list of them, or a transport log of sent/received messages."
     )
+    markers = ("type", "session_id", "parent_tool_use_id", "message", "subtype", "request_id")
     normalize = staticmethod(anthropic.normalize_message)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:

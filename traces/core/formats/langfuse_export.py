@@ -106,6 +106,7 @@ class LangfuseExportAdapter(Adapter):
         "its observations), `GET /api/public/traces/<id>`, or observations listed with "
         "`GET /api/public/observations?traceId=<id>` (a list, or one per line)."
     )
+    markers = ("trace", "observations", "type", "traceId", "startTime", "parentObservationId")
     normalize = staticmethod(lf.normalize_message)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:

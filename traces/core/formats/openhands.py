@@ -70,6 +70,7 @@ class OpenHandsAdapter(Adapter):
         "the events under ~/.openhands/sessions/<id>/events/, or "
         "GET /api/conversations/<id>/events."
     )
+    markers = ("id", "timestamp", "source", "action", "observation", "tool_call_metadata")
     normalize = staticmethod(openai_chat.normalize_message)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
