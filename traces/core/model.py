@@ -259,3 +259,9 @@ class Trace:
     records_ingested: int
     detection_reason: str = ""
     id_collisions: tuple[IdCollision, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What the reader should know about how the file was read (e.g. expressions of a
+    mapping file that matched nothing)."""
+    mapping: Mapping[str, JSON] | None = None
+    """The mapping file the trace was read with (`{"name", "spec"}`), so that it can be
+    read again the same way."""

@@ -95,6 +95,8 @@ def build_report(
             "unpriced_models": list(accounting.unpriced_models),
         },
         "findings": [finding.as_dict() for finding in findings],
+        **({"notes": list(trace.notes)} if trace.notes else {}),
+        **({"mapping": dict(trace.mapping)} if trace.mapping else {}),
     }
 
 
