@@ -35,7 +35,12 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
     try:
-        result = services.trace_ingest_files(files=files, name=name, format_name=format_name)
+        mapping = services.mapping_from_upload(
+            request.FILES.get("mapping"), request.POST.get("mapping") or request.GET.get("mapping")
+        )
+        result = services.trace_ingest_files(
+            files=files, name=name, format_name=format_name, mapping=mapping
+        )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     trace = result.trace

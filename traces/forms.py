@@ -13,3 +13,4 @@ class UploadForm(forms.Form):
     file = forms.FileField()
     format = forms.ChoiceField(required=False, choices=format_choices)
     name = forms.CharField(required=False, max_length=300)
+    mapping = forms.FileField(required=False)

@@ -55,6 +55,7 @@ def upload(request: HttpRequest) -> HttpResponse:
             name=form.cleaned_data["name"] or file.name,
             filename=file.name,
             format_name=form.cleaned_data["format"] or None,
+            mapping=services.mapping_from_upload(form.cleaned_data.get("mapping")),
         )
     except services.InputRejected as exc:
         return _list_page(request, f"{file.name}: {exc}", status=400)

@@ -75,6 +75,8 @@
       var data = new FormData();
       files.forEach(function (file) { data.append("file", file, file.name); });
       if (formatSelect && formatSelect.value) data.append("format", formatSelect.value);
+      var mappingInput = form.querySelector("input[name=mapping]");
+      if (mappingInput && mappingInput.files.length) data.append("mapping", mappingInput.files[0]);
       var xhr = new XMLHttpRequest();
       xhr.open("POST", form.dataset.api);
       xhr.upload.addEventListener("progress", function (event) {

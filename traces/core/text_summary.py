@@ -27,6 +27,8 @@ def render_summary(name: str, report: dict[str, Any]) -> str:
         out.append(f"    line {error['line']}: {error['message']}")
     if len(lines["errors"]) > 10:
         out.append(f"    … {len(lines['errors']) - 10} more")
+    for note in report.get("notes", []):
+        out.append(f"  note      {note}")
     return "\n".join(out) + "\n"
 
 

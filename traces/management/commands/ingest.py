@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import services
+from traces.cli import mapping_argument, read_mapping
 
 
 class Command(BaseCommand):
@@ -14,19 +15,22 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        mapping_argument(parser)
         parser.add_argument(
             "--together",
             action="store_true",
             help="store all files as one trace (a Claude Code session and its subagents)",
         )
 
-    def handle(self, *args, files, format_name, base_url, together, **options):
+    def handle(self, *args, files, format_name, base_url, together, mapping=None, **options):
+        mapping = read_mapping(mapping)
         if together:
             try:
                 result = services.trace_ingest_files(
                     files=[(str(path), path.read_bytes()) for path in files],
                     name="",
                     format_name=format_name,
+                    mapping=mapping,
                 )
             except (OSError, services.InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
@@ -46,7 +50,11 @@ class Command(BaseCommand):
                 continue
             try:
                 result = services.trace_ingest(
-                    data=data, name=path.name, filename=path.name, format_name=format_name
+                    data=data,
+                    name=path.name,
+                    filename=path.name,
+                    format_name=format_name,
+                    mapping=mapping,
                 )
             except services.InputRejected as exc:
                 self.stderr.write(f"{path}: {exc}")

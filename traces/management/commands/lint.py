@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.cli import price_table, read_trace
+from traces.cli import mapping_argument, price_table, read_mapping, read_trace
 from traces.core.accounting import account
 from traces.core.rules.base import SEVERITY_ORDER
 from traces.core.rules.registry import rules, run_rules
@@ -35,6 +35,7 @@ class Command(BaseCommand):
             help="output format",
         )
         parser.add_argument("--trace-format", default=None, help="override format detection")
+        mapping_argument(parser)
         parser.add_argument(
             "--fail-on", choices=["error", "warning", "info", "never"], default="error"
         )
@@ -53,7 +54,7 @@ class Command(BaseCommand):
         table = price_table(prices)
         runs = []
         for path in files:
-            trace = read_trace(path, trace_format)
+            trace = read_trace(path, trace_format, read_mapping(options.get("mapping")))
             findings = run_rules(
                 trace, account(trace, table), select=selected or None, ignore=ignored
             )
