@@ -24,7 +24,9 @@ from traces.core.rules.registry import rules, run_rules
 def _all_corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    return sorted(
+        p for p in CORPUS.rglob("*") if p.is_file() and p.name not in {"SOURCES.md", "counts.json"}
+    )
 
 
 def _lint(corpus: Path, relative: str) -> tuple[Trace, list[Finding]]:

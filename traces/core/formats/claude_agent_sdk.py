@@ -82,9 +82,14 @@ def _is_sdk_message(value: Any) -> bool:
     return False
 
 
-def _unwrap(value: Any) -> list[Any] | None:
-    """The SDK messages a record holds: itself, or the list of a wrapper document."""
+def _unwrap(value: Any, lenient: bool = False) -> list[Any] | None:
+    """The SDK messages a record holds: itself, or the list of a wrapper document.
+
+    `lenient` (reading, not sniffing) takes any object typed like a stream message, so a
+    malformed one gets a precise line error rather than "not a stream message"."""
     if _is_sdk_message(value):
+        return [value]
+    if lenient and isinstance(value, dict) and value.get("type") in MESSAGE_TYPES:
         return [value]
     items = value.get("messages") if isinstance(value, dict) else None
     if isinstance(items, list):
@@ -167,7 +172,7 @@ class ClaudeAgentSdkAdapter(Adapter):
 
     # -- reading records ----------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
-        messages = _unwrap(record.value)
+        messages = _unwrap(record.value, lenient=True)
         if messages is None:
             value = record.value
             kind = value.get("type") if isinstance(value, dict) else None
@@ -211,10 +216,12 @@ class ClaudeAgentSdkAdapter(Adapter):
             yield from self._system(line, value)
         elif kind == "result":
             yield from self._result(line, value)
-        elif kind == "control_request":
+        elif kind == "control_request" and isinstance(value.get("request"), dict):
             self._control_request(line, value)
-        elif kind == "control_response":
+        elif kind == "control_response" and isinstance(value.get("response"), dict):
             self._control_response(value)
+        elif kind in ("control_request", "control_response"):
+            yield LineError(line, f"a '{kind}' without its request/response object")
         elif kind not in QUIET_TYPES:
             yield LineError(line, f"unknown stream message type {kind!r}; skipped")
 

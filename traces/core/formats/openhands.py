@@ -18,7 +18,8 @@ files of SOURCES.md section 18.
   its `extras.metadata.exit_code` is non-zero (the OpenHands runtime's own flag). A
   `ToolTiming` gives the tool's start (the action's timestamp) and end (the observation's).
 - `finish` is a tool call that ends the run: by design it never gets an observation, so
-  it stays dangling, and the call that asked for it says so (`extra.finish_tool_call`).
+  it stays dangling (the corpus counts it so), and the call that asked for it lists it in
+  `extra.terminal_tool_ids`, which the dangling-tool-call rule reads as "ends the loop".
 - `agent_state_changed` observations and other events with no tool call are not results;
   agent states are kept on the next call (`extra.agent_states`).
 """
@@ -152,8 +153,12 @@ class OpenHandsAdapter(Adapter):
         if self._agent_states:
             extra["agent_states"], self._agent_states = self._agent_states, []
         message = _choice_message(response)
-        if action in FINISH_ACTIONS:
-            extra["finish_tool_call"] = True
+        finishing = [
+            b.tool_id for b in reply.message.tool_uses if b.name in FINISH_ACTIONS and b.tool_id
+        ]
+        if finishing:
+            # `finish` ends the run: it is never answered, by design (see the rule).
+            extra["terminal_tool_ids"] = finishing
         request = TranscriptView(self._messages, len(self._messages))
         self._messages.append(message)
         return Exchange(

@@ -1,0 +1,135 @@
+"""Claude Agent SDK message streams (`claude-agent-sdk`): corpus facts, golden report, odd input.
+
+The corpus facts come from SOURCES.md section 11 and were re-read by hand from each file:
+one API call split over two `assistant` lines with the same `msg_…` id, a subagent under
+the `Agent` call (`parent_tool_use_id`), hook `control_request`s between a tool_use and
+its result, and a final `result` whose `modelUsage` counts the subagent while `usage`
+does not.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tests.conftest import CORPUS
+from tests.golden import assert_golden, golden_input
+from traces.core.formats.detect import detect
+from traces.core.ingest import analyze_bytes
+from traces.core.limits import InputRejected
+from traces.core.report import build_report
+
+FOLDER = CORPUS / "claude_agent_sdk_stream"
+SUBAGENT = "openinference_test_query_task_subagent_spans.yaml"
+HOOKS = "openinference_test_client_tool_hooks_create_tool_spans.yaml"
+TRANSPORT = "logfire_basic_conversation.json"
+
+
+def _corpus(name: str):
+    path = FOLDER / name
+    if not path.is_file():
+        pytest.skip(f"corpus file {name} is absent")
+    return analyze_bytes(path.read_bytes(), filename=name)
+
+
+@pytest.mark.corpus
+def test_one_response_over_two_lines_is_one_call_and_the_subagent_is_its_own_loop():
+    trace = _corpus(SUBAGENT)
+    assert [c.extra["message_id"] for c in trace.calls] == [
+        "msg_01WamgikjeDM67fzjxXaA4Qx",
+        "msg_01LQEmjmRaNtMGW7xCb28KE1",
+        "msg_01FQ2Qr9YNrfbX4TMJPp9jEG",
+    ]
+    first = trace.calls[0]
+    assert [b.kind for b in first.response.blocks] == ["thinking", "tool_use"]
+    assert first.stop_reason == "tool_use" and first.extra["stop_reason_inferred"]
+    main, sub = trace.loops
+    assert sub.parent_tool_id == "toolu_01CmP9G62riKUZRqXCjyfpGA"
+    assert sub.label == "subagent a7da442314ff745d1 (Run wc -c command)"
+    assert main.calls == (1, 3) and sub.calls == (2,)
+    bash = next(run for run in trace.tool_runs if run.name == "Bash")
+    assert bash.status == "paired" and bash.loop == sub.index
+
+
+@pytest.mark.corpus
+def test_the_result_keeps_both_usages_model_usage_counts_the_subagent():
+    result = _corpus(SUBAGENT).calls[-1].extra["session_result"]
+    assert result["usage"]["cache_read_input_tokens"] == 34198
+    assert result["model_usage"]["claude-sonnet-4-6"]["cacheReadInputTokens"] == 59771
+    assert result["num_turns"] == 2 and result["subtype"] == "success"
+
+
+@pytest.mark.corpus
+def test_hook_round_trips_are_hook_events_not_tool_calls():
+    trace = _corpus(HOOKS)
+    assert [run.name for run in trace.tool_runs] == ["Bash"]
+    hooks = trace.calls[0].extra["hook_events"]
+    assert [h["hook_event_name"] for h in hooks] == ["PreToolUse", "PostToolUse"]
+    assert {h["tool_use_id"] for h in hooks} == {"toolu_01JviyV9SUhpLr6HyMM4fRsH"}
+    assert trace.calls[-1].extra["session_result"]["total_cost_usd"] == 0.02298125
+
+
+@pytest.mark.corpus
+def test_a_transport_log_reads_both_directions_and_the_sent_prompt():
+    trace = _corpus(TRANSPORT)
+    (call,) = trace.calls
+    assert call.appended[0].blocks[0].text == "What is 2+2?"
+    assert call.response.blocks[0].text == "4"
+    assert call.extra["session"]["claude_code_version"] == "2.1.84"
+
+
+def test_golden_stream():
+    trace = analyze_bytes(golden_input("claude-agent-sdk/stream.jsonl"), filename="stream.jsonl")
+    report = build_report(trace)
+    assert_golden("claude-agent-sdk/stream.report.json", report)
+    hooks = trace.calls[0].extra["hook_events"]
+    assert hooks[0]["decision"] == "approve" and hooks[0]["answer"] == "success"
+    assert trace.calls[0].usage.output_tokens == 42  # the fuller line, not a sum
+
+
+def test_a_json_list_and_a_yaml_list_read_like_the_lines():
+    lines = [
+        orjson.loads(line)
+        for line in golden_input("claude-agent-sdk/stream.jsonl").split(b"\n")
+        if line
+    ]
+    from_jsonl = build_report(analyze_bytes(golden_input("claude-agent-sdk/stream.jsonl")))
+    from_json = build_report(analyze_bytes(orjson.dumps(lines), filename="s.json"))
+    yaml_text = "messages:\n" + "".join(f"- {orjson.dumps(m).decode()}\n" for m in lines)
+    from_yaml = build_report(analyze_bytes(yaml_text.encode(), filename="s.yaml"))
+    for other in (from_json, from_yaml):
+        assert other["tool_runs"] == from_jsonl["tool_runs"]
+        assert [c["tool_call_ids"] for c in other["calls"]] == [
+            c["tool_call_ids"] for c in from_jsonl["calls"]
+        ]
+
+
+def test_detection_claims_stream_lines_and_not_claude_code_sessions():
+    choice = detect([{"type": "system", "subtype": "init", "session_id": "s"}])
+    assert choice.adapter.name == "claude-agent-sdk"
+    session_line = {"type": "user", "sessionId": "s", "uuid": "u", "message": {"role": "user"}}
+    assert detect([session_line]).adapter.name == "claude-code"
+
+
+def test_malformed_messages_become_line_errors_and_the_rest_is_read():
+    good = golden_input("claude-agent-sdk/stream.jsonl").split(b"\n")
+    bad = [
+        b'{"type": "assistant", "message": "not an object", "session_id": "s"}',
+        b'{"type": "user", "message": {"role": "user", "content": 7}, "session_id": "s"}',
+        b'{"type": "mystery", "session_id": "s"}',
+        b"[1, 2",
+    ]
+    data = b"\n".join(good[:3] + bad + good[3:])
+    trace = analyze_bytes(data, filename="s.jsonl")
+    assert len(trace.calls) == 4
+    lines = {e.line: e.message for e in trace.line_errors}
+    assert set(lines) == {4, 5, 6, 7}
+    assert "without a 'message' object" in lines[4]
+    assert "neither text nor a list" in lines[5]
+    assert "not a Claude Agent SDK stream message" in lines[6]
+
+
+def test_a_stream_with_no_assistant_message_is_refused_with_the_reason():
+    data = b'{"type": "system", "subtype": "init", "session_id": "s", "model": "m"}\n'
+    with pytest.raises(InputRejected, match="no model call could be rebuilt"):
+        analyze_bytes(data)
