@@ -94,6 +94,15 @@ def _line_of(text: str, key: str, expression: str) -> int:
     return 1
 
 
+def _key_line(text: str, key: str) -> int:
+    """The line where `key` is written as a key (YAML `key:` or JSON `"key":`)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip().lstrip("{,").strip()
+        if stripped.startswith((f"{key}:", f'"{key}":', f'"{key}" :')):
+            return number
+    return _line_of(text, key, key)
+
+
 def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
     """Parse, validate and compile a mapping file; MappingError says what is wrong, where."""
     if len(data) > MAX_MAPPING_BYTES:
@@ -109,9 +118,12 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         raise MappingError(f"The mapping file {filename} must be an object with 'calls'.")
     error = best_match(_validator().iter_errors(spec))
     if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-        last = str(error.absolute_path[-1]) if error.absolute_path else ""
-        line = _line_of(text, last, last) if last else 1
+        path = [str(p) for p in error.absolute_path]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = error.schema.get("properties", {})
+            path += [str(k) for k in error.instance if k not in allowed][:1]
+        where = ".".join(path) or "(top level)"
+        line = _key_line(text, path[-1]) if path else 1
         raise MappingError(
             f"The mapping file {filename} is not valid: {where} (line {line}): {error.message}."
         )
