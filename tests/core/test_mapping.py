@@ -82,7 +82,7 @@ def test_a_call_expression_that_matches_no_record_says_what_the_records_look_lik
         (b"calls:\n  where: kind == 'llm'\n  usage: tokens\n", "calls.usage (line 3)"),
         (b"name: x\n", "(top level) (line 1): 'calls' is a required property"),
         (b"calls:\n  where: kind == 'llm'\nusage:\n  input_tokens: 12\n", "usage.input_tokens"),
-        (b"calls:\n  where: \"kind ==\"\n", "line 2: calls.where is not a valid JMESPath"),
+        (b'calls:\n  where: "kind =="\n', "line 2: calls.where is not a valid JMESPath"),
         (b"calls: [unclosed\n", "not readable JSON or YAML"),
         (b"[1, 2]", "must be an object"),
     ],

@@ -109,7 +109,7 @@ def test_cli_lint_and_report_with_a_mapping(tmp_path, capsys):
 def test_cli_says_which_mapping_line_is_wrong(tmp_path):
     mapping = tmp_path / "m.yaml"
     mapping.write_text('calls:\n  where: "kind =="\n')
-    with pytest.raises(CommandError, match="line 2: calls.where is not a valid JMESPath"):
+    with pytest.raises(CommandError, match=r"line 2: calls\.where is not a valid JMESPath"):
         call_command("analyze", str(CHAT_LOG), "--mapping", str(mapping))
 
 
