@@ -57,7 +57,9 @@ def trace_context(
         if run.call in shown_indexes or run.result_call in shown_indexes
     ]
     names_by_call: dict[int, list[str]] = defaultdict(list)
+    pairing = pairing_by_id(trace.report)
     for run in runs:
+        run.pairing = PAIRING_LABELS.get(pairing.get(run.tool_call_id, "id"))
         if run.call is not None:
             names_by_call[run.call].append(run.name or "?")
     accounting = accounting_context(trace.report)
@@ -109,10 +111,44 @@ def trace_context(
         "side_calls": side_calls,
         "side_call_count": len(side_loops),
         "tool_runs": runs,
+        "runs_not_by_id": bool(pairing),
         "runs_windowed": loop is not None and window is not None,
         "line_errors": list(trace.line_errors.all()[:500]),
         "rule_count": len(rules()),
         "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
+    }
+
+
+PAIRING_LABELS = {
+    "name-order": (
+        "by name and order",
+        "The format records no call ids: paired by tool name, in order, within a turn",
+    ),
+    "name-input": (
+        "by name and arguments",
+        "A tool span with no call id, matched to the call with the same tool name and arguments",
+    ),
+    "text": (
+        "by position in text",
+        "Calls written as text (Function Name / Function Input / "
+        "Function Output), paired by position",
+    ),
+}
+"""How a tool run was paired when not by call id: a short label and its explanation."""
+
+
+def _hook_events(extra: Any) -> list[dict[str, Any]]:
+    """Hook round trips an adapter recorded for a call (Claude Agent SDK control messages)."""
+    events = extra.get("hook_events") if isinstance(extra, dict) else None
+    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+
+
+def pairing_by_id(report: dict[str, Any]) -> dict[str, str]:
+    """Tool call id -> pairing method, for the runs the report says were not paired by id."""
+    return {
+        str(run.get("id")): run["pairing"]
+        for run in report.get("tool_runs", [])
+        if isinstance(run, dict) and run.get("pairing")
     }
 
 
@@ -162,7 +198,8 @@ def call_context(
         "appended": appended,
         "response": response,
         "response_message": response_message,
-        "extra": selectors.call_extra(call=call),
+        "extra": (extra := selectors.call_extra(call=call)),
+        "hook_events": _hook_events(extra),
         "asked_runs": asked,
         "answered_runs": answered,
         "previous_in_loop": loop_calls[position - 1] if position > 0 else None,
