@@ -114,15 +114,45 @@ def closest_formats(
     return [(adapter, found, missing) for _, _, adapter, found, missing in ranked[:CLOSEST]]
 
 
+def describe_records(values: Sequence[Any]) -> str:
+    """The first records, consecutive ones of the same shape said once."""
+    groups: list[tuple[int, int, str]] = []
+    for number, value in enumerate(values[:DESCRIBED_RECORDS], start=1):
+        text = describe_record(value)
+        if groups and groups[-1][2] == text:
+            groups[-1] = (groups[-1][0], number, text)
+        else:
+            groups.append((number, number, text))
+    return "; ".join(
+        f"record {first} is {text}" if first == last else f"records {first}-{last} are each {text}"
+        for first, last, text in groups
+    )
+
+
+def _http_paths(values: Sequence[Any]) -> list[str]:
+    """Where recorded HTTP requests went (VCR cassettes, proxy logs), without the query."""
+    paths: list[str] = []
+    for value in values:
+        request = value.get("request") if isinstance(value, dict) else None
+        url = request.get("url") or request.get("uri") if isinstance(request, dict) else None
+        if isinstance(url, str):
+            path = _short(url.split("?", 1)[0], 120)
+            if path not in paths:
+                paths.append(path)
+    return paths[:DESCRIBED_RECORDS]
+
+
 def explain_no_format(values: Sequence[Any], candidates: Sequence[type[Adapter]]) -> str:
     """The whole message for a file no adapter claimed."""
-    shown = values[:DESCRIBED_RECORDS]
     lines = [
         "No supported trace format recognised this file.",
         f"It holds {len(values)}{'+' if len(values) >= 20 else ''} record(s); "
-        + "; ".join(f"record {i} is {describe_record(v)}" for i, v in enumerate(shown, 1))
+        + describe_records(values)
         + ".",
     ]
+    paths = _http_paths(values)
+    if paths:
+        lines.append("Its HTTP requests go to " + ", ".join(paths) + ".")
     close = closest_formats(values, candidates)
     if close:
         reasons = [
