@@ -133,3 +133,69 @@ def test_a_stream_with_no_assistant_message_is_refused_with_the_reason():
     data = b'{"type": "system", "subtype": "init", "session_id": "s", "model": "m"}\n'
     with pytest.raises(InputRejected, match="no model call could be rebuilt"):
         analyze_bytes(data)
+
+
+def _line(**fields) -> bytes:
+    return orjson.dumps(fields)
+
+
+def _assistant(message_id: str, blocks: list, parent=None) -> bytes:
+    message = {"id": message_id, "role": "assistant", "model": "claude-sonnet-4-6"}
+    message |= {"content": blocks, "usage": {"input_tokens": 5, "output_tokens": 7}}
+    return _line(type="assistant", message=message, parent_tool_use_id=parent, session_id="s")
+
+
+def _result_line(tool_id: str, text: str, is_error: bool = False) -> bytes:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": is_error}
+    message = {"role": "user", "content": [block]}
+    return _line(type="user", message=message, parent_tool_use_id=None, session_id="s")
+
+
+def test_permission_prompts_compaction_partial_events_and_an_error_result():
+    write = {"type": "tool_use", "id": "toolu_w", "name": "Write", "input": {"path": "x"}}
+    data = b"\n".join(
+        [
+            _line(type="system", subtype="init", session_id="s", model="claude-sonnet-4-6"),
+            _line(type="stream_event", event={"type": "message_start"}, session_id="s"),
+            _assistant("msg_1", [write]),
+            _line(
+                type="control_request",
+                request_id="perm-1",
+                request={"subtype": "can_use_tool", "tool_name": "Write", "input": {"path": "x"}},
+            ),
+            _line(
+                type="control_response",
+                response={
+                    "subtype": "success",
+                    "request_id": "perm-1",
+                    "response": {"behavior": "deny", "message": "not here"},
+                },
+            ),
+            _result_line("toolu_w", "Permission denied: not here", is_error=True),
+            _assistant("msg_2", [{"type": "text", "text": "I may not write there."}]),
+            _line(
+                type="system",
+                subtype="compact_boundary",
+                session_id="s",
+                compact_metadata={"trigger": "auto", "pre_tokens": 150000},
+            ),
+            _assistant("msg_3", [{"type": "text", "text": "Continuing after the summary."}]),
+            _line(
+                type="result",
+                subtype="error_max_turns",
+                is_error=True,
+                num_turns=3,
+                total_cost_usd=0.5,
+                session_id="s",
+            ),
+        ]
+    )
+    trace = analyze_bytes(data, filename="s.jsonl")
+    assert trace.line_errors == ()
+    first, _, third = trace.calls
+    (hook,) = first.extra["hook_events"]
+    assert (hook["kind"], hook["tool_name"], hook["decision"]) == ("permission", "Write", "deny")
+    (run,) = trace.tool_runs
+    assert run.status == "paired" and run.is_error
+    assert third.extra["compaction"]["trigger"] == "auto" and third.message_count == 0
+    assert third.extra["session_result"]["subtype"] == "error_max_turns"
