@@ -72,6 +72,11 @@ def test_beeai_text_tool_calls_and_event_generations():
         ("OpenMeteoTool", "text", "paired"),
     ]
     assert trace.tool_runs[0].input == {"query": "Tourism in Barcelona"}
+    # No generation stored its output; the next request's new assistant messages are it.
+    first, _, last = trace.calls
+    assert first.extra["response_from_next_request"] and first.stop_reason == "tool_use"
+    assert [(r.call, r.result_call) for r in trace.tool_runs] == [(1, 2), (2, 3)]
+    assert last.response is None  # nothing follows the last one
 
 
 def test_golden_trace():

@@ -149,24 +149,34 @@ class LangfuseExportAdapter(Adapter):
             self._export.observations,
             key=lambda item: (str(item[1].get("startTime") or ""), item[0]),
         )
+        calls = [o for _, o in ordered if o.get("type") == "GENERATION" and _is_model_call(o)]
+        following = {id(o): calls[i + 1] for i, o in enumerate(calls[:-1])}
         for line, observation in ordered:
             kind = observation.get("type")
             if kind == "GENERATION":
                 if _is_model_call(observation):
-                    yield self._exchange(line, observation)
+                    yield self._exchange(line, observation, following.get(id(observation)))
             else:
                 timing = self._tool_timing(line, observation)
                 if timing is not None:
                     yield timing
 
     # -- generations --------------------------------------------------------------------
-    def _exchange(self, line: int, observation: dict[str, Any]) -> Exchange:
+    def _exchange(
+        self, line: int, observation: dict[str, Any], following: dict[str, Any] | None
+    ) -> Exchange:
         request = lf.parse_value(observation.get("input"))
         output = lf.parse_value(observation.get("output"))
         messages, system, tools = _request_parts(request)
         gemini = isinstance(request, dict) and isinstance(request.get("contents"), list)
         pairing: dict[str, Any] = {}
         response, stop_reason, response_usage, raw = _response_parts(output)
+        inferred = False
+        if output is None and following is not None and not gemini:
+            raw = _answer_in_next_request(messages, following)
+            if raw is not None:
+                response, inferred = lf.normalize_message(raw), True
+                stop_reason = "tool_use" if response.tool_uses else "end_turn"
         if gemini:
             messages, pairing = lf.pair_gemini_contents(messages)
             if isinstance(raw, dict) and isinstance(raw.get("parts"), list):
@@ -185,6 +195,9 @@ class LangfuseExportAdapter(Adapter):
             "observation_id": observation.get("id"),
             "observation_name": observation.get("name"),
         }
+        if inferred:
+            # Some integrations store no output (BeeAI); the next request echoes it.
+            extra["response_from_next_request"] = True
         cost = observation.get("costDetails")
         if isinstance(cost, dict) and cost:
             extra["langfuse_cost"] = cost
@@ -267,6 +280,31 @@ class LangfuseExportAdapter(Adapter):
                 call.matched = True
                 return call.tool_id, "name-input"
         return None, None
+
+
+def _answer_in_next_request(messages: list[Any], following: dict[str, Any]) -> Any:
+    """The assistant message the next request appends right after this request's messages.
+
+    Several consecutive assistant messages (a ReAct agent writing one per step) are joined
+    into one, as the model's one answer. None when the next request does not extend this one.
+    """
+    after, _, _ = _request_parts(lf.parse_value(following.get("input")))
+    if len(after) <= len(messages) or after[: len(messages)] != messages:
+        return None
+    answer = []
+    for message in after[len(messages) :]:
+        if not (isinstance(message, dict) and message.get("role") == "assistant"):
+            break
+        answer.append(message)
+    if not answer:
+        return None
+    if len(answer) == 1:
+        return answer[0]
+    content: list[Any] = []
+    for message in answer:
+        part = message.get("content")
+        content.extend(part if isinstance(part, list) else [{"type": "text", "text": str(part)}])
+    return {"role": "assistant", "content": content}
 
 
 def _is_model_call(observation: dict[str, Any]) -> bool:
