@@ -85,6 +85,7 @@ def test_a_call_expression_that_matches_no_record_says_what_the_records_look_lik
         (b'calls:\n  where: "kind =="\n', "line 2: calls.where is not a valid JMESPath"),
         (b"calls: [unclosed\n", "not readable JSON or YAML"),
         (b"[1, 2]", "must be an object"),
+        (b"calls: &a {where: x}\nmessages: *a\n", "aliases are not accepted"),
     ],
 )
 def test_invalid_mappings_say_what_and_where(text, fragment):

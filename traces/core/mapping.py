@@ -31,6 +31,7 @@ from .formats.explain import describe_record
 from .limits import InputRejected
 from .model import Exchange, LineError, ToolTiming, Usage
 from .records import Record
+from .records import _NoAliasLoader as NoAliasLoader
 from .timeparse import to_epoch_seconds
 from .transcript import TranscriptView
 
@@ -109,7 +110,10 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         raise MappingError(f"The mapping file {filename} is over {MAX_MAPPING_BYTES:,} bytes.")
     text = data.decode("utf-8", "replace")
     try:
-        spec = orjson.loads(data) if text.lstrip().startswith("{") else yaml.safe_load(text)
+        if text.lstrip().startswith("{"):
+            spec = orjson.loads(data)
+        else:  # YAML without aliases, so a "billion laughs" file cannot expand
+            spec = yaml.load(text, Loader=NoAliasLoader)  # a SafeLoader subclass
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
         raise MappingError(
             f"The mapping file {filename} is not readable JSON or YAML: {exc}"
