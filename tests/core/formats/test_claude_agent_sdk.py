@@ -171,6 +171,14 @@ def test_permission_prompts_compaction_partial_events_and_an_error_result():
                     "response": {"behavior": "deny", "message": "not here"},
                 },
             ),
+            _line(type="tool_progress", tool_use_id="toolu_w", elapsed_time_seconds=1),
+            _line(
+                type="system",
+                subtype="hook_response",
+                session_id="s",
+                hook_event="PostToolUse",
+                exit_code=0,
+            ),
             _result_line("toolu_w", "Permission denied: not here", is_error=True),
             _assistant("msg_2", [{"type": "text", "text": "I may not write there."}]),
             _line(
@@ -193,8 +201,9 @@ def test_permission_prompts_compaction_partial_events_and_an_error_result():
     trace = analyze_bytes(data, filename="s.jsonl")
     assert trace.line_errors == ()
     first, _, third = trace.calls
-    (hook,) = first.extra["hook_events"]
+    hook, shell = first.extra["hook_events"]
     assert (hook["kind"], hook["tool_name"], hook["decision"]) == ("permission", "Write", "deny")
+    assert (shell["kind"], shell["hook_event_name"]) == ("hook response", "PostToolUse")
     (run,) = trace.tool_runs
     assert run.status == "paired" and run.is_error
     assert third.extra["compaction"]["trigger"] == "auto" and third.message_count == 0

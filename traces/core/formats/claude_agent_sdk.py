@@ -48,7 +48,14 @@ MESSAGE_TYPES = frozenset(
     {"system", "assistant", "user", "result", "control_request", "control_response"}
 )
 QUIET_TYPES = frozenset(
-    {"stream_event", "control_cancel_request", "keep_alive", "rate_limit_event"}
+    {
+        "stream_event",  # --include-partial-messages: the same content, streamed
+        "control_cancel_request",
+        "keep_alive",
+        "rate_limit_event",
+        "tool_progress",  # TypeScript SDK progress ticks
+        "auth_status",
+    }
 )
 HOOK_SUBTYPES = frozenset({"hook_callback", "can_use_tool"})
 RESULT_FIELDS = (
@@ -361,6 +368,16 @@ class ClaudeAgentSdkAdapter(Adapter):
                     "task_id": value.get("task_id"),
                     "description": value.get("description"),
                 }
+        elif subtype in ("hook_response", "hook_started"):
+            # Shell hooks configured in settings report back as system messages.
+            self._thread({}).hooks.append(
+                {
+                    "line": line,
+                    "kind": subtype.replace("_", " "),
+                    "hook_event_name": value.get("hook_event") or value.get("hook_name"),
+                    "exit_code": value.get("exit_code"),
+                }
+            )
         elif subtype == "compact_boundary":
             thread = self._thread(value)
             yield from self._emit(thread)
