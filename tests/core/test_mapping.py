@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.golden import assert_golden
 from traces.core.ingest import analyze_bytes, analyze_files
@@ -110,3 +113,48 @@ def test_several_files_with_one_mapping_make_one_trace():
         [("a.jsonl", b"".join(lines[:3])), ("b.jsonl", b"".join(lines[3:]))], mapping=spec
     )
     assert len(trace.calls) == 3 and len(trace.loops) == 1
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "kind",
+                    "request",
+                    "messages",
+                    "reply",
+                    "role",
+                    "content",
+                    "tool_calls",
+                    "id",
+                    "function",
+                    "name",
+                    "arguments",
+                    "tokens",
+                    "prompt",
+                    "t0",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(JSON_VALUES, min_size=1, max_size=6))
+def test_any_records_read_with_a_mapping_never_crash(records):
+    spec = load_mapping((EXAMPLES / "chat-log.mapping.yaml").read_bytes(), "m.yaml")
+    llm = [{"kind": "llm", **r} if isinstance(r, dict) else r for r in records]
+    data = b"\n".join(orjson.dumps(r) for r in llm)
+    try:
+        trace = analyze_bytes(data, filename="x.jsonl", mapping=spec)
+    except InputRejected:
+        return  # one clear message for the whole input is allowed
+    build_report(trace)
