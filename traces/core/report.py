@@ -16,6 +16,9 @@ from .summary import outcome_of
 
 SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
+OPTIONAL_CALL_KEYS = ("hook_events", "session_result")
+"""Recorded facts about a call that only some formats have (Claude Agent SDK hook round
+trips and the session's final result); present in the report only when recorded."""
 
 
 def build_report(
@@ -151,4 +154,5 @@ def _call(call: Call) -> dict[str, Any]:
         "appended": len(call.appended),
         "extends_previous": call.extends_previous,
         "history_rewritten": call.history_rewritten,
+        **{key: call.extra[key] for key in OPTIONAL_CALL_KEYS if call.extra.get(key)},
     }
