@@ -200,6 +200,7 @@ def call_context(
         "response_message": response_message,
         "extra": (extra := selectors.call_extra(call=call)),
         "hook_events": _hook_events(extra),
+        "session_result": extra.get("session_result") if isinstance(extra, dict) else None,
         "asked_runs": asked,
         "answered_runs": answered,
         "previous_in_loop": loop_calls[position - 1] if position > 0 else None,

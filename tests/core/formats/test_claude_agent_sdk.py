@@ -193,7 +193,7 @@ def test_permission_prompts_compaction_partial_events_and_an_error_result():
                 subtype="error_max_turns",
                 is_error=True,
                 num_turns=3,
-                total_cost_usd=0.5,
+                total_cost_usd="a lot",
                 session_id="s",
             ),
         ]
@@ -208,3 +208,4 @@ def test_permission_prompts_compaction_partial_events_and_an_error_result():
     assert run.status == "paired" and run.is_error
     assert third.extra["compaction"]["trigger"] == "auto" and third.message_count == 0
     assert third.extra["session_result"]["subtype"] == "error_max_turns"
+    assert "total_cost_usd" not in third.extra["session_result"]  # not a number: not kept

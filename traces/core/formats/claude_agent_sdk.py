@@ -58,6 +58,7 @@ QUIET_TYPES = frozenset(
     }
 )
 HOOK_SUBTYPES = frozenset({"hook_callback", "can_use_tool"})
+NUMERIC_RESULT_FIELDS = frozenset({"num_turns", "total_cost_usd", "duration_ms", "duration_api_ms"})
 RESULT_FIELDS = (
     "subtype",
     "is_error",
@@ -389,7 +390,11 @@ class ClaudeAgentSdkAdapter(Adapter):
             }
 
     def _result(self, line: int, value: dict[str, Any]) -> Iterator[AdapterEvent]:
-        summary: dict[str, Any] = {k: value[k] for k in RESULT_FIELDS if k in value}
+        summary: dict[str, Any] = {
+            k: value[k]
+            for k in RESULT_FIELDS
+            if k in value and (k not in NUMERIC_RESULT_FIELDS or _is_number(value[k]))
+        }
         summary["line"] = line
         if isinstance(value.get("usage"), dict):
             summary["usage"] = value["usage"]
@@ -455,3 +460,7 @@ def _is_tool_use(block: Any) -> bool:
         and block.get("type") == "tool_use"
         and isinstance(block.get("id"), str)
     )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
