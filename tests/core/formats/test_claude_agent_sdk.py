@@ -209,3 +209,18 @@ def test_permission_prompts_compaction_partial_events_and_an_error_result():
     assert third.extra["compaction"]["trigger"] == "auto" and third.message_count == 0
     assert third.extra["session_result"]["subtype"] == "error_max_turns"
     assert "total_cost_usd" not in third.extra["session_result"]  # not a number: not kept
+
+
+def test_two_sessions_in_one_file_are_two_loops():
+    def session(session_id: str, prompt: str, message_id: str) -> list[bytes]:
+        return [
+            _line(type="user", message={"role": "user", "content": prompt}, session_id="default"),
+            _line(type="system", subtype="init", session_id=session_id, model="m"),
+            _assistant(message_id, [{"type": "text", "text": "ok"}]),
+            _line(type="result", subtype="success", num_turns=1, session_id=session_id),
+        ]
+
+    data = b"\n".join(session("s-1", "first", "msg_a") + session("s-2", "second", "msg_b"))
+    trace = analyze_bytes(data, filename="two.jsonl")
+    assert [loop.label for loop in trace.loops] == ["session s-1", "session s-2"]
+    assert [c.appended[0].blocks[0].text for c in trace.calls] == ["first", "second"]

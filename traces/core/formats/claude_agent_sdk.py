@@ -159,7 +159,8 @@ class ClaudeAgentSdkAdapter(Adapter):
         self._hooks_by_request: dict[str, dict[str, Any]] = {}
         self._tasks: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, str | None] = {}
-        self._last_main: _Response | None = None
+        self._generation = 0
+        """Counts sessions in the file: a new session id in `init` starts new loops."""
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -236,7 +237,7 @@ class ClaudeAgentSdkAdapter(Adapter):
     # -- conversations ------------------------------------------------------------------
     def _thread(self, value: dict[str, Any]) -> _Thread:
         parent = str_or_none(value.get("parent_tool_use_id"))
-        key = f"subagent:{parent}" if parent else "main"
+        key = f"{self._generation}:" + (f"subagent:{parent}" if parent else "main")
         thread = self._threads.get(key)
         if thread is None:
             thread = _Thread(key=key, parent_tool_id=parent)
@@ -354,6 +355,10 @@ class ClaudeAgentSdkAdapter(Adapter):
         subtype = value.get("subtype")
         if subtype == "init":
             tools = value.get("tools")
+            session_id = str_or_none(value.get("session_id"))
+            previous = str_or_none(self._session.get("session_id"))
+            if previous and session_id and session_id != previous:
+                yield from self._new_session()
             self._session = {
                 "session_id": value.get("session_id"),
                 "model": value.get("model"),
@@ -404,7 +409,7 @@ class ClaudeAgentSdkAdapter(Adapter):
                 "modelUsage counts every model of the session, subagents included; "
                 "usage counts the main conversation only"
             )
-        main = self._threads.get("main")
+        main = self._threads.get(f"{self._generation}:main")
         for thread in sorted(self._threads.values(), key=lambda t: t is main):
             if thread is main and thread.response is not None:
                 thread.response.extra["session_result"] = summary
@@ -432,6 +437,17 @@ class ClaudeAgentSdkAdapter(Adapter):
         self._hooks_by_request[str(value.get("request_id"))] = event
         thread = self._thread_of_tool(tool_id)
         thread.hooks.append(event)
+
+    def _new_session(self) -> Iterator[AdapterEvent]:
+        """Another session starts in the same file: close this one's loops. A prompt sent
+        before the new session's `init` (transport logs) belongs to the new session."""
+        old_main = self._thread({})
+        for thread in list(self._threads.values()):
+            yield from self._emit(thread)
+        carried, old_main.pending = old_main.pending, []
+        self._generation += 1
+        self._threads = {}
+        self._thread({}).pending.extend(carried)
 
     def _thread_of_tool(self, tool_id: str | None) -> _Thread:
         for thread in self._threads.values():
