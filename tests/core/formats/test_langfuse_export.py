@@ -115,6 +115,43 @@ def test_a_tool_observation_matching_no_call_is_left_out_and_errors_fail_calls()
     ]
 
 
+def test_anthropic_shaped_generations_pair_by_tool_use_id():
+    use = {"type": "tool_use", "id": "tu1", "name": "read", "input": {"p": "a"}}
+    first_in = [{"role": "user", "content": "read a"}]
+    second_in = [
+        *first_in,
+        {"role": "assistant", "content": [use]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "A"}],
+        },
+    ]
+    reply = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "A."}]}
+    observations = [
+        {
+            "type": "GENERATION",
+            "traceId": "t",
+            "startTime": "2025-01-01T00:00:01Z",
+            "input": first_in,
+            "output": [use],
+            "model": "claude-sonnet-4-5",
+        },
+        {
+            "type": "GENERATION",
+            "traceId": "t",
+            "startTime": "2025-01-01T00:00:02Z",
+            "input": second_in,
+            "output": reply,
+            "model": "claude-sonnet-4-5",
+        },
+    ]
+    trace = analyze_bytes(orjson.dumps(observations), filename="obs.json")
+    first, second = trace.calls
+    assert first.stop_reason == "tool_use" and second.stop_reason == "end_turn"
+    (run,) = trace.tool_runs
+    assert (run.id, run.status, run.call, run.result_call) == ("tu1", "paired", 1, 2)
+
+
 def test_message_shapes():
     langchain = {
         "type": "ai",
@@ -128,4 +165,6 @@ def test_message_shapes():
     definition = {"role": "tool", "content": {"type": "function", "function": {"name": "f"}}}
     assert lf.normalize_message(definition).tool_results == ()
     assert lf.parse_value("{'query': 'example'}") == {"query": "example"}
+    claude = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1"}]}
+    assert lf.normalize_message(claude).tool_results[0].tool_id == "tu1"
     assert lf.parse_value("__import__('os')") == "__import__('os')"

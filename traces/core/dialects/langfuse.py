@@ -23,7 +23,7 @@ import orjson
 
 from ..coerce import parse_arguments, str_or_none
 from ..model import Block, Message
-from . import openai_chat, openai_responses, otel_genai
+from . import anthropic, openai_chat, openai_responses, otel_genai
 
 SYNTHETIC_ID = "_loop_inspector_call_id"
 """Key under which a made-up call id is stored on a part that had none."""
@@ -66,6 +66,8 @@ def normalize_message(raw: Any) -> Message:
         if _is_gemini(raw["parts"]):
             return _gemini_message(raw)
         return otel_genai.normalize_message(raw)
+    if _has_anthropic_blocks(raw.get("content")):
+        return anthropic.normalize_message(raw)
     if "additional_kwargs" in raw or raw.get("type") in LANGCHAIN_ROLES:
         raw = langchain_to_chat(raw)
     if raw.get("role") == "tool" and "tool_call_id" not in raw and not _is_text(raw):
@@ -75,6 +77,25 @@ def normalize_message(raw: Any) -> Message:
     if message.role == "assistant":
         return _with_text_calls(message)
     return message
+
+
+ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def _has_anthropic_blocks(content: Any) -> bool:
+    """Anthropic Messages content (Claude via Langfuse's Anthropic integrations)."""
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") in ANTHROPIC_BLOCKS for block in content
+    )
+
+
+def is_content_blocks(value: Any) -> bool:
+    """A bare list of content blocks (a stored response that is only its `content`)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, dict) and "type" in v and "role" not in v for v in value)
+    )
 
 
 def _is_text(raw: dict[str, Any]) -> bool:

@@ -390,6 +390,11 @@ def _response_parts(output: Any) -> tuple[Message | None, str | None, Any, Any]:
         finish = first.get("finishReason") if isinstance(first, dict) else None
     elif isinstance(output, dict) and isinstance(output.get("content"), dict):
         raw, finish = output["content"], output.get("finish_reason")  # Google ADK LlmResponse
+    elif lf.is_content_blocks(output):
+        raw = {"role": "assistant", "content": output}
+    elif isinstance(output, dict) and output.get("type") == "message" and "content" in output:
+        raw = {"role": "assistant", "content": output["content"]}  # an Anthropic Message
+        finish = output.get("stop_reason")
     elif isinstance(output, list):
         replies = [m for m in output if isinstance(m, dict)]
         raw = replies[-1] if replies else None
@@ -400,7 +405,8 @@ def _response_parts(output: Any) -> tuple[Message | None, str | None, Any, Any]:
     message = lf.normalize_message(raw)
     if message.role in ("unknown", "model"):
         message = Message("assistant", message.blocks)
-    stop = "tool_use" if message.tool_uses else ("max_tokens" if finish == "MAX_TOKENS" else None)
+    cut = finish in ("MAX_TOKENS", "max_tokens")
+    stop = "tool_use" if message.tool_uses else ("max_tokens" if cut else None)
     return message, stop or "end_turn", None, raw
 
 
