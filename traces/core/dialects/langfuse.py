@@ -2,7 +2,8 @@
 
 A Langfuse GENERATION stores the framework's own request and response, often as a JSON
 *string*: Chat Completions messages, LangChain messages (`additional_kwargs.tool_calls`,
-`type: human|ai|tool`), Responses API items and whole response objects, Gemini/ADK
+`type: human|ai|tool`), Anthropic content blocks and Message objects, Responses API items
+and whole response objects, Gemini/ADK
 `contents` with `parts` (`function_call` / `function_response`, no ids), OTel GenAI
 `parts` messages, and ReAct text ("Function Name: … / Function Input: … / Function
 Output: …", BeeAI). `normalize_message` reads every one of them.

@@ -7,7 +7,8 @@ JSON/YAML list of those messages, as `{messages: [...]}`, and as a transport log
 `{metadata, messages: [{direction: send|recv, message}]}`. Every choice below was checked
 against the recordings of SOURCES.md section 11.
 
-- `system` `init` opens a session (model, tool names, CLI version: kept on the first call).
+- `system` `init` opens a session (model, tool names, CLI version: kept on the first call);
+  an `init` with another session id starts new loops (several runs logged to one file).
 - One API response is written as several `assistant` messages, one per content block, with
   the same `message.id`; they are ONE call. Partial lines carry partial usage (output
   tokens 0 on every line of the recordings), so the call takes the usage of the line with
