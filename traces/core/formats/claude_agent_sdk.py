@@ -17,7 +17,8 @@ against the recordings of SOURCES.md section 11.
 - `user` messages are the prompt and the tool results; those since the previous response
   are merged into the one user message the API received.
 - `parent_tool_use_id` names the Task/Agent tool call a subagent runs under: each value is
-  its own loop, attached to that call (`system` `task_started` gives the task id).
+  its own loop, attached to that call (`system` `task_started` gives the task id). The
+  subagent's last response is complete when that call's tool_result arrives.
 - `control_request` / `control_response` are the SDK and CLI talking: hook callbacks
   (`hook_callback`, with `input.hook_event_name` PreToolUse/PostToolUse/...), permission
   prompts (`can_use_tool`) and `initialize`. They are not tool calls: hook callbacks and
@@ -138,6 +139,7 @@ class _Thread:
     response: _Response | None = None
     notes: dict[str, Any] = field(default_factory=dict)
     hooks: list[dict[str, Any]] = field(default_factory=list)
+    finished_subagents: list[_Thread] = field(default_factory=list)
 
 
 @register
@@ -251,6 +253,15 @@ class ClaudeAgentSdkAdapter(Adapter):
         thread.pending.append(message)
         for block in cc.tool_results(message.get("content")):
             tool_id = block.get("tool_use_id")
+            subagent = self._threads.get(f"{self._generation}:subagent:{tool_id}")
+            if subagent is not None:
+                # The Task/Agent call answered: its subagent has given its last response,
+                # shown right after the response that asked for it (which may still stream).
+                owner = self._thread_of_tool(tool_id, fallback=False)
+                if owner is None:
+                    yield from self._emit(subagent)
+                else:
+                    owner.finished_subagents.append(subagent)
             if isinstance(tool_id, str):
                 yield ToolTiming(
                     line,
@@ -337,6 +348,9 @@ class ClaudeAgentSdkAdapter(Adapter):
             loop_label=self._label(thread),
             parent_tool_id=thread.parent_tool_id,
         )
+        finished, thread.finished_subagents = thread.finished_subagents, []
+        for subagent in finished:
+            yield from self._emit(subagent)
 
     @staticmethod
     def _ids_of(blocks: list[Any]) -> set[str]:
@@ -450,13 +464,14 @@ class ClaudeAgentSdkAdapter(Adapter):
         self._threads = {}
         self._thread({}).pending.extend(carried)
 
-    def _thread_of_tool(self, tool_id: str | None) -> _Thread:
+    def _thread_of_tool(self, tool_id: str | None, fallback: bool = True) -> _Thread | None:
+        """The thread whose open response asked for `tool_id` (else the main thread)."""
         for thread in self._threads.values():
             if thread.response is not None and tool_id in self._ids_of(
                 thread.response.transcript_message["content"]
             ):
                 return thread
-        return self._thread({})
+        return self._thread({}) if fallback else None
 
     def _control_response(self, value: dict[str, Any]) -> None:
         response = value["response"]
