@@ -168,3 +168,21 @@ def test_message_shapes():
     claude = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1"}]}
     assert lf.normalize_message(claude).tool_results[0].tool_id == "tu1"
     assert lf.parse_value("__import__('os')") == "__import__('os')"
+
+
+def test_odd_fields_never_crash():
+    base = {"traceId": "t", "startTime": "2025-01-01T00:00:00Z"}
+    observations = [
+        {**base, "type": "GENERATION", "input": "not json {", "output": 42, "usageDetails": "x"},
+        {**base, "type": "GENERATION", "input": [1, None, {"role": 7}], "output": [None]},
+        {**base, "type": "GENERATION", "input": {"contents": "x"}, "output": {"candidates": []}},
+        {**base, "type": "TOOL", "name": None, "input": "{'a': (1,", "output": {"b": [1]}},
+        {
+            **base,
+            "type": "GENERATION",
+            "input": '{"contents": [{"parts": [{"function_call": 1}]}]}',
+        },
+    ]
+    trace = analyze_bytes(orjson.dumps(observations), filename="odd.json")
+    assert len(trace.calls) == 4  # every generation with an input, however odd
+    build_report(trace)

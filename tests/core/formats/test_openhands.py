@@ -98,3 +98,32 @@ def test_rules_see_finish_as_the_end_of_the_loop():
     trace = analyze_bytes(golden_input("openhands-events/events.json"))
     rules = {f.rule for f in run_rules(trace, account(trace))}
     assert "dangling-tool-call" not in rules
+
+
+def test_odd_fields_never_crash():
+    events = [
+        {"id": 0, "source": "user", "action": "message", "args": "x", "timestamp": 5},
+        {"id": 1, "source": "agent", "action": "run", "tool_call_metadata": "x", "timestamp": None},
+        {
+            "id": 2,
+            "source": "agent",
+            "action": "run",
+            "timestamp": "2025-01-01T00:00:00",
+            "tool_call_metadata": {
+                "tool_call_id": 7,
+                "model_response": {"id": "r", "choices": "x"},
+            },
+        },
+        {
+            "id": 3,
+            "source": "agent",
+            "observation": "run",
+            "cause": 2,
+            "content": None,
+            "extras": {"metadata": {"exit_code": "1"}},
+        },
+        {"id": 4, "source": "agent", "observation": "run", "cause": [], "extras": "x"},
+    ]
+    trace = analyze_bytes(orjson.dumps(events), filename="odd.json")
+    assert len(trace.calls) == 1 and [r.id for r in trace.tool_runs] == ["7"]
+    build_report(trace)

@@ -128,8 +128,8 @@ class OpenHandsAdapter(Adapter):
             return
         tool_id = str_or_none(metadata.get("tool_call_id"))
         name = str_or_none(metadata.get("function_name")) or str_or_none(action)
-        if tool_id is not None:
-            self._actions[event.get("id")] = (tool_id, name, moment)
+        if tool_id is not None and isinstance(event.get("id"), (int, str)):
+            self._actions[event["id"]] = (tool_id, name, moment)
         response = metadata.get("model_response")
         response_id = response.get("id") if isinstance(response, dict) else None
         if not isinstance(response, dict) or not isinstance(response_id, str):
@@ -185,7 +185,8 @@ class OpenHandsAdapter(Adapter):
             if state:
                 self._agent_states.append(state)
             return
-        cause = self._actions.get(event.get("cause"))
+        cause_id = event.get("cause")
+        cause = self._actions.get(cause_id) if isinstance(cause_id, (int, str)) else None
         metadata = event.get("tool_call_metadata")
         tool_id = cause[0] if cause else None
         if tool_id is None and isinstance(metadata, dict):
