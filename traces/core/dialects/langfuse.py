@@ -28,8 +28,13 @@ from . import anthropic, openai_chat, openai_responses, otel_genai
 
 SYNTHETIC_ID = "_loop_inspector_call_id"
 """Key under which a made-up call id is stored on a part that had none."""
-RESPONSES_ITEM_TYPES = frozenset(
-    {"function_call", "function_call_output", "reasoning", "message", "custom_tool_call"}
+# Tuples, not sets: `in` then compares, so an odd value (a list) cannot raise.
+RESPONSES_ITEM_TYPES = (
+    "function_call",
+    "function_call_output",
+    "reasoning",
+    "message",
+    "custom_tool_call",
 )
 LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _TEXT_CALL = re.compile(
@@ -69,7 +74,7 @@ def normalize_message(raw: Any) -> Message:
         return otel_genai.normalize_message(raw)
     if _has_anthropic_blocks(raw.get("content")):
         return anthropic.normalize_message(raw)
-    if "additional_kwargs" in raw or raw.get("type") in LANGCHAIN_ROLES:
+    if "additional_kwargs" in raw or str(raw.get("type")) in LANGCHAIN_ROLES:
         raw = langchain_to_chat(raw)
     if raw.get("role") == "tool" and "tool_call_id" not in raw and not _is_text(raw):
         # LangChain callbacks list the tool *definitions* as role "tool" messages.
@@ -80,7 +85,7 @@ def normalize_message(raw: Any) -> Message:
     return message
 
 
-ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
 
 
 def _has_anthropic_blocks(content: Any) -> bool:

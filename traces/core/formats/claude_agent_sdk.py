@@ -46,20 +46,17 @@ from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-MESSAGE_TYPES = frozenset(
-    {"system", "assistant", "user", "result", "control_request", "control_response"}
+# Tuples, not sets: `in` then compares, so an odd value (a list) cannot raise.
+MESSAGE_TYPES = ("system", "assistant", "user", "result", "control_request", "control_response")
+QUIET_TYPES = (
+    "stream_event",  # --include-partial-messages: the same content, streamed
+    "control_cancel_request",
+    "keep_alive",
+    "rate_limit_event",
+    "tool_progress",  # TypeScript SDK progress ticks
+    "auth_status",
 )
-QUIET_TYPES = frozenset(
-    {
-        "stream_event",  # --include-partial-messages: the same content, streamed
-        "control_cancel_request",
-        "keep_alive",
-        "rate_limit_event",
-        "tool_progress",  # TypeScript SDK progress ticks
-        "auth_status",
-    }
-)
-HOOK_SUBTYPES = frozenset({"hook_callback", "can_use_tool"})
+HOOK_SUBTYPES = ("hook_callback", "can_use_tool")
 NUMERIC_RESULT_FIELDS = frozenset({"num_turns", "total_cost_usd", "duration_ms", "duration_api_ms"})
 RESULT_FIELDS = (
     "subtype",
@@ -171,7 +168,7 @@ class ClaudeAgentSdkAdapter(Adapter):
             messages = _unwrap(value)
             if not messages:
                 continue
-            kinds = {m.get("type") for m in messages[:40] if isinstance(m, dict)}
+            kinds = {m["type"] for m in messages[:40] if isinstance(m, dict) and _is_str(m, "type")}
             if kinds & {"assistant", "result", "control_request", "control_response"} or (
                 "system" in kinds
             ):
@@ -496,3 +493,7 @@ def _is_tool_use(block: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_str(value: dict[str, Any], key: str) -> bool:
+    return isinstance(value.get(key), str)

@@ -43,10 +43,18 @@ from ..timeparse import to_epoch_seconds
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-OBSERVATION_TYPES = frozenset(
-    {"GENERATION", "SPAN", "EVENT", "TOOL", "AGENT", "CHAIN", "RETRIEVER", "EMBEDDING"}
+OBSERVATION_TYPES = (  # a tuple: `in` compares, so an odd value (a list) cannot raise
+    "GENERATION",
+    "SPAN",
+    "EVENT",
+    "TOOL",
+    "AGENT",
+    "CHAIN",
+    "RETRIEVER",
+    "EMBEDDING",
+    "EVALUATOR",
+    "GUARDRAIL",
 )
-OBSERVATION_TYPES |= {"EVALUATOR", "GUARDRAIL"}
 CACHE_READ_KEYS = (
     "input_cache_read",
     "input_cached_tokens",
