@@ -224,3 +224,10 @@ def test_two_sessions_in_one_file_are_two_loops():
     trace = analyze_bytes(data, filename="two.jsonl")
     assert [loop.label for loop in trace.loops] == ["session s-1", "session s-2"]
     assert [c.appended[0].blocks[0].text for c in trace.calls] == ["first", "second"]
+
+
+def test_a_type_that_is_not_text_is_a_line_error_not_a_crash():
+    good = golden_input("claude-agent-sdk/stream.jsonl")
+    data = good + b'{"type": ["assistant"], "session_id": "s"}\n{"type": {"a": 1}}\n'
+    trace = analyze_bytes(data, filename="s.jsonl")
+    assert len(trace.calls) == 4 and len(trace.line_errors) == 2

@@ -186,3 +186,11 @@ def test_odd_fields_never_crash():
     trace = analyze_bytes(orjson.dumps(observations), filename="odd.json")
     assert len(trace.calls) == 4  # every generation with an input, however odd
     build_report(trace)
+
+
+def test_a_type_that_is_not_text_is_skipped_not_a_crash():
+    export = orjson.loads(golden_input("langfuse/trace.json"))
+    export["observations"].append({**export["observations"][1], "type": ["GENERATION"]})
+    export["observations"][1]["input"] = '[{"role": "user", "type": ["ai"], "content": "hi"}]'
+    trace = analyze_bytes(orjson.dumps(export), filename="t.json")
+    assert len(trace.calls) == 2 and len(trace.line_errors) == 1
