@@ -48,6 +48,9 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
     who = principal(request)
     try:
+        mapping = services.mapping_from_upload(
+            request.FILES.get("mapping"), request.POST.get("mapping") or request.GET.get("mapping")
+        )
         result = services.trace_ingest_files(
             files=files,
             name=name,
@@ -55,6 +58,7 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
             labels=labels,
             project=project,
             created_by=who.audit_user,
+            mapping=mapping,
         )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)

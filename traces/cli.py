@@ -8,6 +8,7 @@ from django.core.management.base import CommandError
 
 from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.limits import InputRejected
+from traces.core.mapping import Mapping, load_mapping
 from traces.core.model import Trace
 from traces.core.pricing import PriceTable, bundled_table, load_overrides
 
@@ -23,18 +24,41 @@ def price_table(path: Path | None) -> PriceTable:
         raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
-def read_trace(path: Path, format_name: str | None = None) -> Trace:
-    """A trace file through the core, or a CommandError saying why it could not be read."""
+def read_mapping(path: Path | None) -> Mapping | None:
+    """The mapping file named by --mapping, validated, or a CommandError saying what is wrong."""
+    if path is None:
+        return None
     try:
-        return analyze_bytes(path.read_bytes(), filename=path.name, format_name=format_name)
+        return load_mapping(path.read_bytes(), path.name)
     except (OSError, InputRejected) as exc:
         raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
-def read_traces(paths: list[Path], format_name: str | None = None) -> Trace:
+def mapping_argument(parser) -> None:
+    parser.add_argument(
+        "--mapping",
+        type=Path,
+        default=None,
+        help="read a log of your own with this mapping file (JSON/YAML, see docs/mapping.md)",
+    )
+
+
+def read_trace(path: Path, format_name: str | None = None, mapping: Mapping | None = None) -> Trace:
+    """A trace file through the core, or a CommandError saying why it could not be read."""
+    try:
+        return analyze_bytes(
+            path.read_bytes(), filename=path.name, format_name=format_name, mapping=mapping
+        )
+    except (OSError, InputRejected) as exc:
+        raise CommandError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
+
+
+def read_traces(
+    paths: list[Path], format_name: str | None = None, mapping: Mapping | None = None
+) -> Trace:
     """Several files read as one trace (a session and its subagents' files)."""
     try:
         files = [(str(path), path.read_bytes()) for path in paths]
-        return analyze_files(files, format_name=format_name)
+        return analyze_files(files, format_name=format_name, mapping=mapping)
     except (OSError, InputRejected) as exc:
         raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc

@@ -15,3 +15,4 @@ class UploadForm(forms.Form):
     name = forms.CharField(required=False, max_length=300)
     labels = forms.CharField(required=False, max_length=300)
     set = forms.CharField(required=False, max_length=200)
+    mapping = forms.FileField(required=False)

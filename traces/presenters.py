@@ -60,6 +60,7 @@ def trace_context(
     _annotate_runs(runs, trace.report)
     names_by_call: dict[int, list[str]] = defaultdict(list)
     for run in runs:
+        run.pairing_label = PAIRING_LABELS.get(run.pairing)
         if run.call is not None:
             names_by_call[run.call].append(run.name or "?")
     accounting = accounting_context(trace.report)
@@ -111,11 +112,11 @@ def trace_context(
         "side_calls": side_calls,
         "side_call_count": len(side_loops),
         "tool_runs": runs,
+        "runs_not_by_id": any(r.get("pairing") for r in report_runs(trace)),
         "runs_windowed": loop is not None and window is not None,
         "line_errors": list(trace.line_errors.all()[:500]),
         "other_traffic": trace.report.get("other_traffic", [])[:OTHER_TRAFFIC_SHOWN],
         "other_traffic_count": len(trace.report.get("other_traffic", [])),
-        "pairing_by_name": any(r.get("pairing") == "name-order" for r in report_runs(trace)),
         "rule_count": len(rules()),
         "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
@@ -139,6 +140,30 @@ def _annotate_runs(runs: list[models.ToolRun], report: dict[str, Any]) -> None:
         entry = entry if isinstance(entry, dict) else {}
         run.pairing = entry.get("pairing") or "id"
         run.transport = entry.get("transport") if isinstance(entry.get("transport"), dict) else None
+
+
+PAIRING_LABELS = {
+    "name-order": (
+        "by name and order",
+        "The format records no call ids: paired by tool name, in order, within a turn",
+    ),
+    "name-input": (
+        "by name and arguments",
+        "A tool span with no call id, matched to the call with the same tool name and arguments",
+    ),
+    "text": (
+        "by position in text",
+        "Calls written as text (Function Name / Function Input / "
+        "Function Output), paired by position",
+    ),
+}
+"""How a tool run was paired when not by call id: a short label and its explanation."""
+
+
+def _hook_events(extra: Any) -> list[dict[str, Any]]:
+    """Hook round trips an adapter recorded for a call (Claude Agent SDK control messages)."""
+    events = extra.get("hook_events") if isinstance(extra, dict) else None
+    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
 
 
 MESSAGES_INLINE = 150
@@ -177,6 +202,8 @@ def call_context(
     asked = list(trace.tool_runs.filter(call=call.index))
     answered = list(trace.tool_runs.filter(result_call=call.index))
     _annotate_runs(asked + answered, trace.report)
+    for run in asked + answered:
+        run.pairing_label = PAIRING_LABELS.get(run.pairing)
     accounting = accounting_context(trace.report)
     messages_inline = len(request.messages) <= MESSAGES_INLINE
     return {
@@ -190,7 +217,9 @@ def call_context(
         "appended": appended,
         "response": response,
         "response_message": response_message,
-        "extra": selectors.call_extra(call=call),
+        "extra": (extra := selectors.call_extra(call=call)),
+        "hook_events": _hook_events(extra),
+        "session_result": extra.get("session_result") if isinstance(extra, dict) else None,
         "asked_runs": asked,
         "answered_runs": answered,
         "previous_in_loop": loop_calls[position - 1] if position > 0 else None,

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.db import connection, transaction
 
 from traces import models
@@ -16,6 +17,7 @@ from traces.core import archive, blobs
 from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.labels import clean_labels
 from traces.core.limits import InputRejected
+from traces.core.mapping import Mapping, load_mapping
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
@@ -104,6 +106,7 @@ def trace_ingest(
     run_set: models.RunSet | None = None,
     project: models.Project | None = None,
     created_by: Any = None,
+    mapping: Mapping | None = None,
 ) -> IngestResult:
     """Analyse `data` with the core and store everything; raises InputRejected for non-traces.
 
@@ -116,7 +119,9 @@ def trace_ingest(
     # Compressing and hashing the original release the GIL: they run beside the parse.
     with ThreadPoolExecutor(max_workers=1) as pool:
         archived = pool.submit(_archive, data)
-        core = analyze_bytes(data, filename=filename, format_name=format_name, limits=limits())
+        core = analyze_bytes(
+            data, filename=filename, format_name=format_name, limits=limits(), mapping=mapping
+        )
         report = build_report(core, prices=price_table())
         compressed, sha256 = archived.result()
     with transaction.atomic():
@@ -152,6 +157,7 @@ def trace_ingest_files(
     labels: Sequence[str] = (),
     project: models.Project | None = None,
     created_by: Any = None,
+    mapping: Mapping | None = None,
 ) -> IngestResult:
     """Several files read as one trace (a Claude Code session and its subagents' files).
 
@@ -167,13 +173,14 @@ def trace_ingest_files(
             labels=labels,
             project=project,
             created_by=created_by,
+            mapping=mapping,
         )
     redacted: dict[str, int] = {}
     if redacts(project):
         cleaned = [(filename, redact(data)) for filename, data in files]
         files = [(filename, result.data) for filename, result in cleaned]
         redacted = merge_fields(*(result.fields for _, result in cleaned))
-    core = analyze_files(files, format_name=format_name, limits=limits())
+    core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
     report = build_report(core, prices=price_table())
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
     compressed = [archive.compress(data) for _, data in files]  # outside the transaction
@@ -240,12 +247,18 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
     from traces import selectors  # selectors read; this service writes what they return
 
     files = selectors.trace_source_files(trace=trace)
+    mapping = stored_mapping(trace.report)
+    format_name = None if mapping is not None else trace.format
     if files:
-        core = analyze_files(files, format_name=trace.format, limits=limits())
+        core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
     else:
         data = selectors.trace_source_bytes(trace=trace)
         core = analyze_bytes(
-            data, filename=trace.source_filename, format_name=trace.format, limits=limits()
+            data,
+            filename=trace.source_filename,
+            format_name=format_name,
+            limits=limits(),
+            mapping=mapping,
         )
     report = build_report(core, prices=price_table())
     with transaction.atomic():
@@ -480,3 +493,20 @@ def tool_run_row(
         input_digest=batch.put(run.input),
         result_preview=run.result_text,
     )
+
+
+def stored_mapping(report: dict | None) -> Mapping | None:
+    """The mapping a trace was read with, kept in its report (no model field needed)."""
+    kept = (report or {}).get("mapping")
+    if not isinstance(kept, dict) or not isinstance(kept.get("spec"), dict):
+        return None
+    return load_mapping(orjson.dumps(kept["spec"]), str(kept.get("name") or "mapping"))
+
+
+def mapping_from_upload(upload: Any = None, text: str | None = None) -> Mapping | None:
+    """A mapping sent with an upload: a file field, or the mapping's text in a form field."""
+    if upload is not None:
+        return load_mapping(upload.read(), getattr(upload, "name", "") or "mapping")
+    if text:
+        return load_mapping(text.encode(), "mapping")
+    return None

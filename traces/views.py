@@ -88,6 +88,7 @@ def upload(request: HttpRequest) -> HttpResponse:
             labels=labels,
             project=project,
             created_by=who.audit_user,
+            mapping=services.mapping_from_upload(form.cleaned_data.get("mapping")),
         )
     except services.InputRejected as exc:
         return _list_page(request, f"{file.name}: {exc}", status=400)

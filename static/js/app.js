@@ -94,6 +94,8 @@
       var setName = setInput ? setInput.value.trim() : "";
       if (setName) data.append("name", setName);
       if (projectSelect && projectSelect.value) data.append("project", projectSelect.value);
+      var mappingInput = form.querySelector("input[name=mapping]");
+      if (mappingInput && mappingInput.files.length) data.append("mapping", mappingInput.files[0]);
       var xhr = new XMLHttpRequest();
       xhr.open("POST", setName ? form.dataset.setsApi : form.dataset.api);
       xhr.upload.addEventListener("progress", function (event) {

@@ -11,6 +11,9 @@ from traces.core.report import build_report
 
 EXPECTED_FORMAT = {
     "anthropic_messages_api": "anthropic-messages",
+    "claude_agent_sdk_stream": "claude-agent-sdk",
+    "langfuse_export": "langfuse",
+    "openhands_events": "openhands-events",
     "claude_trace_jsonl": "anthropic-messages",
     "claude_code_jsonl": "claude-code",
     "codex_rollout_jsonl": "codex-rollout",

@@ -32,7 +32,7 @@ def test_mcp_traffic_is_listed_and_the_tool_run_says_via_mcp(client):
 def test_gemini_runs_and_call_page_show_the_name_and_order_ids(client):
     trace_id = _upload(client, golden_input("gemini/trip_loop.jsonl"), "gemini.jsonl")
     page = client.get(reverse("traces:detail", args=[trace_id])).content.decode()
-    assert "paired by name and order within the turn" in page
+    assert "as marked where the format records no id" in page and "by name and order" in page
     call = client.get(reverse("traces:call", args=[trace_id, 2])).content.decode()
     # the echoed model turn and its results carry the ids the tool runs have
     assert call.count("get_weather@1#1") >= 2 and "by name and order" in call

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 
 from .formats.base import Adapter
 from .formats.detect import SNIFF_RECORDS, detect
 from .formats.registry import get_adapter
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
+from .mapping import FORMAT_NAME, MappedAdapter, Mapping
 from .model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
 from .rebuild import TraceBuilder, Update
 from .records import Record, stream_source
@@ -37,10 +38,12 @@ def choose_format(values: Sequence[object], format_name: str | None = None) -> F
 class TraceSession:
     """Feeds records through one adapter into one builder, a few at a time or all at once."""
 
-    def __init__(self, choice: FormatChoice, source_name: str = "") -> None:
+    def __init__(
+        self, choice: FormatChoice, source_name: str = "", adapter: Adapter | None = None
+    ) -> None:
         self.choice = choice
         self.shared: dict[str, object] = {}
-        self.adapter: Adapter = get_adapter(choice.name)(source_name, self.shared)
+        self.adapter: Adapter = adapter or get_adapter(choice.name)(source_name, self.shared)
         self.builder = TraceBuilder(choice.name, choice.reason)
         self.records_ingested = 0
         self.lines_total = 0
@@ -103,10 +106,12 @@ def analyze_bytes(
     filename: str = "",
     format_name: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    mapping: Mapping | None = None,
 ) -> Trace:
     """Read, detect, adapt and rebuild a whole file. Raises `InputRejected` for non-traces.
 
-    Records stream through: each line is parsed, adapted and dropped in turn.
+    Records stream through: each line is parsed, adapted and dropped in turn. With a
+    `mapping` (a log of the user's own, described by a mapping file) no format is detected.
     """
     source = stream_source(data, filename, limits)
     items, head = _peek(source.items)
@@ -114,6 +119,8 @@ def analyze_bytes(
     if not values:
         reasons = "; ".join(f"line {e.line}: {e.message}" for e in head[:3])
         raise InputRejected(f"No readable record in the file ({reasons}).")
+    if mapping is not None:
+        return _analyze_mapped([(filename, source.lines_total, items)], mapping)
     session = TraceSession(choose_format(values, format_name))
     session.feed(items)
     trace = session.finish(source.lines_total)
@@ -123,6 +130,29 @@ def analyze_bytes(
             + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
         )
     return trace
+
+
+def _analyze_mapped(sources: list[tuple[str, int, Iterable]], mapping: Mapping) -> Trace:
+    """Files read with a mapping: one adapter for all of them, then what did not match."""
+    adapter = MappedAdapter(mapping)
+    choice = FormatChoice(FORMAT_NAME, f"read with your mapping file {mapping.name}")
+    session = TraceSession(choice, adapter=adapter)
+    lines_total = 0
+    for name, lines, items in sources:
+        if len(sources) > 1:
+            items = (
+                LineError(i.line, f"{name}: {i.message}") if isinstance(i, LineError) else i
+                for i in items
+            )
+        session.feed(items)
+        lines_total += lines
+    trace = session.finish(lines_total)
+    adapter.check_calls_found(len(trace.calls))
+    return replace(
+        trace,
+        notes=(*trace.notes, *adapter.notes()),
+        mapping={"name": mapping.name, "spec": mapping.spec},
+    )
 
 
 PEEK_ITEMS = 200
@@ -156,6 +186,7 @@ def analyze_files(
     *,
     format_name: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    mapping: Mapping | None = None,
 ) -> Trace:
     """Several files read into one trace, in order (a session and its subagents).
 
@@ -163,7 +194,15 @@ def analyze_files(
     """
     if len(files) == 1:
         name, data = files[0]
-        return analyze_bytes(data, filename=name, format_name=format_name, limits=limits)
+        return analyze_bytes(
+            data, filename=name, format_name=format_name, limits=limits, mapping=mapping
+        )
+    if mapping is not None:
+        sources = []
+        for name, data in files:
+            source = stream_source(data, name, limits)
+            sources.append((name, source.lines_total, source.items))
+        return _analyze_mapped(sources, mapping)
     session: TraceSession | None = None
     lines_total = 0
     for name, data in sorted(files, key=lambda item: _is_subagent_file(item[0])):

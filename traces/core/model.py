@@ -17,9 +17,11 @@ BlockKind = Literal[
 ]
 CallStatus = Literal["ok", "error"]
 ToolRunStatus = Literal["paired", "pending", "dangling", "orphan"]
-ToolPairing = Literal["id", "name-order"]
-"""How a tool result was matched to its call: by the call id, or (for formats whose calls
-carry no id, such as Gemini's functionCall) by tool name and order within the turn."""
+Pairing = Literal["id", "name-order", "name-input", "text"]
+"""How a tool result was matched to its call: by the call id the format records ("id"),
+or, for formats that record none, by tool name and order within a turn ("name-order"),
+by tool name and arguments ("name-input", e.g. a tracing span with no call id), or by
+position in text the model wrote ("text", ReAct-style "Function Name:" blocks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +116,10 @@ class Exchange:
     """The tool call that spawned this loop (a Task/Agent subagent), when known."""
     tokens_estimated: bool = False
     """True when the format records no usage for this call (message-list transcripts)."""
-    tool_pairing: ToolPairing = "id"
-    """How this format's tool ids were made: given by the provider, or derived from the
-    tool's name and its order within the turn."""
+    tool_pairing: Pairing | Mapping[str, Pairing] = field(default_factory=dict)
+    """How the results of tool ids the adapter made up (the format records none) were
+    matched: one method for the whole exchange (Gemini: by name and order within the turn),
+    or a method per made-up id (Langfuse: some by name and arguments, some by order)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,8 @@ class ToolTiming:
     result_text: str | None = None
     """The result as the tool log recorded it, for results no later request carried
     (a loop that ended right after a final tool, such as a `submit`)."""
+    pairing: Pairing = "id"
+    """How this log entry was matched to the tool call (see `Pairing`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +233,8 @@ class ToolRun:
     result_text: str = ""
     started_at: float | None = None
     ended_at: float | None = None
-    pairing: ToolPairing = "id"
-    """How the result was matched to the call (see `ToolPairing`)."""
+    pairing: Pairing = "id"
+    """How the result was matched to the call (see `Pairing`)."""
     transport: Mapping[str, JSON] | None = None
     """Where the tool really ran, when the file recorded it: an MCP `tools/call`
     (`{"kind": "mcp", "traffic": n, "session": s, "rpc_id": i, "is_error": b}`)."""
@@ -288,3 +293,9 @@ class Trace:
     id_collisions: tuple[IdCollision, ...] = ()
     other_traffic: tuple[HttpTraffic, ...] = ()
     """Recorded HTTP interactions that are not model calls, in file order."""
+    notes: tuple[str, ...] = ()
+    """What the reader should know about how the file was read (e.g. expressions of a
+    mapping file that matched nothing)."""
+    mapping: Mapping[str, JSON] | None = None
+    """The mapping file the trace was read with (`{"name", "spec"}`), so that it can be
+    read again the same way."""

@@ -7,7 +7,7 @@ store what their request appended, so memory grows with unique content.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from .model import (
     LineError,
     Loop,
     Message,
+    Pairing,
     ParallelBatch,
     ToolRun,
     ToolTiming,
@@ -95,7 +96,10 @@ class TraceBuilder:
         if timing.result_text is not None and run.status == "pending":
             # The tool log holds the result even though no request carried it.
             run = replace(
-                run, status="paired", result_text=timing.result_text[:RESULT_PREVIEW_CHARS]
+                run,
+                status="paired",
+                result_text=timing.result_text[:RESULT_PREVIEW_CHARS],
+                pairing=timing.pairing,
             )
         self.tool_runs[position] = run
         return run
@@ -198,8 +202,10 @@ class TraceBuilder:
         loop.last_call = index
         loop.last_status = exchange.status
         loop.model = loop.model or exchange.model
-        changed = self._pair_requests(loop, call, appended, exchange.tool_pairing)
-        changed += self._record_calls(loop, call, response, exchange.tool_pairing)
+        changed = self._pair_requests(loop, call, appended)
+        changed += self._record_calls(loop, call, response)
+        if exchange.tool_pairing:
+            self._mark_pairing(changed, exchange.tool_pairing)
         return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
@@ -264,6 +270,15 @@ class TraceBuilder:
             id_collisions=tuple(self.id_collisions),
             other_traffic=tuple(self.other_traffic),
         )
+
+    def _mark_pairing(self, positions: list[int], pairing: Pairing | Mapping[str, Pairing]) -> None:
+        """Runs whose ids the adapter made up say how their result was matched (one method
+        for the exchange, or one per made-up id)."""
+        for position in positions:
+            run = self.tool_runs[position]
+            method = pairing if isinstance(pairing, str) else pairing.get(run.id)
+            if method is not None and run.pairing != method:
+                self.tool_runs[position] = replace(run, pairing=method)
 
     # -- loop grouping ----------------------------------------------------------------
     def _choose_loop(self, exchange: Exchange) -> tuple[_LoopState | None, int]:
@@ -360,6 +375,7 @@ class TraceBuilder:
                     status="paired",
                     is_error=run.is_error or block.is_error,
                     result_text=block.text[:RESULT_PREVIEW_CHARS],
+                    pairing="id",  # a request carried the result under the call's id
                 )
             return position
         self.tool_runs.append(

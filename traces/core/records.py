@@ -263,7 +263,11 @@ def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
     except yaml.YAMLError as exc:
         raise InputRejected(f"Not readable YAML: {exc}") from exc
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
-        raise InputRejected("A YAML file must be a VCR cassette with an 'interactions' list.")
+        if isinstance(document, list):  # a YAML list of records (e.g. SDK stream messages)
+            return Source("yaml", lines_total, [Record(i + 1, v) for i, v in enumerate(document)])
+        if isinstance(document, dict):  # one YAML document; its adapter unwraps it
+            return Source("yaml", lines_total, [Record(1, document)])
+        raise InputRejected("A YAML file must be a VCR cassette or a list/mapping of records.")
     items: list[Record | LineError] = []
     for number, interaction in enumerate(document["interactions"], start=1):
         pair = vcr_interaction_to_pair(interaction, limits)

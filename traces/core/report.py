@@ -17,6 +17,9 @@ from .whatif import build_what_if, what_if_inputs
 
 SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
+OPTIONAL_CALL_KEYS = ("hook_events", "session_result")
+"""Recorded facts about a call that only some formats have (Claude Agent SDK hook round
+trips and the session's final result); present in the report only when recorded."""
 
 
 def build_report(
@@ -45,6 +48,7 @@ def build_report(
             "ended_at": run.ended_at,
             "duration_s": run.duration_s,
             "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
+            **({"pairing": run.pairing} if run.pairing != "id" else {}),
             **_result_account(accounting, position),
             **_run_provenance(run),
         }
@@ -96,6 +100,8 @@ def build_report(
             "unpriced_models": list(accounting.unpriced_models),
         },
         "findings": [finding.as_dict() for finding in findings],
+        **({"notes": list(trace.notes)} if trace.notes else {}),
+        **({"mapping": dict(trace.mapping)} if trace.mapping else {}),
     }
     if trace.other_traffic:
         report["other_traffic"] = [_traffic(item) for item in trace.other_traffic]
@@ -186,4 +192,5 @@ def _call(call: Call) -> dict[str, Any]:
         "appended": len(call.appended),
         "extends_previous": call.extends_previous,
         "history_rewritten": call.history_rewritten,
+        **{key: call.extra[key] for key in OPTIONAL_CALL_KEYS if call.extra.get(key)},
     }

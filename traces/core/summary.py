@@ -54,7 +54,7 @@ def outcome_of(trace: Trace) -> Outcome:
         return Outcome(kind, text, loop.index, last.index)
     if last.extra.get("interrupted"):
         kind = "interrupted"
-    elif last.stop_reason == "tool_use":
+    elif last.stop_reason == "tool_use" and not _ends_by_design(last):
         kind = "halted_on_tool_use"
     elif last.stop_reason == "max_tokens":
         kind = "max_tokens"
@@ -63,3 +63,10 @@ def outcome_of(trace: Trace) -> Outcome:
     else:
         kind = "finished"
     return Outcome(kind, OUTCOME_TEXT[kind], loop.index, last.index)
+
+
+def _ends_by_design(call) -> bool:
+    """Every tool the last response asked for ends the loop (OpenHands `finish`): the
+    agent finished, it did not halt."""
+    terminal = set(call.extra.get("terminal_tool_ids") or ())
+    return bool(terminal) and set(call.tool_call_ids) <= terminal

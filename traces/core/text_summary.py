@@ -31,6 +31,8 @@ def render_summary(name: str, report: dict[str, Any]) -> str:
     for number, entry in enumerate(savings, start=1):
         label = "what if " if number == 1 else ""
         out.append(f"  {label:<9} {number}. {entry['text']}")
+    for note in report.get("notes", []):
+        out.append(f"  note      {note}")
     return "\n".join(out) + "\n"
 
 

@@ -33,6 +33,9 @@ class Adapter:
     """Human name of the format."""
     where: ClassVar[str] = ""
     """Where users find such files, for the README and the upload page."""
+    markers: ClassVar[tuple[str, ...]] = ()
+    """Top-level keys this format's records carry, so that a file no format claims can be
+    told which formats came closest and what they missed (see `explain`)."""
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         self.source_name = source_name

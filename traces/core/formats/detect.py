@@ -8,6 +8,7 @@ from typing import Any
 
 from ..limits import InputRejected
 from .base import Adapter
+from .explain import explain_no_format
 from .registry import adapters
 
 SNIFF_RECORDS = 20
@@ -35,8 +36,5 @@ def detect(values: Sequence[Any]) -> Choice:
         if claim is not None and claim.score > best_score:
             best, best_score = Choice(adapter, claim.reason), claim.score
     if best is None:
-        tried = ", ".join(f"{a.label} ({a.name})" for a in adapters())
-        raise InputRejected(
-            "No supported trace format recognised this file. Formats tried: " + tried + "."
-        )
+        raise InputRejected(explain_no_format(sample, adapters()))
     return best

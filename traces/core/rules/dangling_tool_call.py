@@ -40,6 +40,8 @@ class DanglingToolCall(Rule):
             if run.status == "paired" and run.result_call is None:
                 continue  # the tool log holds its result; the loop ended right after it
             asked = ctx.call(run.call)
+            if run.id in (asked.extra.get("terminal_tool_ids") or ()):
+                continue  # a tool that ends the loop by design (OpenHands `finish`)
             following = ctx.next_in_loop(asked)
             if run.status == "pending" and following is None:
                 continue  # a live trace: the tool is still running

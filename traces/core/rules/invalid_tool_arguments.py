@@ -112,7 +112,8 @@ def _compile(schema: dict[str, Any]) -> Any:
 
 
 def _is_free_text(call: Call, block: Block) -> bool:
-    if isinstance(block.raw, dict) and block.raw.get("type") in FREE_TEXT_CALLS:
+    kind = block.raw.get("type") if isinstance(block.raw, dict) else None
+    if isinstance(kind, str) and kind in FREE_TEXT_CALLS:  # a list there must not raise
         return True
     for tool in call.tools:
         if isinstance(tool, dict) and tool.get("name") == block.name:

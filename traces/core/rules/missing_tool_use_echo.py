@@ -55,7 +55,11 @@ class MissingToolUseEcho(Rule):
             walk.truncate(call.prefix_len)
             missing: list[str] = []
             for message in call.appended:
+                # ReAct text writes the call and its output in one assistant message.
+                own = {use.tool_id for use in message.tool_uses}
                 for block in message.tool_results:
+                    if block.tool_id in own:
+                        continue
                     run = asked_in.get(block.tool_id or "")
                     asked = run is not None and run.call is not None and run.call < call.index
                     if asked and walk.uses[block.tool_id or ""] == 0:

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.cli import price_table, read_trace, read_traces
+from traces.cli import mapping_argument, price_table, read_mapping, read_trace, read_traces
 from traces.core.report import build_report
 from traces.core.text_summary import render_summary
 
@@ -21,6 +21,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", dest="format_name", default=None)
+        mapping_argument(parser)
         parser.add_argument("--json", action="store_true", help="print the JSON report")
         parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
         parser.add_argument(
@@ -29,10 +30,11 @@ class Command(BaseCommand):
             help="read all files as one trace (a Claude Code session and its subagents)",
         )
 
-    def handle(self, *args, files, format_name, json, prices, together, **options):
+    def handle(self, *args, files, format_name, json, prices, together, mapping, **options):
         table = price_table(prices)
+        mapping = read_mapping(mapping)
         if together:
-            report = build_report(read_traces(files, format_name), prices=table)
+            report = build_report(read_traces(files, format_name, mapping), prices=table)
             if json:
                 sys.stdout.buffer.write(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
                 sys.stdout.flush()
@@ -43,7 +45,7 @@ class Command(BaseCommand):
         failures = 0
         for path in files:
             try:
-                trace = read_trace(path, format_name)
+                trace = read_trace(path, format_name, mapping)
             except CommandError as exc:
                 self.stderr.write(str(exc))
                 failures += 1

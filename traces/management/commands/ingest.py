@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import models, services
+from traces.cli import mapping_argument, read_mapping
 from traces.core.labels import clean_labels
 
 
@@ -15,6 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", dest="format_name", default=None)
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        mapping_argument(parser)
         parser.add_argument(
             "--set",
             dest="set_name",
@@ -33,9 +35,20 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, files, format_name, base_url, together, set_name, labels, project, **options
+        self,
+        *args,
+        files,
+        format_name,
+        base_url,
+        together,
+        set_name,
+        labels,
+        project,
+        mapping=None,
+        **options,
     ):
         labels = clean_labels(labels)
+        mapping = read_mapping(mapping)
         if project is not None:
             found = models.Project.objects.filter(slug=project).first()
             if found is None:
@@ -52,6 +65,7 @@ class Command(BaseCommand):
                     format_name=format_name,
                     labels=labels,
                     project=project,
+                    mapping=mapping,
                 )
             except (OSError, services.InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
@@ -77,6 +91,7 @@ class Command(BaseCommand):
                     format_name=format_name,
                     labels=labels,
                     project=project,
+                    mapping=mapping,
                 )
             except services.InputRejected as exc:
                 self.stderr.write(f"{path}: {exc}")

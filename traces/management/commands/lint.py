@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.cli import price_table, read_trace
+from traces.cli import mapping_argument, price_table, read_mapping, read_trace
 from traces.core.accounting import account
 from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.limits import InputRejected
@@ -50,6 +50,7 @@ class Command(BaseCommand):
             help="output format",
         )
         parser.add_argument("--trace-format", default=None, help="override format detection")
+        mapping_argument(parser)
         parser.add_argument(
             "--fail-on", choices=["error", "warning", "info", "never"], default="error"
         )
@@ -79,7 +80,10 @@ class Command(BaseCommand):
             raise CommandError(f"unknown rule(s): {', '.join(unknown)}")
         table = price_table(prices)
         runs = []
-        sources = [(str(path), lambda path=path: read_trace(path, trace_format)) for path in files]
+        mapping = read_mapping(options.get("mapping"))
+        sources = [
+            (str(path), lambda path=path: read_trace(path, trace_format, mapping)) for path in files
+        ]
         if set_name:
             sources += _set_sources(set_name)
         for uri, read in sources:
