@@ -130,6 +130,8 @@ class ToolTiming:
     result_text: str | None = None
     """The result as the tool log recorded it, for results no later request carried
     (a loop that ended right after a final tool, such as a `submit`)."""
+    input: JSON = None
+    """The arguments, when the tool log records them (an OTel `execute_tool` span)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,9 @@ class ToolRun:
     result_text: str = ""
     started_at: float | None = None
     ended_at: float | None = None
+    error_inferred: str | None = None
+    """Why the result reads as a failure though nothing flagged it (see
+    `inferred_errors`); always None when `is_error` is set: flagged errors stay apart."""
 
     @property
     def duration_s(self) -> float | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from .inferred_errors import inferred_error
 from .model import (
     Call,
     Exchange,
@@ -86,6 +87,7 @@ class TraceBuilder:
         run = replace(
             run,
             name=run.name or timing.name,
+            input=run.input if run.input is not None else timing.input,
             started_at=timing.started_at if timing.started_at is not None else run.started_at,
             ended_at=timing.ended_at if timing.ended_at is not None else run.ended_at,
             is_error=run.is_error if timing.is_error is None else (run.is_error or timing.is_error),
@@ -95,8 +97,8 @@ class TraceBuilder:
             run = replace(
                 run, status="paired", result_text=timing.result_text[:RESULT_PREVIEW_CHARS]
             )
-        self.tool_runs[position] = run
-        return run
+        self.tool_runs[position] = _with_inference(run)
+        return self.tool_runs[position]
 
     def add(self, exchange: Exchange) -> Update:
         messages = exchange.messages
@@ -159,18 +161,25 @@ class TraceBuilder:
         Tool executions logged for an id no model call asked for stay visible as orphans.
         """
         for timing in self._early_timings.values():
+            # A log that records the call with its result (an OTel tool span) is a whole
+            # tool run, though no model call in the file asked for it.
+            whole = timing.result_text is not None and timing.name is not None
             self.tool_runs.append(
-                ToolRun(
-                    id=timing.tool_id,
-                    name=timing.name,
-                    loop=0,
-                    call=None,
-                    result_call=None,
-                    status="orphan",
-                    is_error=bool(timing.is_error),
-                    batch_size=1,
-                    started_at=timing.started_at,
-                    ended_at=timing.ended_at,
+                _with_inference(
+                    ToolRun(
+                        id=timing.tool_id,
+                        name=timing.name,
+                        loop=0,
+                        call=None,
+                        result_call=None,
+                        status="paired" if whole else "orphan",
+                        is_error=bool(timing.is_error),
+                        batch_size=1,
+                        input=timing.input,
+                        result_text=(timing.result_text or "")[:RESULT_PREVIEW_CHARS],
+                        started_at=timing.started_at,
+                        ended_at=timing.ended_at,
+                    )
                 )
             )
         self._early_timings.clear()
@@ -300,25 +309,29 @@ class TraceBuilder:
         if position is not None:
             run = self.tool_runs[position]
             if run.result_call is None:
-                self.tool_runs[position] = replace(
-                    run,
-                    result_call=call.index,
-                    status="paired",
-                    is_error=run.is_error or block.is_error,
-                    result_text=block.text[:RESULT_PREVIEW_CHARS],
+                self.tool_runs[position] = _with_inference(
+                    replace(
+                        run,
+                        result_call=call.index,
+                        status="paired",
+                        is_error=run.is_error or block.is_error,
+                        result_text=block.text[:RESULT_PREVIEW_CHARS],
+                    )
                 )
             return position
         self.tool_runs.append(
-            ToolRun(
-                id=tool_id,
-                name=None,
-                loop=loop.index,
-                call=None,
-                result_call=call.index,
-                status="orphan",
-                is_error=block.is_error,
-                batch_size=1,
-                result_text=block.text[:RESULT_PREVIEW_CHARS],
+            _with_inference(
+                ToolRun(
+                    id=tool_id,
+                    name=None,
+                    loop=loop.index,
+                    call=None,
+                    result_call=call.index,
+                    status="orphan",
+                    is_error=block.is_error,
+                    batch_size=1,
+                    result_text=block.text[:RESULT_PREVIEW_CHARS],
+                )
             )
         )
         return len(self.tool_runs) - 1
@@ -369,6 +382,13 @@ class TraceBuilder:
         if early is not None:
             self._apply_timing(position, early)
         return position
+
+
+def _with_inference(run: ToolRun) -> ToolRun:
+    """Mark a result that reads as a failure nothing flagged; a flag clears the guess."""
+    answered = run.status in ("paired", "orphan")
+    reason = inferred_error(run.result_text) if answered and not run.is_error else None
+    return run if reason == run.error_inferred else replace(run, error_inferred=reason)
 
 
 def _key(message: Any) -> bytes:

@@ -45,6 +45,7 @@ def build_report(
             "duration_s": run.duration_s,
             "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
             **_result_account(accounting, position),
+            **({"error_inferred": run.error_inferred} if run.error_inferred else {}),
         }
         for position, run in enumerate(trace.tool_runs)
     ]

@@ -96,10 +96,17 @@ def test_tui_rollout_exec_events_time_and_fail_tool_runs(tui):
     # `git status --short` ran 9.96 s (exec_command_end on line 60).
     git_status = next(run for run in timed if run.id == "call_jQYxA5wvjWJ4ZtptybmzrkNm")
     assert git_status.duration_s == pytest.approx(9.963642292, abs=1e-3)
-    # 4 exec_command_end events with a non-zero exit code, and 4 write_stdin outputs
-    # saying "Process exited with code 1|2" (for other sessions' commands).
+    # 4 exec_command_end events with a non-zero exit code flag their commands; the 4
+    # write_stdin outputs saying "Process exited with code 1|2" (the same commands,
+    # polled) are inferred errors, not flagged ones.
     failed = Counter(run.name for run in tui.tool_runs if run.is_error)
-    assert failed == {"exec_command": 4, "write_stdin": 4}
+    assert failed == {"exec_command": 4}
+    inferred = [run for run in tui.tool_runs if run.error_inferred]
+    assert Counter(run.name for run in inferred) == {"write_stdin": 4}
+    assert {run.error_inferred for run in inferred} == {
+        "exit code 1 in the output",
+        "exit code 2 in the output",
+    }
     assert next(r for r in tui.tool_runs if r.id == "call_wAmN401U7zKVZ9wF0d5rGwMP").is_error
 
 
@@ -114,8 +121,11 @@ def test_desktop_rollout_has_no_model_or_usage(desktop):
     assert report["calls"][0]["input_tokens"] is None  # unknown, not zero
     assert Counter(run.name for run in desktop.tool_runs) == {"exec_command": 35, "js": 3}
     assert {run.status for run in desktop.tool_runs} == {"paired"}
-    assert [run.id for run in desktop.tool_runs if run.is_error] == [
-        "call_3f7AXDMZ9PHz7zedrTO4twut"
+    # No exec_command_end events, so no flag: the one "Process exited with code 1" output
+    # is an inferred error.
+    assert not [run.id for run in desktop.tool_runs if run.is_error]
+    assert [(run.id, run.error_inferred) for run in desktop.tool_runs if run.error_inferred] == [
+        ("call_3f7AXDMZ9PHz7zedrTO4twut", "exit code 1 in the output")
     ]
 
 
@@ -219,7 +229,9 @@ def test_early_rollouts_without_the_payload_wrapper_are_read():
     assert trace.format == "codex-rollout"
     assert len(trace.calls) == 2 and trace.loops[0].key == "old-session"
     assert trace.tool_runs[0].input == {"command": ["ls"]}
-    assert trace.tool_runs[0].is_error  # exit_code 2 in the output's metadata
+    # exit_code 2 in the output's metadata: an exit code, not a flag
+    assert not trace.tool_runs[0].is_error
+    assert trace.tool_runs[0].error_inferred == "exit code 2 in the output"
 
 
 def test_transcript_prefix_behaves_like_a_fixed_list():

@@ -811,6 +811,8 @@ def _results(body: Element, scene: _Scene, row: _Row) -> None:
             label = f"orphan result {truncate(str(run.get('id')), 18)}: no call asked for it"
         else:
             prefix = "error result" if run.get("is_error") else "result"
+            if run.get("error_inferred"):
+                prefix = "inferred error result"
             label = f"{prefix}{size} · not billed"
         x = scene.orphan_x if orphan else scene.lane_x(run)
         group = _arrow(
@@ -873,6 +875,8 @@ def _result_title(run: Mapping[str, Any]) -> str:
         )
     if run.get("is_error"):
         lines.append("the tool reported an error")
+    elif run.get("error_inferred"):
+        lines.append(f"reads as an error, though not flagged: {run['error_inferred']}")
     if run.get("call") is None and status != "orphan":
         lines.append("asked before the trace began")
     if run.get("result_call") is not None:
