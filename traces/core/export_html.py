@@ -146,9 +146,7 @@ def _run_list(title: str, runs: list[dict[str, Any]]) -> str:
         + f' <div class="preview">{e((run.get("result_preview") or "")[:300])}</div></li>'
         for run in runs
     )
-    return (
-        f'<section class="panel"><h2>{e(title)}</h2><ul class="run-list">{items}</ul></section>'
-    )
+    return f'<section class="panel"><h2>{e(title)}</h2><ul class="run-list">{items}</ul></section>'
 
 
 def _calls_section(title: str, calls: list[dict[str, Any]], pm: PostMortem) -> str:

@@ -35,7 +35,6 @@ IGNORED_ITEMS = frozenset({"ghost_snapshot"})
 """Items Codex records for itself (undo snapshots) and never sends to the model."""
 
 
-
 def is_model_output(item: Any) -> bool:
     """True for items the model emitted: they belong to a response, not to a request."""
     if not isinstance(item, dict):
