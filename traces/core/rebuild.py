@@ -28,6 +28,8 @@ from .model import (
 )
 
 RESULT_PREVIEW_CHARS = 4000
+COMPACTION_LOOKAHEAD = 3
+"""Messages at the start of a request searched for a compaction block."""
 
 
 @dataclass(slots=True)
@@ -43,6 +45,8 @@ class _LoopState:
     parent_tool_id: str | None = None
     calls: list[int] = field(default_factory=list)
     runs_by_id: dict[str, int] = field(default_factory=dict)
+    compactions: set[bytes] = field(default_factory=set)
+    """Server-side compaction blocks this loop's requests already started from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,9 @@ class TraceBuilder:
         self._loops_by_key: dict[str, _LoopState] = {}
         self._early_timings: dict[str, ToolTiming] = {}
         self.id_collisions: list[IdCollision] = []
+        self._loops_by_compaction: dict[bytes, _LoopState] = {}
+        """Compaction blocks a response returned, to the loop whose next request starts
+        from one (the messages before it dropped, so the first message differs)."""
 
     # -- public -----------------------------------------------------------------------
     def add_error(self, error: LineError) -> None:
@@ -102,11 +109,16 @@ class TraceBuilder:
 
     def add(self, exchange: Exchange) -> Update:
         messages = exchange.messages
+        compaction = self._compaction_in(exchange)
         loop, prefix_len = self._choose_loop(exchange)
+        if loop is None and compaction is not None:
+            loop = self._loops_by_compaction.get(compaction)
+            prefix_len = 0 if loop is None else _common_prefix(messages, loop.last_messages)
         index = len(self.calls) + 1
         base_call: int | None = None
         extends = False
         rewritten = False
+        extra = exchange.extra
         if loop is None:
             loop = self._new_loop(messages, index, exchange)
         else:
@@ -115,6 +127,14 @@ class TraceBuilder:
             rewritten = not extends
         appended_raw = tuple(messages[prefix_len:])
         appended = tuple(exchange.normalize(m) for m in appended_raw)
+        if self._loops_by_compaction:
+            # A client that keeps the whole history appends the compaction block instead.
+            carried = [_key(b.raw) for m in appended for b in m.blocks if _is_compaction(b)]
+            compaction = carried[-1] if carried else compaction
+        if compaction is not None and compaction not in loop.compactions:
+            loop.compactions.add(compaction)
+            if base_call is not None and "compaction" not in extra:
+                extra = {**extra, "compaction": {"source": "compaction block"}}
         response = exchange.response
         tool_call_ids = tuple(b.tool_id or "" for b in response.tool_uses) if response else ()
         call = Call(
@@ -142,7 +162,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=exchange.extra,
+            extra=extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)
@@ -153,7 +173,26 @@ class TraceBuilder:
         loop.model = loop.model or exchange.model
         changed = self._pair_requests(loop, call, appended)
         changed += self._record_calls(loop, call, response)
+        for block in response.blocks if response is not None else ():
+            if _is_compaction(block):
+                self._loops_by_compaction[_key(block.raw)] = loop
         return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
+
+    def _compaction_in(self, exchange: Exchange) -> bytes | None:
+        """The server-side compaction block this request starts from, if any.
+
+        After an Anthropic `compaction` block (or a Responses `compaction` item) the API
+        ignores what came before it, and clients drop it: the block is among the first
+        messages. Only those are looked at, so long loops stay linear.
+        """
+        if not self._loops_by_compaction:
+            return None
+        found = None
+        for raw in list(exchange.messages[:COMPACTION_LOOKAHEAD]):
+            for block in exchange.normalize(raw).blocks:
+                if _is_compaction(block):
+                    found = _key(block.raw)
+        return found
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
         """Freeze the result; tool calls still waiting for a result become dangling.
@@ -382,6 +421,11 @@ class TraceBuilder:
         if early is not None:
             self._apply_timing(position, early)
         return position
+
+
+def _is_compaction(block: Any) -> bool:
+    raw = block.raw
+    return block.kind == "other" and isinstance(raw, dict) and raw.get("type") == "compaction"
 
 
 def _with_inference(run: ToolRun) -> ToolRun:

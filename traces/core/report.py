@@ -149,4 +149,26 @@ def _call(call: Call) -> dict[str, Any]:
         "appended": len(call.appended),
         "extends_previous": call.extends_previous,
         "history_rewritten": call.history_rewritten,
+        **({"compaction": compaction} if (compaction := compaction_of(call)) else {}),
+    }
+
+
+def compaction_of(call: Call) -> dict[str, Any] | None:
+    """How the call's history was compacted before it was sent, when it was.
+
+    Adapters say so in `extra["compaction"]`: Codex `compacted` lines and
+    `context_compacted` events, Claude Code `compact_boundary` lines (with their
+    `compactMetadata`), server-side compaction blocks (found by the builder).
+    """
+    raw = call.extra.get("compaction") if call.extra else None
+    if not isinstance(raw, dict):
+        return None
+    source = raw.get("source") or "Claude Code compact boundary"
+    line = raw.get("line", raw.get("boundary_line"))
+    pre_tokens = raw.get("preTokens", raw.get("pre_tokens"))
+    return {
+        "source": str(source),
+        "line": line if isinstance(line, int) else None,
+        "trigger": raw.get("trigger") if isinstance(raw.get("trigger"), str) else None,
+        "pre_tokens": pre_tokens if isinstance(pre_tokens, int) else None,
     }

@@ -80,8 +80,20 @@ BOTTOM_PAD = 24.0
 FAN_STEP = 14.0
 FAN_SPREAD_MAX = 80.0
 MAX_BADGES = 3
-ROW_HEIGHT = {"results": 30.0, "request": 36.0, "response": 32.0, "tool-calls": 30.0}
-ROW_MIN_HEIGHT = {"results": 22.0, "request": 26.0, "response": 24.0, "tool-calls": 22.0}
+ROW_HEIGHT = {
+    "results": 30.0,
+    "request": 36.0,
+    "response": 32.0,
+    "tool-calls": 30.0,
+    "compaction": 22.0,
+}
+ROW_MIN_HEIGHT = {
+    "results": 22.0,
+    "request": 26.0,
+    "response": 24.0,
+    "tool-calls": 22.0,
+    "compaction": 18.0,
+}
 
 
 class UnknownLoop(ValueError):
@@ -378,6 +390,8 @@ def _rows(scene: _Scene) -> list[_Row]:
         index = int(call["index"])
         started = call.get("started_at")
         ended = started + (call.get("duration_s") or 0.0) if started is not None else None
+        if call.get("compaction"):
+            rows.append(_Row("compaction", call, time=started))
         arriving = scene.results_for.get(index)
         if arriving:
             rows.append(_Row("results", call, arriving, _arrival_time(scene, arriving, started)))
@@ -510,9 +524,45 @@ def build_sequence(
             _response(body, scene, row)
         elif row.kind == "tool-calls":
             _tool_calls(body, scene, row)
+        elif row.kind == "compaction":
+            _compaction(body, scene, row)
         else:
             _results(body, scene, row)
     return root
+
+
+def _compaction(body: Element, scene: _Scene, row: _Row) -> None:
+    """A dashed rule across the lifelines: the history was compacted before this call."""
+    call = row.call
+    compaction = call.get("compaction") or {}
+    y = row.y + 10
+    note = "history compacted"
+    if compaction.get("pre_tokens"):
+        note += f" (was {compaction['pre_tokens']:,} tokens)"
+    group = body.add("g", {"class": "compaction", "data-call": call["index"], "role": "img"})
+    group.add(
+        "title",
+        text=f"Before call {call['index']} the history was compacted"
+        f" ({compaction.get('source') or 'compaction'}): the request starts from a summary,"
+        " and what came before is no longer sent",
+    )
+    group.add(
+        "line",
+        {
+            "x1": min(X_MODEL, X_CODE) - 50,
+            "y1": y,
+            "x2": scene.width - 12,
+            "y2": y,
+            "stroke": WARN,
+            "stroke-width": 1.2,
+            "stroke-dasharray": "6 4",
+        },
+    )
+    group.add(
+        "text",
+        {"x": min(X_MODEL, X_CODE) + 8, "y": y - 4, "fill": WARN, "font-size": 11},
+        text=f"⟲ {note}",
+    )
 
 
 def _diagram_title(meta: SequenceWindow) -> str:
