@@ -73,6 +73,9 @@ class TraceBuilder:
         self._loops_by_key: dict[str, _LoopState] = {}
         self._early_timings: dict[str, ToolTiming] = {}
         self.id_collisions: list[IdCollision] = []
+        self._asked: dict[int, list[int]] = {}
+        """Tool runs each call's response asked for, by call index."""
+        self._rekeyed_runs: set[int] = set()
         self._loops_by_compaction: dict[bytes, _LoopState] = {}
         """Compaction blocks a response returned, to the loop whose next request starts
         from one (the messages before it dropped, so the first message differs)."""
@@ -330,13 +333,40 @@ class TraceBuilder:
             for block in message.blocks:
                 if block.kind == "tool_use" and block.tool_id is not None:
                     known = block.tool_id in loop.runs_by_id or block.tool_id in self._runs_by_id
-                    if not known:
+                    if known:
+                        continue
+                    rekeyed = self._rekeyed(loop, call, block)
+                    if rekeyed is not None:
+                        changed.append(rekeyed)
+                    else:
                         changed.append(
                             self._new_run(loop, block.tool_id, block.name, None, 1, block.input)
                         )
                 elif block.kind == "tool_result":
                     changed.append(self._attach_result(loop, call, block))
         return changed
+
+    def _rekeyed(self, loop: _LoopState, call: Call, block: Any) -> int | None:
+        """The previous response's call that this echoed tool_use re-keys, if any.
+
+        Providers that number calls per response (`call_0`, `call_1` …) leave clients to
+        make the ids unique, so the echo of a response carries new ids: an echoed call
+        with an unknown id, the same tool and the same arguments as a still-unanswered
+        call of the previous response is that call, and its result pairs with it.
+        """
+        if call.base_call is None:
+            return None
+        wanted = _key(block.input)
+        for position in self._asked.get(call.base_call, ()):
+            run = self.tool_runs[position]
+            if run.status != "pending" or position in self._rekeyed_runs:
+                continue
+            if run.name == block.name and _key(run.input) == wanted:
+                self._rekeyed_runs.add(position)
+                loop.runs_by_id[block.tool_id] = position
+                self._runs_by_id[block.tool_id] = position
+                return position
+        return None
 
     def _attach_result(self, loop: _LoopState, call: Call, block) -> int:
         tool_id = block.tool_id or ""
@@ -382,10 +412,13 @@ class TraceBuilder:
         uses = response.tool_uses
         if len(uses) > 1:
             self.batches.append(ParallelBatch(call.index, tuple(b.tool_id or "" for b in uses)))
-        return [
+        asked = [
             self._new_run(loop, b.tool_id or "", b.name, call.index, len(uses), b.input)
             for b in uses
         ]
+        if asked:
+            self._asked[call.index] = asked
+        return asked
 
     def _new_run(
         self,
@@ -411,7 +444,8 @@ class TraceBuilder:
         )
         position = len(self.tool_runs) - 1
         earlier = loop.runs_by_id.get(tool_id)
-        if earlier is not None:
+        if earlier is not None and earlier not in self._rekeyed_runs:
+            # (A call the client re-keyed is paired by its new id: nothing is ambiguous.)
             # The same id for a second call: pair later results with the newest call.
             first = self.tool_runs[earlier].call
             self.id_collisions.append(IdCollision(tool_id, loop.index, first, call))
