@@ -155,7 +155,8 @@ def test_hand_written_session_report_is_golden():
     assert runs["call_d"].status == "dangling"
     assert trace.calls[3].status == "error" and trace.calls[3].usage is None
     compacted = trace.calls[4]
-    assert compacted.history_rewritten and compacted.extra["history_compacted"]
+    assert compacted.history_rewritten
+    assert compacted.extra["compaction"] == {"source": "Codex compacted line", "line": 27}
     assert [m.blocks[0].text for m in compacted.appended][-1].startswith("Summary:")
     assert compacted.usage is None and compacted.tokens_estimated
 
@@ -250,3 +251,34 @@ def test_transcript_prefixes_of_one_list_know_their_shared_length():
     assert shorter.shared_prefix_length(longer) == longer.shared_prefix_length(shorter) == 1
     assert shorter.shared_prefix_length(TranscriptView(["a"], 1)) is None
     assert shorter.shared_prefix_length(["a"]) is None
+
+
+def test_doubled_token_count_events_are_counted_once():
+    # Codex writes each token_count event twice (the same cumulative totals): one
+    # response, one usage, whatever the number of copies.
+    def tokens(total: int, last: int) -> str:
+        info = (
+            f'{{"total_token_usage":{{"input_tokens":{total},"output_tokens":5}},'
+            f'"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,'
+            f'"output_tokens":5}}}}'
+        )
+        line = (
+            '{"timestamp":"2025-01-01T00:00:0%dZ","type":"event_msg",'
+            '"payload":{"type":"token_count","info":%s}}'
+        )
+        return "\n".join(line % (second, info) for second in (3, 4))
+
+    data = _rollout(
+        '{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s"}}',
+        '{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"ls"}]}}',
+        '{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}}',
+        tokens(100, 100),
+        '{"timestamp":"2025-01-01T00:00:05Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a"}}',
+        '{"timestamp":"2025-01-01T00:00:06Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}}',
+        tokens(250, 150),
+    )
+    trace = analyze_bytes(data)
+    assert [c.usage.input_tokens for c in trace.calls] == [100, 150]
+    report = build_report(trace)
+    assert report["totals"]["calls"] == 2
+    assert report["totals"]["input_tokens"] == 250  # the final cumulative total, not 500
