@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .accounting import Accounting, account
+from .failed_generation import attempted_tool_calls
 from .model import Call, Trace
 from .pricing import PriceTable
 from .rules.base import Finding
@@ -150,7 +151,13 @@ def _call(call: Call) -> dict[str, Any]:
         "extends_previous": call.extends_previous,
         "history_rewritten": call.history_rewritten,
         **({"compaction": compaction} if (compaction := compaction_of(call)) else {}),
+        **({"attempted_tool_calls": tried} if (tried := _attempted(call)) is not None else {}),
     }
+
+
+def _attempted(call: Call) -> list[dict[str, Any]] | None:
+    """What a failed generation tried to call (from the error body), on failed calls."""
+    return attempted_tool_calls(call.response_raw) if call.status == "error" else None
 
 
 def compaction_of(call: Call) -> dict[str, Any] | None:

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..failed_generation import describe
 from .svg import Element, format_number, svg_root, truncate
 
 Spacing = Literal["step", "time"]
@@ -724,6 +725,9 @@ def _response(body: Element, scene: _Scene, row: _Row) -> None:
         status = f" {call['http_status']}" if call.get("http_status") else ""
         error = call.get("error") or "failed call"
         label = f"error{status}: {truncate(str(error), 44)}"
+        tried = call.get("attempted_tool_calls")
+        if tried:
+            label = f"error{status}: tried {truncate(describe(tried), 40)}"
         colour, width = ERROR, 2.0
         aria = f"Call {index} failed: {truncate(str(error), 120)}"
     else:
@@ -755,6 +759,9 @@ def _response_title(call: Mapping[str, Any]) -> str:
         lines.append(f"failed: {call.get('error') or 'no error text'}")
         if call.get("http_status"):
             lines.append(f"HTTP status: {call['http_status']}")
+        tried = call.get("attempted_tool_calls")
+        if tried:
+            lines.append(f"the model tried to call {truncate(describe(tried), 200)}")
     else:
         output = call.get("output_tokens")
         lines.append(f"output: {output:,} tokens" if output is not None else "output: unknown")
