@@ -127,13 +127,28 @@ def test_compaction_is_drawn_in_the_diagram_and_the_growth_chart():
     assert 'data-call="2"' in svg and "history compacted" in svg
     figure = transcript_growth_figure(report)
     assert figure is not None
+    # Few calls: a category axis, where bars count from 0; the line sits between the
+    # bars of calls 1 and 2, before the compacted call.
     [shape] = figure["layout"]["shapes"]
-    assert (shape["x0"], shape["x1"], shape["line"]["dash"]) == (2, 2, "dash")
+    assert (shape["x0"], shape["x1"], shape["line"]["dash"]) == (0.5, 0.5, "dash")
     [note] = figure["layout"]["annotations"]
-    assert note["text"] == "compacted" and note["x"] == 2
+    assert note["text"] == "compacted" and note["x"] == 0.5
+    assert "history compacted before call 2" in note["hovertext"]
     # The drop in input is the chart's own data: 90,000 before, 4,000 after.
     totals = [call["input_tokens"] + call["cache_read_tokens"] for call in report["calls"]]
     assert totals == [90_000, 4_000]
+
+
+def test_compaction_mark_on_a_long_loop_uses_call_numbers():
+    calls = [
+        {"index": n, "loop": 1, "buckets": {}, "output_tokens": 1, "tokens_exact": True}
+        for n in range(1, 151)
+    ]
+    calls[99]["compaction"] = {"source": "Codex compacted line"}
+    figure = transcript_growth_figure({"calls": calls})
+    assert figure is not None
+    assert figure["layout"]["xaxis"]["type"] == "linear"
+    assert [shape["x0"] for shape in figure["layout"]["shapes"]] == [99.5]
 
 
 def test_no_compaction_no_marks():

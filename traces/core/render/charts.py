@@ -223,26 +223,31 @@ def transcript_growth_figure(
     )
     if legend_note:
         layout["legend"]["title"] = {"text": legend_note}
-    _mark_compactions(layout, calls)
+    _mark_compactions(layout, calls, many)
     return {"data": data, "layout": layout}
 
 
-def _mark_compactions(layout: dict[str, Any], calls: list[Mapping[str, Any]]) -> None:
-    """A dashed line and a note at every call whose history was compacted before it: the
-    drop in input that follows is the compaction, not a change of workload."""
+def _mark_compactions(layout: dict[str, Any], calls: list[Mapping[str, Any]], linear: bool) -> None:
+    """A dashed line and a note just before every call whose history was compacted: the
+    drop in input that follows is the compaction, not a change of workload.
+
+    On a category axis (few calls) positions count bars from 0, on a linear one they are
+    call numbers; either way the line sits half a bar before the compacted call.
+    """
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
-    for call in calls:
+    for position, call in enumerate(calls):
         compaction = call.get("compaction")
         if not compaction:
             continue
+        x = (call["index"] if linear else position) - 0.5
         shapes.append(
             {
                 "type": "line",
                 "xref": "x",
                 "yref": "paper",
-                "x0": call["index"],
-                "x1": call["index"],
+                "x0": x,
+                "x1": x,
                 "y0": 0,
                 "y1": 1,
                 "line": {"color": COMPACTION_COLOUR, "width": 1.5, "dash": "dash"},
@@ -254,7 +259,7 @@ def _mark_compactions(layout: dict[str, Any], calls: list[Mapping[str, Any]]) ->
             hover += f" (was {int(before):,} tokens)"
         notes.append(
             {
-                "x": call["index"],
+                "x": x,
                 "xref": "x",
                 "y": 1,
                 "yref": "paper",
