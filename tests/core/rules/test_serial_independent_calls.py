@@ -149,3 +149,15 @@ def test_a_value_dropped_by_a_history_rewrite_is_no_longer_known():
         request_pair(h5, r4, tools=[CHECK]),
     )
     assert [call for _, _, call, _, _ in lint(data, RULE)] == [4]
+
+
+def test_whole_word_matching():
+    from traces.core.rules.serial_independent_calls import contains_word
+
+    assert contains_word("book with tom in slot_3.", "tom")
+    assert contains_word("book with tom in slot_3.", "slot_3")
+    assert not contains_word("tomorrow, with tomas", "tom")
+    assert contains_word("tomorrow, then tom", "tom")  # a later occurrence counts
+    assert contains_word("run a-x now", "-x")  # no word end at "-": glued is fine
+    assert contains_word("2024-05-01 10:00", "05-01")
+    assert not contains_word("2024-05-011", "05-01")

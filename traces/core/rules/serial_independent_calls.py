@@ -163,11 +163,23 @@ def _system_text(system: Any) -> str:
     return "\n".join(significant_values(system, 1)) if system else ""
 
 
-def _pattern(value: str) -> re.Pattern[str]:
-    """The value as a whole-word match: word boundaries only where it has word ends."""
-    head = r"(?<!\w)" if _WORD.match(value[0]) else ""
-    tail = r"(?!\w)" if _WORD.match(value[-1]) else ""
-    return re.compile(head + re.escape(value) + tail)
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def contains_word(text: str, value: str) -> bool:
+    """`value` occurs in `text` as whole words: no word character glued to an end of it
+    that is itself a word character ("tom" is not in "tomorrow"; "-x" is in "a-x")."""
+    head, tail = _is_word_char(value[0]), _is_word_char(value[-1])
+    start = text.find(value)
+    while start >= 0:
+        end = start + len(value)
+        before_ok = not head or start == 0 or not _is_word_char(text[start - 1])
+        after_ok = not tail or end == len(text) or not _is_word_char(text[end])
+        if before_ok and after_ok:
+            return True
+        start = text.find(value, start + 1)
+    return False
 
 
 @dataclass(slots=True)
@@ -224,9 +236,10 @@ class SeenValues:
             wanted = normalise(value)
             if not wanted:
                 return False
-            pattern = _pattern(wanted)
-            return bool(
-                pattern.search(reply) or pattern.search(system) or self._in_transcript(wanted)
+            return (
+                contains_word(reply, wanted)
+                or contains_word(system, wanted)
+                or self._in_transcript(wanted)
             )
 
         return known
@@ -236,7 +249,6 @@ class SeenValues:
         if holder is not None and holder in self.live:
             return True
         searched = self.absent.get(value, -1)
-        pattern = _pattern(value)
         words = _WORD.findall(value)
         if words:
             candidates = min((self.words.get(word, ()) for word in words), key=len)
@@ -245,7 +257,7 @@ class SeenValues:
         for ident in reversed(candidates):
             if ident <= searched:
                 break  # searched already: nothing older can hold it
-            if ident in self.live and pattern.search(self.texts[ident]):
+            if ident in self.live and contains_word(self.texts[ident], value):
                 self.found[value] = ident
                 return True
         self.absent[value] = self.next_id - 1
