@@ -224,3 +224,42 @@ def test_claude_code_compact_boundary_is_marked_with_its_metadata(corpus: Path):
     assert 'class="compaction"' in render_sequence(
         report, trace_url_prefix="/t/", loop=marked[0]["loop"], start=1, window=10_000
     )
+
+
+def test_responses_compaction_item_keeps_the_loop_and_pairs_across_it():
+    # Server-side compaction in the Responses API: an opaque `compaction` output item;
+    # the client drops the items before it from the next input.
+    def line(inputs: list[dict[str, Any]], output: list[dict[str, Any]], tokens: int) -> bytes:
+        usage = {"input_tokens": tokens, "output_tokens": 10, "total_tokens": tokens + 10}
+        body = {"id": "resp", "object": "response", "status": "completed", "model": "gpt-5"}
+        body |= {"output": output, "usage": usage}
+        return orjson.dumps({"request": {"model": "gpt-5", "input": inputs}, "response": body})
+
+    ask = {"type": "message", "role": "user", "content": "refactor the parser"}
+    call1 = {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "read",
+        "arguments": '{"path": "parser.py"}',
+    }
+    out1 = {"type": "function_call_output", "call_id": "c1", "output": "def parse(): ..."}
+    compaction = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA-opaque"}
+    call2 = {"type": "function_call", "call_id": "c2", "name": "read", "arguments": '{"path": "b"}'}
+    out2 = {"type": "function_call_output", "call_id": "c2", "output": "B"}
+    done = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
+    data = b"\n".join(
+        [
+            line([ask], [call1], 150_000),
+            line([ask, call1, out1], [compaction, call2], 160_000),
+            line([compaction, call2, out2], [done], 3_000),
+        ]
+    )
+    trace = analyze_bytes(data + b"\n")
+    assert trace.format == "openai-responses"
+    assert [call.loop for call in trace.calls] == [1, 1, 1]
+    assert trace.calls[2].extra["compaction"] == {"source": "compaction block"}
+    assert {(run.id, run.status) for run in trace.tool_runs} == {("c1", "paired"), ("c2", "paired")}

@@ -355,3 +355,37 @@ def test_content_serialised_as_a_json_string_of_blocks_is_read_as_blocks():
         "A",
     )
     assert run.input == {"path": "a"}
+
+
+def test_gen_ai_prompt_content_serialised_as_blocks_pairs_its_results():
+    # OpenLLMetry's Anthropic instrumentation writes each prompt message's content as the
+    # JSON text of its blocks, in flattened gen_ai.prompt.N.* attributes.
+    use = {"type": "tool_use", "id": "toolu_9", "name": "search", "input": {"q": "otel"}}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_9",
+        "content": [{"type": "text", "text": "3 hits"}],
+    }
+    attributes = {
+        "gen_ai.system": "Anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-5",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "search for otel",
+        "gen_ai.prompt.1.role": "assistant",
+        "gen_ai.prompt.1.content": orjson.dumps([use]).decode(),
+        "gen_ai.prompt.2.role": "user",
+        "gen_ai.prompt.2.content": orjson.dumps([result]).decode(),
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "Found 3 hits.",
+    }
+    trace = analyze_bytes(orjson.dumps(attributes))
+    assert trace.format == "otel-genai"
+    [call] = trace.calls
+    assert [b.kind for m in call.appended for b in m.blocks] == ["text", "tool_use", "tool_result"]
+    [run] = trace.tool_runs
+    assert (run.id, run.name, run.status, run.result_text) == (
+        "toolu_9",
+        "search",
+        "paired",
+        "3 hits",
+    )
