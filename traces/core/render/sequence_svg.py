@@ -540,7 +540,9 @@ def _compaction(body: Element, scene: _Scene, row: _Row) -> None:
     note = "history compacted"
     if compaction.get("pre_tokens"):
         note += f" (was {compaction['pre_tokens']:,} tokens)"
-    group = body.add("g", {"class": "compaction", "data-call": call["index"], "role": "img"})
+    group = body.add(
+        "g", {"class": "compaction", "data-call": call["index"], "role": "img", "color": WARN}
+    )
     group.add(
         "title",
         text=f"Before call {call['index']} the history was compacted"
