@@ -5,7 +5,8 @@ the formats that can be generated, the core ingest (`analyze_bytes`: read, detec
 rebuild) is timed against a bare parse of the same bytes measured in the same run:
 `orjson.loads` of every line (JSONL) or of the whole document (JSON), `yaml.load` with the
 C loader when there is one (YAML cassettes), the members of a ZIP (Inspect `.eval`), after
-gunzip for `.gz` files. Figures are per format: records ingested per second of ingest, and
+gunzip for `.gz` files. Figures are per format: records ingested per second of ingest
+(and rebuilt calls per second: a message-list file is one record of many calls), and
 ingest time / bare-parse time (1.0 would mean reading the loop costs nothing beyond
 parsing). Files the core refuses are listed apart. Nothing here touches Django.
 
@@ -47,6 +48,7 @@ class Sample:
     name: str
     format: str
     records: int
+    calls: int
     size: int
     ingest_s: float
     parse_s: float
@@ -93,7 +95,8 @@ def measure(name: str, data: bytes, repeat: int) -> Sample | str:
         return str(exc).split("\n")[0][:100]
     ingest_s = best_of(lambda: analyze_bytes(data, filename=name), repeat)
     parse_s = best_of(lambda: bare_parse(data, name), repeat)
-    return Sample(name, trace.format, trace.records_ingested, len(data), ingest_s, parse_s)
+    records, calls = trace.records_ingested, len(trace.calls)
+    return Sample(name, trace.format, records, calls, len(data), ingest_s, parse_s)
 
 
 # -- generated larger files -------------------------------------------------------------
@@ -201,7 +204,7 @@ def generated(scale: float) -> list[tuple[str, bytes]]:
         ("generated-anthropic-200.jsonl", make_log(size(200), 1024)),
         ("generated-message-list-2000.json", transcript(size(2000))),
         ("generated-codex-1000.jsonl", _codex_rollout(size(1000))),
-        ("generated-openai-chat-150.jsonl", _openai_chat(size(300))),
+        ("generated-openai-chat-300.jsonl", _openai_chat(size(600))),
         ("generated-otel-5000.jsonl", _otel_spans(size(5000))),
     ]
 
@@ -213,20 +216,23 @@ def table(title: str, samples: list[Sample]) -> None:
         by_format[sample.format].append(sample)
     print(f"\n{title}")
     print(
-        f"{'format':<20} {'files':>5} {'MiB':>8} {'records':>9} {'ingest ms':>10}"
-        f" {'parse ms':>9} {'records/s':>11} {'ingest/parse':>13}"
+        f"{'format':<20} {'files':>5} {'MiB':>8} {'records':>9} {'calls':>7} {'ingest ms':>10}"
+        f" {'parse ms':>9} {'records/s':>11} {'calls/s':>9} {'ingest/parse':>13}"
     )
     for name in sorted(by_format):
         group = by_format[name]
         records = sum(s.records for s in group)
+        calls = sum(s.calls for s in group)
         ingest = sum(s.ingest_s for s in group)
         parse = sum(s.parse_s for s in group)
         size = sum(s.size for s in group) / (1024 * 1024)
         rate = records / ingest if ingest else 0.0
+        call_rate = calls / ingest if ingest else 0.0
         ratio = ingest / parse if parse else float("inf")
         print(
-            f"{name:<20} {len(group):>5} {size:>8.2f} {records:>9,} {ingest * 1000:>10.1f}"
-            f" {parse * 1000:>9.1f} {rate:>11,.0f} {ratio:>13.2f}"
+            f"{name:<20} {len(group):>5} {size:>8.2f} {records:>9,} {calls:>7,}"
+            f" {ingest * 1000:>10.1f} {parse * 1000:>9.1f} {rate:>11,.0f} {call_rate:>9,.0f}"
+            f" {ratio:>13.2f}"
         )
 
 
