@@ -161,3 +161,10 @@ def test_whole_word_matching():
     assert contains_word("run a-x now", "-x")  # no word end at "-": glued is fine
     assert contains_word("2024-05-01 10:00", "05-01")
     assert not contains_word("2024-05-011", "05-01")
+
+
+def test_fallback_after_an_inferred_error_is_not_flagged():
+    # The first check's result is not flagged, but it says it failed: the second check
+    # may be the fallback, as after a flagged error.
+    other = tool_use("t2", name="check_availability", attendee="tom", slot="slot_3")
+    assert _loop(other, first_result="Error: calendar timed out after 5 s") == []

@@ -29,8 +29,8 @@ class SerialIndependentCalls(Rule):
     whatever their case and surrounding whitespace ("tom" is the user's "Tom"), as whole
     words ("tom" is not in "tomorrow"). Calls with no such
     argument prove nothing and are skipped, as are repeats of k's call on the same values
-    (a retry, or polling a job) and pairs where k's result was an error (the next call
-    may be a fallback).
+    (a retry, or polling a job) and pairs where k's result was an error, flagged or
+    inferred from its text (the next call may be a fallback).
 
     It is a test on values: it cannot see that k's result changed what the model chose
     to do, nor whether the tools have side effects. Reads can fan out; writes should stay
@@ -99,6 +99,7 @@ def _serial_pair(previous: Call, call: Call, runs: dict[int, list[ToolRun]]) -> 
         len(asked) == 1
         and asked[0].result_call == call.index
         and not asked[0].is_error
+        and not asked[0].error_inferred
         and call.base_call == previous.index
     )
 
