@@ -31,6 +31,9 @@ SDK_FAILURE = (
         ("Traceback (most recent call last):\n  File x", "the text holds a Python traceback"),
         ("Error: attendee not found", 'the text starts with "Error"'),
         ("  [FAILED] tests/test_io.py", 'the text starts with "FAILED"'),
+        ("failed to parse function arguments: EOF", 'the text starts with "failed"'),
+        ("fatal: not a git repository", 'the text starts with "fatal"'),
+        ("FileNotFoundError: [Errno 2] x", "the text starts with the exception FileNotFoundError"),
     ],
 )
 def test_failure_texts_are_inferred_with_their_reason(text: str, reason: str):
@@ -46,6 +49,9 @@ def test_failure_texts_are_inferred_with_their_reason(text: str, reason: str):
         "No errors found in 12 files",
         "README.md\nsrc/main.py",
         'the config says "exit_code": 3 somewhere in a file',
+        "error handling was added to parse()",
+        "Exceptions are logged to stderr",
+        "Errors: none",
     ],
 )
 def test_successes_and_near_misses_are_not_errors(text: str):

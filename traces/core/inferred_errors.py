@@ -20,7 +20,13 @@ _EXIT_LINE = re.compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
 _EXIT_FIELD = re.compile(r'"exit_?code"\s*:\s*(-?\d+)', re.IGNORECASE)
 _EXIT_TEXT = re.compile(r"^\W*exit(?:ed with)? code:?\s*(-?\d+)\b", re.IGNORECASE | re.MULTILINE)
 _SDK_FAILURE = re.compile(r"an error occurred while running the tool", re.IGNORECASE)
-_ERROR_START = re.compile(r"^\W*(error|failed|failure|exception)\b", re.IGNORECASE)
+_ERROR_START = re.compile(
+    r"^\W*(?:(failed)\b|(error|exception|failure|fatal)\s*(?:[:!\-\u2014]|$))", re.IGNORECASE
+)
+"""A failure announced first: "Error: …", "FAILED tests/…", "failed to parse …", "Exception",
+but not "error handling was added" or "Exceptions are logged"."""
+_EXCEPTION_NAME = re.compile(r"^\W*([A-Z]\w*(?:Error|Exception)):")
+"""A language's exception line: "ValueError: …", "FileNotFoundError: …"."""
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 
 
@@ -29,7 +35,8 @@ def inferred_error(text: str) -> str | None:
 
     The reasons, in order: a shell's non-zero exit code (`Process exited with code 2`,
     `"exit_code": -1` in a JSON envelope, `Exit code: 1`), an agent SDK's failure
-    message, a Python traceback, text that starts with error/failed/exception.
+    message, a Python traceback, text that announces a failure first ("Error: …",
+    "failed to …", "ValueError: …").
     """
     head = text[:LOOK_AT_CHARS]
     if not head.strip():
@@ -43,7 +50,10 @@ def inferred_error(text: str) -> str | None:
         return "the text holds a Python traceback"
     start = _ERROR_START.match(head)
     if start:
-        return f'the text starts with "{start.group(1)}"'
+        return f'the text starts with "{start.group(1) or start.group(2)}"'
+    exception = _EXCEPTION_NAME.match(head)
+    if exception:
+        return f"the text starts with the exception {exception.group(1)}"
     return None
 
 
