@@ -68,13 +68,15 @@ def bare_parse(data: bytes, name: str) -> None:
     if name.endswith((".yaml", ".yml")):
         yaml.load(data, Loader=YAML_LOADER)  # the C *safe* loader
         return
-    try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError:
-        for line in data.splitlines():
-            if line.strip():
-                with contextlib.suppress(orjson.JSONDecodeError):
-                    orjson.loads(line)
+    body = data.strip()
+    if b"\n{" not in body and b"\n[" not in body:  # one JSON document (maybe indented)
+        with contextlib.suppress(orjson.JSONDecodeError):
+            orjson.loads(body)
+            return
+    for line in data.splitlines():  # JSON lines
+        if line.strip():
+            with contextlib.suppress(orjson.JSONDecodeError):
+                orjson.loads(line)
 
 
 def best_of(action: Callable[[], object], repeat: int) -> float:
@@ -204,7 +206,7 @@ def generated(scale: float) -> list[tuple[str, bytes]]:
         ("generated-anthropic-200.jsonl", make_log(size(200), 1024)),
         ("generated-message-list-2000.json", transcript(size(2000))),
         ("generated-codex-1000.jsonl", _codex_rollout(size(1000))),
-        ("generated-openai-chat-300.jsonl", _openai_chat(size(600))),
+        ("generated-openai-chat-300.jsonl", _openai_chat(size(300))),
         ("generated-otel-5000.jsonl", _otel_spans(size(5000))),
     ]
 
