@@ -206,7 +206,7 @@ def generated(scale: float) -> list[tuple[str, bytes]]:
         ("generated-anthropic-200.jsonl", make_log(size(200), 1024)),
         ("generated-message-list-2000.json", transcript(size(2000))),
         ("generated-codex-1000.jsonl", _codex_rollout(size(1000))),
-        ("generated-openai-chat-300.jsonl", _openai_chat(size(300))),
+        ("generated-openai-chat-150.jsonl", _openai_chat(size(300))),
         ("generated-otel-5000.jsonl", _otel_spans(size(5000))),
     ]
 
