@@ -3,6 +3,12 @@
 The builder is incremental (`add` one exchange at a time) so uploads, the CLI and live
 tail share it. It keeps only each loop's latest request for prefix comparison; calls
 store what their request appended, so memory grows with unique content.
+
+What real loops do, handled here for every format: a server-side compaction block keeps
+its loop and marks the call that starts from it; ids a provider restarts per response
+pair with the newest call of that id, and an echo whose ids the client re-keyed pairs
+with the call it echoes; results that read as failures without a flag are marked as
+inferred errors (`inferred_errors`).
 """
 
 from __future__ import annotations
@@ -130,14 +136,9 @@ class TraceBuilder:
             rewritten = not extends
         appended_raw = tuple(messages[prefix_len:])
         appended = tuple(exchange.normalize(m) for m in appended_raw)
-        if self._loops_by_compaction:
-            # A client that keeps the whole history appends the compaction block instead.
-            carried = [_key(b.raw) for m in appended for b in m.blocks if _is_compaction(b)]
-            compaction = carried[-1] if carried else compaction
-        if compaction is not None and compaction not in loop.compactions:
-            loop.compactions.add(compaction)
-            if base_call is not None and "compaction" not in extra:
-                extra = {**extra, "compaction": {"source": "compaction block"}}
+        compacted = self._starts_from_compaction(loop, compaction, appended)
+        if compacted and base_call is not None and "compaction" not in extra:
+            extra = {**extra, "compaction": {"source": "compaction block"}}
         response = exchange.response
         tool_call_ids = tuple(b.tool_id or "" for b in response.tool_uses) if response else ()
         call = Call(
@@ -180,6 +181,20 @@ class TraceBuilder:
             if _is_compaction(block):
                 self._loops_by_compaction[_key(block.raw)] = loop
         return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
+
+    def _starts_from_compaction(
+        self, loop: _LoopState, leading: bytes | None, appended: tuple[Message, ...]
+    ) -> bool:
+        """Whether this request is the loop's first from a compaction block it had not
+        started from yet (at its head, or appended by a client that keeps all history)."""
+        found = leading
+        if self._loops_by_compaction:
+            carried = [_key(b.raw) for m in appended for b in m.blocks if _is_compaction(b)]
+            found = carried[-1] if carried else leading
+        if found is None or found in loop.compactions:
+            return False
+        loop.compactions.add(found)
+        return True
 
     def _compaction_in(self, exchange: Exchange) -> bytes | None:
         """The server-side compaction block this request starts from, if any.
