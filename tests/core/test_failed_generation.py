@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.golden import assert_golden, golden_input
 from traces.core.failed_generation import attempted_tool_calls, describe
 from traces.core.ingest import analyze_bytes
 from traces.core.render.sequence_svg import render_sequence
@@ -117,3 +118,12 @@ def test_the_failed_call_shows_its_attempt_and_the_retry_pairs():
     svg = render_sequence(report, trace_url_prefix="/t/")
     assert "tried read_file(" in svg
     assert "the model tried to call read_file(" in svg
+
+
+def test_failed_generation_report_is_golden():
+    # A Groq log: a call, a tool_use_failed rejection, the retry, an exit-code result.
+    data = golden_input("openai-chat/failed_generation.jsonl")
+    report = build_report(analyze_bytes(data, filename="failed_generation.jsonl"))
+    assert_golden("openai-chat/failed_generation.report.json", report)
+    assert report["calls"][1]["attempted_tool_calls"][0]["name"] == "read_file"
+    assert report["tool_runs"][1]["error_inferred"] == "exit code 2 in the output"
