@@ -63,3 +63,14 @@ def test_compaction_point_is_drawn_on_the_trace_page(client):
     page = client.get(body["url"]).content.decode()
     assert 'class="compaction"' in page
     assert "history compacted" in page
+
+
+def test_loop_heading_counts_its_calls(client):
+    # The heading once read "0 calls": `size|default:calls|length` took the length of a
+    # number.
+    summary = {"message": "Summary: the tests were run and pass."}
+    data = _codex(_line("2025-09-20T10:00:05Z", "compacted", summary))
+    body = upload(client, data, "rollout.jsonl").json()
+    page = client.get(body["url"]).content.decode()
+    assert "2 calls · gpt-5-codex" in page
+    assert "0 calls ·" not in page
