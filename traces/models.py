@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from traces.core.inferred_errors import inferred_error
 from traces.core.summary import OUTCOME_LABELS
 
 DEFAULT_PROJECT_SLUG = "default"
@@ -393,6 +394,14 @@ class ToolRun(models.Model):
         constraints = [
             models.UniqueConstraint("trace", "position", name="unique_tool_run_position")
         ]
+
+    @property
+    def error_inferred(self) -> str | None:
+        """Why the result reads as a failure though nothing flagged it (the core's rule,
+        applied to the stored preview, so no column is needed)."""
+        if self.is_error or self.status not in ("paired", "orphan"):
+            return None
+        return inferred_error(self.result_preview)
 
 
 class LineError(models.Model):

@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 
 from traces import models, selectors
 from traces.core import render
+from traces.core.failed_generation import attempted_tool_calls, failed_generation
 from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
@@ -194,6 +195,8 @@ def call_context(
         )
         for offset, raw in enumerate(request.messages[call.prefix_len :])
     ]
+    failed = call.status == "error"
+    attempted = attempted_tool_calls(response) if failed else None
     response_message = None
     if isinstance(response, dict) and normalize is not None and call.status == "ok":
         response_message = _safe_normalize(normalize, {"role": "assistant", **response})
@@ -217,6 +220,8 @@ def call_context(
         "appended": appended,
         "response": response,
         "response_message": response_message,
+        "attempted_tool_calls": attempted,
+        "failed_generation": failed_generation(response) if failed else None,
         "extra": (extra := selectors.call_extra(call=call)),
         "hook_events": _hook_events(extra),
         "session_result": extra.get("session_result") if isinstance(extra, dict) else None,

@@ -5,12 +5,19 @@ counts.json itself); a figure that is null there is not defined for that file an
 asserted. How our report maps onto each definition:
 
 - ``model_calls``: the report's calls (a failed call is still a model API response).
-- ``tool_calls``: tool runs that a model issued (paired or dangling), each id once.
-- ``tool_results``: results that came back (paired runs and orphan results).
+- ``tool_calls``: tool runs that a model issued (paired or dangling), each id once. A tool
+  run recorded whole by a tool log (an OTel `execute_tool` span: the call with its output)
+  is one call, though no model call in the file asked for it.
+- ``tool_results``: results that came back (paired runs and orphan results). A result
+  recorded before a compaction counts, though no later request carries it.
 - ``dangling`` / ``orphan``: tool runs with that status.
 - ``error_results``: results flagged as errors by the format (paired or orphan runs whose
-  result is an error). Errors we only *infer* from text are not flagged errors, except
-  where counts.json names a section rule that makes them count.
+  result is an error): Claude `is_error`, Codex `exec_command_end` exit_code != 0 or
+  `patch_apply_end` success false (on the command that ran, not on the `write_stdin` polls
+  whose output says "Process exited with code 1"), OTel `error.type`. Errors we only
+  *infer* from text (`ToolRun.error_inferred`: exit codes in output text, "An error
+  occurred while running the tool…") are not flagged errors, except where counts.json
+  names a section rule that makes them count (tau-bench results starting with "Error").
 """
 
 from __future__ import annotations

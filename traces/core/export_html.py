@@ -143,17 +143,25 @@ def _first_error(pm: PostMortem) -> str:
 
 
 def _error_results(pm: PostMortem) -> str:
-    if not pm.error_results:
+    return _run_list("Error tool results", pm.error_results) + _run_list(
+        "Inferred error tool results (not flagged by the format)", pm.inferred_error_results
+    )
+
+
+def _run_list(title: str, runs: list[dict[str, Any]]) -> str:
+    if not runs:
         return ""
     items = "".join(
         f'<li><span class="tag">{e(run.get("name") or "?")}</span> <code>{e(run["id"])}</code>'
-        f' <div class="preview">{e((run.get("result_preview") or "")[:300])}</div></li>'
-        for run in pm.error_results
+        + (
+            f' <span class="muted small">{e(run["error_inferred"])}</span>'
+            if run.get("error_inferred")
+            else ""
+        )
+        + f' <div class="preview">{e((run.get("result_preview") or "")[:300])}</div></li>'
+        for run in runs
     )
-    return (
-        '<section class="panel"><h2>Error tool results</h2>'
-        f'<ul class="run-list">{items}</ul></section>'
-    )
+    return f'<section class="panel"><h2>{e(title)}</h2><ul class="run-list">{items}</ul></section>'
 
 
 def _calls_section(title: str, calls: list[dict[str, Any]], pm: PostMortem) -> str:

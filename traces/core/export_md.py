@@ -121,6 +121,16 @@ def render_markdown(pm: PostMortem, url: str = "") -> str:
                 f"{code((run.get('result_preview') or '')[:200])}"
             )
         lines.append("")
+    if pm.inferred_error_results:
+        lines += ["## Inferred error tool results (not flagged by the format)", ""]
+        for run in pm.inferred_error_results:
+            where = run.get("result_call") or run.get("call")
+            lines.append(
+                f"- call {where if where is not None else '?'} {code(run.get('name') or '?')} "
+                f"{code(run['id'])} ({run['error_inferred']}): "
+                f"{code((run.get('result_preview') or '')[:200])}"
+            )
+        lines.append("")
     lines += [
         "## Last calls",
         "",

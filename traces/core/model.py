@@ -142,6 +142,9 @@ class ToolTiming:
     pairing: Pairing = "id"
     """How this log entry was matched to the tool call (see `Pairing`)."""
 
+    input: JSON = None
+    """The arguments, when the tool log records them (an OTel `execute_tool` span)."""
+
 
 @dataclass(frozen=True, slots=True)
 class HttpTraffic:
@@ -238,6 +241,9 @@ class ToolRun:
     transport: Mapping[str, JSON] | None = None
     """Where the tool really ran, when the file recorded it: an MCP `tools/call`
     (`{"kind": "mcp", "traffic": n, "session": s, "rpc_id": i, "is_error": b}`)."""
+    error_inferred: str | None = None
+    """Why the result reads as a failure though nothing flagged it (see
+    `inferred_errors`); always None when `is_error` is set: flagged errors stay apart."""
 
     @property
     def duration_s(self) -> float | None:

@@ -21,6 +21,8 @@ class PostMortem:
     first_error: dict[str, Any] | None
     calls_around_error: list[dict[str, Any]]
     error_results: list[dict[str, Any]]
+    inferred_error_results: list[dict[str, Any]]
+    """Results that read as failures though the format flagged nothing (kept apart)."""
     last_calls: list[dict[str, Any]]
     totals: dict[str, Any]
     cost: dict[str, Any]
@@ -66,6 +68,9 @@ def build_postmortem(report: dict[str, Any], name: str) -> PostMortem:
         first_error=first_error,
         calls_around_error=around,
         error_results=[run for run in report.get("tool_runs", []) if run.get("is_error")],
+        inferred_error_results=[
+            run for run in report.get("tool_runs", []) if run.get("error_inferred")
+        ],
         last_calls=main_calls[-LAST_CALLS:],
         totals=totals,
         cost=totals.get("cost_usd") or {},

@@ -3,6 +3,12 @@
 The builder is incremental (`add` one exchange at a time) so uploads, the CLI and live
 tail share it. It keeps only each loop's latest request for prefix comparison; calls
 store what their request appended, so memory grows with unique content.
+
+What real loops do, handled here for every format: a server-side compaction block keeps
+its loop and marks the call that starts from it; ids a provider restarts per response
+pair with the newest call of that id, and an echo whose ids the client re-keyed pairs
+with the call it echoes; results that read as failures without a flag are marked as
+inferred errors (`inferred_errors`).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from .inferred_errors import inferred_error
 from .model import (
     Call,
     Exchange,
@@ -29,6 +36,8 @@ from .model import (
 )
 
 RESULT_PREVIEW_CHARS = 4000
+COMPACTION_LOOKAHEAD = 3
+"""Messages at the start of a request searched for a compaction block."""
 
 
 @dataclass(slots=True)
@@ -44,6 +53,8 @@ class _LoopState:
     parent_tool_id: str | None = None
     calls: list[int] = field(default_factory=list)
     runs_by_id: dict[str, int] = field(default_factory=dict)
+    compactions: set[bytes] = field(default_factory=set)
+    """Server-side compaction blocks this loop's requests already started from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,12 @@ class TraceBuilder:
         self._early_timings: dict[str, ToolTiming] = {}
         self.id_collisions: list[IdCollision] = []
         self.other_traffic: list[HttpTraffic] = []
+        self._asked: dict[int, list[int]] = {}
+        """Tool runs each call's response asked for, by call index."""
+        self._rekeyed_runs: set[int] = set()
+        self._loops_by_compaction: dict[bytes, _LoopState] = {}
+        """Compaction blocks a response returned, to the loop whose next request starts
+        from one (the messages before it dropped, so the first message differs)."""
 
     # -- public -----------------------------------------------------------------------
     def add_error(self, error: LineError) -> None:
@@ -89,6 +106,7 @@ class TraceBuilder:
         run = replace(
             run,
             name=run.name or timing.name,
+            input=run.input if run.input is not None else timing.input,
             started_at=timing.started_at if timing.started_at is not None else run.started_at,
             ended_at=timing.ended_at if timing.ended_at is not None else run.ended_at,
             is_error=run.is_error if timing.is_error is None else (run.is_error or timing.is_error),
@@ -101,8 +119,8 @@ class TraceBuilder:
                 result_text=timing.result_text[:RESULT_PREVIEW_CHARS],
                 pairing=timing.pairing,
             )
-        self.tool_runs[position] = run
-        return run
+        self.tool_runs[position] = _with_inference(run)
+        return self.tool_runs[position]
 
     def add_traffic(self, traffic: HttpTraffic) -> ToolRun | None:
         """Keep a non-model HTTP interaction; an MCP `tools/call` is placed on the tool run
@@ -153,11 +171,16 @@ class TraceBuilder:
 
     def add(self, exchange: Exchange) -> Update:
         messages = exchange.messages
+        compaction = self._compaction_in(exchange)
         loop, prefix_len = self._choose_loop(exchange)
+        if loop is None and compaction is not None:
+            loop = self._loops_by_compaction.get(compaction)
+            prefix_len = 0 if loop is None else _common_prefix(messages, loop.last_messages)
         index = len(self.calls) + 1
         base_call: int | None = None
         extends = False
         rewritten = False
+        extra = exchange.extra
         if loop is None:
             loop = self._new_loop(messages, index, exchange)
         else:
@@ -166,6 +189,9 @@ class TraceBuilder:
             rewritten = not extends
         appended_raw = tuple(messages[prefix_len:])
         appended = tuple(exchange.normalize(m) for m in appended_raw)
+        compacted = self._starts_from_compaction(loop, compaction, appended)
+        if compacted and base_call is not None and "compaction" not in extra:
+            extra = {**extra, "compaction": {"source": "compaction block"}}
         response = exchange.response
         tool_call_ids = tuple(b.tool_id or "" for b in response.tool_uses) if response else ()
         call = Call(
@@ -193,7 +219,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=exchange.extra,
+            extra=extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)
@@ -206,7 +232,40 @@ class TraceBuilder:
         changed += self._record_calls(loop, call, response)
         if exchange.tool_pairing:
             self._mark_pairing(changed, exchange.tool_pairing)
+        for block in response.blocks if response is not None else ():
+            if _is_compaction(block):
+                self._loops_by_compaction[_key(block.raw)] = loop
         return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
+
+    def _starts_from_compaction(
+        self, loop: _LoopState, leading: bytes | None, appended: tuple[Message, ...]
+    ) -> bool:
+        """Whether this request is the loop's first from a compaction block it had not
+        started from yet (at its head, or appended by a client that keeps all history)."""
+        found = leading
+        if self._loops_by_compaction:
+            carried = [_key(b.raw) for m in appended for b in m.blocks if _is_compaction(b)]
+            found = carried[-1] if carried else leading
+        if found is None or found in loop.compactions:
+            return False
+        loop.compactions.add(found)
+        return True
+
+    def _compaction_in(self, exchange: Exchange) -> bytes | None:
+        """The server-side compaction block this request starts from, if any.
+
+        After an Anthropic `compaction` block (or a Responses `compaction` item) the API
+        ignores what came before it, and clients drop it: the block is among the first
+        messages. Only those are looked at, so long loops stay linear.
+        """
+        if not self._loops_by_compaction:
+            return None
+        found = None
+        for raw in list(exchange.messages[:COMPACTION_LOOKAHEAD]):
+            for block in exchange.normalize(raw).blocks:
+                if _is_compaction(block):
+                    found = _key(block.raw)
+        return found
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
         """Freeze the result; tool calls still waiting for a result become dangling.
@@ -214,18 +273,25 @@ class TraceBuilder:
         Tool executions logged for an id no model call asked for stay visible as orphans.
         """
         for timing in self._early_timings.values():
+            # A log that records the call with its result (an OTel tool span) is a whole
+            # tool run, though no model call in the file asked for it.
+            whole = timing.result_text is not None and timing.name is not None
             self.tool_runs.append(
-                ToolRun(
-                    id=timing.tool_id,
-                    name=timing.name,
-                    loop=0,
-                    call=None,
-                    result_call=None,
-                    status="orphan",
-                    is_error=bool(timing.is_error),
-                    batch_size=1,
-                    started_at=timing.started_at,
-                    ended_at=timing.ended_at,
+                _with_inference(
+                    ToolRun(
+                        id=timing.tool_id,
+                        name=timing.name,
+                        loop=0,
+                        call=None,
+                        result_call=None,
+                        status="paired" if whole else "orphan",
+                        is_error=bool(timing.is_error),
+                        batch_size=1,
+                        input=timing.input,
+                        result_text=(timing.result_text or "")[:RESULT_PREVIEW_CHARS],
+                        started_at=timing.started_at,
+                        ended_at=timing.ended_at,
+                    )
                 )
             )
         self._early_timings.clear()
@@ -340,26 +406,49 @@ class TraceBuilder:
         return loop
 
     # -- tool pairing -----------------------------------------------------------------
-    def _pair_requests(
-        self, loop: _LoopState, call: Call, appended: tuple[Message, ...], pairing: str = "id"
-    ):
+    def _pair_requests(self, loop: _LoopState, call: Call, appended: tuple[Message, ...]):
         """Pair results in what this request appended with earlier calls, by id only."""
         changed: list[int] = []
         for message in appended:
             for block in message.blocks:
                 if block.kind == "tool_use" and block.tool_id is not None:
                     known = block.tool_id in loop.runs_by_id or block.tool_id in self._runs_by_id
-                    if not known:
+                    if known:
+                        continue
+                    rekeyed = self._rekeyed(loop, call, block)
+                    if rekeyed is not None:
+                        changed.append(rekeyed)
+                    else:
                         changed.append(
-                            self._new_run(
-                                loop, block.tool_id, block.name, None, 1, block.input, pairing
-                            )
+                            self._new_run(loop, block.tool_id, block.name, None, 1, block.input)
                         )
                 elif block.kind == "tool_result":
-                    changed.append(self._attach_result(loop, call, block, pairing))
+                    changed.append(self._attach_result(loop, call, block))
         return changed
 
-    def _attach_result(self, loop: _LoopState, call: Call, block, pairing: str = "id") -> int:
+    def _rekeyed(self, loop: _LoopState, call: Call, block: Any) -> int | None:
+        """The previous response's call that this echoed tool_use re-keys, if any.
+
+        Providers that number calls per response (`call_0`, `call_1` …) leave clients to
+        make the ids unique, so the echo of a response carries new ids: an echoed call
+        with an unknown id, the same tool and the same arguments as a still-unanswered
+        call of the previous response is that call, and its result pairs with it.
+        """
+        if call.base_call is None:
+            return None
+        wanted = _key(block.input)
+        for position in self._asked.get(call.base_call, ()):
+            run = self.tool_runs[position]
+            if run.status != "pending" or position in self._rekeyed_runs:
+                continue
+            if run.name == block.name and _key(run.input) == wanted:
+                self._rekeyed_runs.add(position)
+                loop.runs_by_id[block.tool_id] = position
+                self._runs_by_id[block.tool_id] = position
+                return position
+        return None
+
+    def _attach_result(self, loop: _LoopState, call: Call, block) -> int:
         tool_id = block.tool_id or ""
         position = loop.runs_by_id.get(tool_id)
         if position is None:
@@ -369,44 +458,48 @@ class TraceBuilder:
         if position is not None:
             run = self.tool_runs[position]
             if run.result_call is None:
-                self.tool_runs[position] = replace(
-                    run,
-                    result_call=call.index,
-                    status="paired",
-                    is_error=run.is_error or block.is_error,
-                    result_text=block.text[:RESULT_PREVIEW_CHARS],
-                    pairing="id",  # a request carried the result under the call's id
+                self.tool_runs[position] = _with_inference(
+                    replace(
+                        run,
+                        result_call=call.index,
+                        status="paired",
+                        is_error=run.is_error or block.is_error,
+                        result_text=block.text[:RESULT_PREVIEW_CHARS],
+                        pairing="id",  # a request carried the result under the call's id
+                    )
                 )
             return position
         self.tool_runs.append(
-            ToolRun(
-                id=tool_id,
-                name=None,
-                loop=loop.index,
-                call=None,
-                result_call=call.index,
-                status="orphan",
-                is_error=block.is_error,
-                batch_size=1,
-                result_text=block.text[:RESULT_PREVIEW_CHARS],
-                pairing=pairing,  # type: ignore[arg-type]
+            _with_inference(
+                ToolRun(
+                    id=tool_id,
+                    name=None,
+                    loop=loop.index,
+                    call=None,
+                    result_call=call.index,
+                    status="orphan",
+                    is_error=block.is_error,
+                    batch_size=1,
+                    result_text=block.text[:RESULT_PREVIEW_CHARS],
+                )
             )
         )
         return len(self.tool_runs) - 1
 
-    def _record_calls(
-        self, loop: _LoopState, call: Call, response: Message | None, pairing: str = "id"
-    ) -> list[int]:
+    def _record_calls(self, loop: _LoopState, call: Call, response: Message | None) -> list[int]:
         """Tool calls the response asked for; several at once form a parallel batch."""
         if response is None:
             return []
         uses = response.tool_uses
         if len(uses) > 1:
             self.batches.append(ParallelBatch(call.index, tuple(b.tool_id or "" for b in uses)))
-        return [
-            self._new_run(loop, b.tool_id or "", b.name, call.index, len(uses), b.input, pairing)
+        asked = [
+            self._new_run(loop, b.tool_id or "", b.name, call.index, len(uses), b.input)
             for b in uses
         ]
+        if asked:
+            self._asked[call.index] = asked
+        return asked
 
     def _new_run(
         self,
@@ -416,7 +509,6 @@ class TraceBuilder:
         call: int | None,
         batch_size: int,
         arguments: Any,
-        pairing: str = "id",
     ) -> int:
         self.tool_runs.append(
             ToolRun(
@@ -429,12 +521,12 @@ class TraceBuilder:
                 is_error=False,
                 batch_size=batch_size,
                 input=arguments,
-                pairing=pairing,  # type: ignore[arg-type]
             )
         )
         position = len(self.tool_runs) - 1
         earlier = loop.runs_by_id.get(tool_id)
-        if earlier is not None:
+        if earlier is not None and earlier not in self._rekeyed_runs:
+            # (A call the client re-keyed is paired by its new id: nothing is ambiguous.)
             # The same id for a second call: pair later results with the newest call.
             first = self.tool_runs[earlier].call
             self.id_collisions.append(IdCollision(tool_id, loop.index, first, call))
@@ -444,6 +536,18 @@ class TraceBuilder:
         if early is not None:
             self._apply_timing(position, early)
         return position
+
+
+def _is_compaction(block: Any) -> bool:
+    raw = block.raw
+    return block.kind == "other" and isinstance(raw, dict) and raw.get("type") == "compaction"
+
+
+def _with_inference(run: ToolRun) -> ToolRun:
+    """Mark a result that reads as a failure nothing flagged; a flag clears the guess."""
+    answered = run.status in ("paired", "orphan")
+    reason = inferred_error(run.result_text) if answered and not run.is_error else None
+    return run if reason == run.error_inferred else replace(run, error_inferred=reason)
 
 
 def _key(message: Any) -> bytes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .accounting import Accounting, account
+from .failed_generation import attempted_tool_calls
 from .model import Call, HttpTraffic, ToolRun, Trace
 from .pricing import PriceTable, bundled_table
 from .rules.base import Finding
@@ -51,6 +52,7 @@ def build_report(
             **({"pairing": run.pairing} if run.pairing != "id" else {}),
             **_result_account(accounting, position),
             **_run_provenance(run),
+            **({"error_inferred": run.error_inferred} if run.error_inferred else {}),
         }
         for position, run in enumerate(trace.tool_runs)
     ]
@@ -193,4 +195,32 @@ def _call(call: Call) -> dict[str, Any]:
         "extends_previous": call.extends_previous,
         "history_rewritten": call.history_rewritten,
         **{key: call.extra[key] for key in OPTIONAL_CALL_KEYS if call.extra.get(key)},
+        **({"compaction": compaction} if (compaction := compaction_of(call)) else {}),
+        **({"attempted_tool_calls": tried} if (tried := _attempted(call)) is not None else {}),
+    }
+
+
+def _attempted(call: Call) -> list[dict[str, Any]] | None:
+    """What a failed generation tried to call (from the error body), on failed calls."""
+    return attempted_tool_calls(call.response_raw) if call.status == "error" else None
+
+
+def compaction_of(call: Call) -> dict[str, Any] | None:
+    """How the call's history was compacted before it was sent, when it was.
+
+    Adapters say so in `extra["compaction"]`: Codex `compacted` lines and
+    `context_compacted` events, Claude Code `compact_boundary` lines (with their
+    `compactMetadata`), server-side compaction blocks (found by the builder).
+    """
+    raw = call.extra.get("compaction") if call.extra else None
+    if not isinstance(raw, dict):
+        return None
+    source = raw.get("source") or "Claude Code compact boundary"
+    line = raw.get("line", raw.get("boundary_line"))
+    pre_tokens = raw.get("preTokens", raw.get("pre_tokens"))
+    return {
+        "source": str(source),
+        "line": line if isinstance(line, int) else None,
+        "trigger": raw.get("trigger") if isinstance(raw.get("trigger"), str) else None,
+        "pre_tokens": pre_tokens if isinstance(pre_tokens, int) else None,
     }

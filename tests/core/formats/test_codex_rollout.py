@@ -96,10 +96,17 @@ def test_tui_rollout_exec_events_time_and_fail_tool_runs(tui):
     # `git status --short` ran 9.96 s (exec_command_end on line 60).
     git_status = next(run for run in timed if run.id == "call_jQYxA5wvjWJ4ZtptybmzrkNm")
     assert git_status.duration_s == pytest.approx(9.963642292, abs=1e-3)
-    # 4 exec_command_end events with a non-zero exit code, and 4 write_stdin outputs
-    # saying "Process exited with code 1|2" (for other sessions' commands).
+    # 4 exec_command_end events with a non-zero exit code flag their commands; the 4
+    # write_stdin outputs saying "Process exited with code 1|2" (the same commands,
+    # polled) are inferred errors, not flagged ones.
     failed = Counter(run.name for run in tui.tool_runs if run.is_error)
-    assert failed == {"exec_command": 4, "write_stdin": 4}
+    assert failed == {"exec_command": 4}
+    inferred = [run for run in tui.tool_runs if run.error_inferred]
+    assert Counter(run.name for run in inferred) == {"write_stdin": 4}
+    assert {run.error_inferred for run in inferred} == {
+        "exit code 1 in the output",
+        "exit code 2 in the output",
+    }
     assert next(r for r in tui.tool_runs if r.id == "call_wAmN401U7zKVZ9wF0d5rGwMP").is_error
 
 
@@ -114,8 +121,11 @@ def test_desktop_rollout_has_no_model_or_usage(desktop):
     assert report["calls"][0]["input_tokens"] is None  # unknown, not zero
     assert Counter(run.name for run in desktop.tool_runs) == {"exec_command": 35, "js": 3}
     assert {run.status for run in desktop.tool_runs} == {"paired"}
-    assert [run.id for run in desktop.tool_runs if run.is_error] == [
-        "call_3f7AXDMZ9PHz7zedrTO4twut"
+    # No exec_command_end events, so no flag: the one "Process exited with code 1" output
+    # is an inferred error.
+    assert not [run.id for run in desktop.tool_runs if run.is_error]
+    assert [(run.id, run.error_inferred) for run in desktop.tool_runs if run.error_inferred] == [
+        ("call_3f7AXDMZ9PHz7zedrTO4twut", "exit code 1 in the output")
     ]
 
 
@@ -145,7 +155,8 @@ def test_hand_written_session_report_is_golden():
     assert runs["call_d"].status == "dangling"
     assert trace.calls[3].status == "error" and trace.calls[3].usage is None
     compacted = trace.calls[4]
-    assert compacted.history_rewritten and compacted.extra["history_compacted"]
+    assert compacted.history_rewritten
+    assert compacted.extra["compaction"] == {"source": "Codex compacted line", "line": 27}
     assert [m.blocks[0].text for m in compacted.appended][-1].startswith("Summary:")
     assert compacted.usage is None and compacted.tokens_estimated
 
@@ -219,7 +230,9 @@ def test_early_rollouts_without_the_payload_wrapper_are_read():
     assert trace.format == "codex-rollout"
     assert len(trace.calls) == 2 and trace.loops[0].key == "old-session"
     assert trace.tool_runs[0].input == {"command": ["ls"]}
-    assert trace.tool_runs[0].is_error  # exit_code 2 in the output's metadata
+    # exit_code 2 in the output's metadata: an exit code, not a flag
+    assert not trace.tool_runs[0].is_error
+    assert trace.tool_runs[0].error_inferred == "exit code 2 in the output"
 
 
 def test_transcript_prefix_behaves_like_a_fixed_list():
@@ -238,3 +251,34 @@ def test_transcript_prefixes_of_one_list_know_their_shared_length():
     assert shorter.shared_prefix_length(longer) == longer.shared_prefix_length(shorter) == 1
     assert shorter.shared_prefix_length(TranscriptView(["a"], 1)) is None
     assert shorter.shared_prefix_length(["a"]) is None
+
+
+def test_doubled_token_count_events_are_counted_once():
+    # Codex writes each token_count event twice (the same cumulative totals): one
+    # response, one usage, whatever the number of copies.
+    def tokens(total: int, last: int) -> str:
+        info = (
+            f'{{"total_token_usage":{{"input_tokens":{total},"output_tokens":5}},'
+            f'"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,'
+            f'"output_tokens":5}}}}'
+        )
+        line = (
+            '{"timestamp":"2025-01-01T00:00:0%dZ","type":"event_msg",'
+            '"payload":{"type":"token_count","info":%s}}'
+        )
+        return "\n".join(line % (second, info) for second in (3, 4))
+
+    data = _rollout(
+        '{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s"}}',
+        '{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"ls"}]}}',
+        '{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}}',
+        tokens(100, 100),
+        '{"timestamp":"2025-01-01T00:00:05Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a"}}',
+        '{"timestamp":"2025-01-01T00:00:06Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}}',
+        tokens(250, 150),
+    )
+    trace = analyze_bytes(data)
+    assert [c.usage.input_tokens for c in trace.calls] == [100, 150]
+    report = build_report(trace)
+    assert report["totals"]["calls"] == 2
+    assert report["totals"]["input_tokens"] == 250  # the final cumulative total, not 500

@@ -53,13 +53,18 @@ def test_chat_span_fixtures_rebuild_one_call_with_a_paired_tool(path):
     assert (run.id, run.name, run.status, run.call) == ("1234", "get_weather", "paired", None)
 
 
-def test_tool_execution_span_alone_is_an_orphan_run(corpus):
+def test_tool_execution_span_alone_is_one_call_with_its_output(corpus):
+    # The span records the call (name, arguments) and its output: a whole tool run,
+    # though no model call in the file asked for it (counts.json: 1 call, 1 result).
     path = corpus / "otel_genai" / f"{FIXTURE}otel_genai_tool_execution_span.json"
     trace = analyze_bytes(path.read_bytes(), filename=path.name)
     assert trace.format == "otel-genai"
     assert trace.calls == ()
     [run] = trace.tool_runs
-    assert (run.id, run.name, run.status) == ("1234", "get_weather", "orphan")
+    assert (run.id, run.name, run.status, run.call) == ("1234", "get_weather", "paired", None)
+    assert run.input == {"city": "New York"}
+    assert run.result_text.startswith('{"status": "success", "report": "The weather in New York')
+    assert not run.is_error and run.error_inferred is None
     assert build_report(trace)["outcome"]["kind"] == "unknown"
 
 
@@ -292,3 +297,95 @@ def test_a_framework_llm_span_around_the_provider_span_is_one_call():
     }
     trace = analyze_bytes(orjson.dumps(export))
     assert [c.extra["span"]["span_id"] for c in trace.calls] == ["provider"]
+
+
+def _openinference_span(span_id: str, start: int, messages: list[tuple[str, object]]) -> dict:
+    """An OpenInference LLM span whose message contents are JSON strings of blocks."""
+    attributes = {"openinference.span.kind": "LLM", "llm.model_name": "claude-sonnet-4-5"}
+    for position, (role, content) in enumerate(messages):
+        prefix = f"llm.input_messages.{position}.message"
+        attributes[f"{prefix}.role"] = role
+        attributes[f"{prefix}.content"] = (
+            content if isinstance(content, str) else orjson.dumps(content).decode()
+        )
+    return {
+        "traceId": "t-blocks",
+        "spanId": span_id,
+        "name": "anthropic.messages.create",
+        "startTimeUnixNano": str(start * 10**9),
+        "endTimeUnixNano": str((start + 1) * 10**9),
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()],
+    }
+
+
+def test_content_serialised_as_a_json_string_of_blocks_is_read_as_blocks():
+    # Anthropic tool_use / tool_result lists written as JSON text into
+    # llm.input_messages.N.message.content: read as blocks, the result pairs by id.
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "A"}
+    typed_json = '[{"city": "Paris"}]'  # a user who typed JSON keeps their text
+    first = [("user", typed_json)]
+    second = [*first, ("assistant", [use]), ("user", [result])]
+    export = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            _openinference_span("s1", 1, first),
+                            _openinference_span("s2", 3, second),
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    trace = analyze_bytes(orjson.dumps(export))
+    assert len(trace.calls) == 2
+    assert trace.calls[0].appended[0].blocks[0].kind == "text"
+    assert trace.calls[0].appended[0].blocks[0].text == typed_json
+    echo, carried = trace.calls[1].appended
+    assert [b.kind for b in echo.blocks] == ["tool_use"]
+    assert [b.kind for b in carried.blocks] == ["tool_result"]
+    [run] = trace.tool_runs
+    assert (run.id, run.name, run.status, run.result_text) == (
+        "toolu_1",
+        "read_file",
+        "paired",
+        "A",
+    )
+    assert run.input == {"path": "a"}
+
+
+def test_gen_ai_prompt_content_serialised_as_blocks_pairs_its_results():
+    # OpenLLMetry's Anthropic instrumentation writes each prompt message's content as the
+    # JSON text of its blocks, in flattened gen_ai.prompt.N.* attributes.
+    use = {"type": "tool_use", "id": "toolu_9", "name": "search", "input": {"q": "otel"}}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_9",
+        "content": [{"type": "text", "text": "3 hits"}],
+    }
+    attributes = {
+        "gen_ai.system": "Anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-5",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "search for otel",
+        "gen_ai.prompt.1.role": "assistant",
+        "gen_ai.prompt.1.content": orjson.dumps([use]).decode(),
+        "gen_ai.prompt.2.role": "user",
+        "gen_ai.prompt.2.content": orjson.dumps([result]).decode(),
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "Found 3 hits.",
+    }
+    trace = analyze_bytes(orjson.dumps(attributes))
+    assert trace.format == "otel-genai"
+    [call] = trace.calls
+    assert [b.kind for m in call.appended for b in m.blocks] == ["text", "tool_use", "tool_result"]
+    [run] = trace.tool_runs
+    assert (run.id, run.name, run.status, run.result_text) == (
+        "toolu_9",
+        "search",
+        "paired",
+        "3 hits",
+    )

@@ -17,7 +17,7 @@ def sundry_run(turns: int = 12, order_turn: int = 3, order_tokens: int = 900) ->
     """Seed 003: a support ticket of `turns` calls; `get_order` on turn 3 returns 900
     tokens, every other turn asks `search_kb` (20 tokens). Usage is exact: each request
     adds the echoed call (10 output tokens) and the result."""
-    messages = [user("Where is my order SU-88421?")]
+    messages = [user("Where is my order SU-88421? It replaced order SU-8.")]
     lines = []
     input_tokens = 1000
     for turn in range(1, turns + 1):

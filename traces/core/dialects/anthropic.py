@@ -46,6 +46,8 @@ def block_from(raw: Any) -> Block:
         return Block("redacted_thinking", raw=raw)
     if kind in ("image", "document"):
         return Block("image", text=f"[{kind}]", raw=raw)
+    if kind == "compaction":  # server-side compaction: the summary that replaces history
+        return Block("other", text=f"compaction: {text_of(raw.get('content'))}", raw=raw)
     return Block("other", text=str(kind or "block"), raw=raw)
 
 

@@ -10,10 +10,7 @@ the item `id` (`fc_…`).
 
 from __future__ import annotations
 
-import re
 from typing import Any
-
-import orjson
 
 from ..coerce import int_or_zero, parse_arguments, str_or_none
 from ..model import Block, Message, Usage
@@ -36,8 +33,6 @@ TOOL_OUTPUT_ITEMS = frozenset(
 )
 IGNORED_ITEMS = frozenset({"ghost_snapshot"})
 """Items Codex records for itself (undo snapshots) and never sends to the model."""
-
-_EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
 
 
 def is_model_output(item: Any) -> bool:
@@ -162,29 +157,14 @@ def output_text(output: Any) -> str:
 
 
 def output_failed(output: Any) -> bool:
-    """Whether a tool output reports failure.
+    """Whether a tool output is flagged as failed: `{content, success: false}`.
 
-    Codex writes `{content, success: false}` objects, `{"output", "metadata":
-    {"exit_code"}}` JSON strings (shell and apply_patch), or unified-exec text with a
-    "Process exited with code N" line; a non-zero exit code counts as a failed run.
+    The exit codes Codex writes into output text ("Process exited with code N", or
+    `{"output", "metadata": {"exit_code"}}` JSON strings) are not flags: the builder
+    marks those results as inferred errors (`inferred_errors`), and the flag for a
+    failed command comes from its `exec_command_end` event.
     """
-    if isinstance(output, dict):
-        return output.get("success") is False
-    if not isinstance(output, str):
-        return False
-    if output.startswith('{"output"'):
-        try:
-            parsed = orjson.loads(output)
-        except orjson.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict) and isinstance(parsed.get("metadata"), dict):
-            return _nonzero(parsed["metadata"].get("exit_code"))
-    match = _EXIT_CODE.search(output[:2000])
-    return bool(match) and match.group(1) != "0"
-
-
-def _nonzero(code: Any) -> bool:
-    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+    return isinstance(output, dict) and output.get("success") is False
 
 
 def usage_from(raw: Any) -> Usage | None:

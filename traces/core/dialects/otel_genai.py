@@ -181,12 +181,44 @@ def _content_blocks(raw: dict[str, Any]) -> list[Block]:
             Block("tool_result", text=result_text(content), tool_id=tool_id(result_id), raw=raw)
         ]
     if isinstance(content, str):
+        blocks = _serialised_blocks(content)
+        if blocks is not None:
+            return [_content_block(item) for item in blocks]
         return [Block("text", text=content, raw=content)] if content else []
     if isinstance(content, list):
         return [_content_block(item) for item in content]
     if isinstance(content, dict):
         return [_content_block(content)]
     return []
+
+
+BLOCK_TYPES = frozenset(
+    {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image"}
+    | {"tool-call", "tool-result", "input_text", "output_text", "reasoning"}
+)
+"""Content block types of the providers whose blocks instrumentations serialise."""
+
+
+def _serialised_blocks(content: str) -> list[Any] | None:
+    """Content written as a JSON string of provider blocks, when it is one.
+
+    Instrumentations that flatten messages into string attributes
+    (`llm.input_messages.N.message.content`, `gen_ai.prompt.N.content`) write an
+    Anthropic `[{type: tool_use …}, {type: tool_result …}]` list as its JSON text; read
+    as text, its tool results would pair with nothing. Only a list whose every item is a
+    known content block counts: a user who typed JSON keeps their text.
+    """
+    if content.lstrip()[:1] != "[":
+        return None
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, list) or not value:
+        return None
+    if all(isinstance(item, dict) and item.get("type") in BLOCK_TYPES for item in value):
+        return value
+    return None
 
 
 def _part_block(part: Any) -> Block:

@@ -49,7 +49,7 @@ class _Response:
     model: str | None
     turn_id: str | None
     started_at: float | None
-    history_compacted: bool = False
+    compaction: dict[str, Any] | None = None
     items: list[dict[str, Any]] = field(default_factory=list)
     ended_at: float | None = None
     usage: Usage | None = None
@@ -82,6 +82,8 @@ class CodexRolloutAdapter(Adapter):
         """A user_message event whose response_item has not (yet) been seen."""
         self._last_time: float | None = None
         self._compacted = False
+        self._compaction: dict[str, Any] | None = None
+        """How the history of the next response's request was compacted."""
         self._output_at: dict[str, int] = {}
         """Where each tool output sits in the transcript, by call_id."""
         self._emitted_len = 0
@@ -130,7 +132,7 @@ class CodexRolloutAdapter(Adapter):
             yield LineError(line, "not a Codex rollout line: 'type' is missing")
             return
         if kind == "compacted":
-            yield from self._compact(payload if isinstance(payload, dict) else {})
+            yield from self._compact(line, payload if isinstance(payload, dict) else {})
             return
         if kind not in ROLLOUT_TYPES:
             return  # a record kind from a newer Codex: nothing in it is a call
@@ -191,7 +193,7 @@ class CodexRolloutAdapter(Adapter):
                     model=self._model,
                     turn_id=self._turn_id,
                     started_at=self._last_time,
-                    history_compacted=self._compacted,
+                    compaction=self._compaction if self._compacted else None,
                 )
                 self._compacted = False
             pending.items.append(item)
@@ -219,13 +221,16 @@ class CodexRolloutAdapter(Adapter):
             self._add_input(self._typed_user)
             self._typed_user = None
 
-    def _compact(self, payload: dict[str, Any]):
+    def _compact(self, line: int, payload: dict[str, Any], source: str = "compacted line"):
         """History was compacted: the next request starts from the replacement.
 
         Without a recorded `replacement_history` the new history is approximated the way
-        Codex builds it: the earlier user messages, then the summary.
+        Codex builds it: the earlier user messages, then the summary. Tool outputs
+        recorded since the last request are answers all the same, though no request will
+        carry them: they are handed over as timings with their text, so they pair.
         """
         yield from self._flush()
+        yield from self._uncarried_outputs(line)
         yield from self._release(everything=True)
         self._output_at.clear()
         self._emitted_len = 0
@@ -241,6 +246,15 @@ class CodexRolloutAdapter(Adapter):
             summary = payload.get("message")
             self._transcript = kept + ([_user_item(summary, "compacted")] if summary else [])
         self._compacted = True
+        self._compaction = {"source": f"Codex {source}", "line": line}
+
+    def _uncarried_outputs(self, line: int) -> Iterator[AdapterEvent]:
+        for item in self._transcript[self._emitted_len :]:
+            if isinstance(item, dict) and item.get("type") in codex.TOOL_OUTPUT_ITEMS:
+                block = codex.normalize_item(item).blocks[0]
+                if block.tool_id:
+                    flagged = True if block.is_error else None
+                    yield ToolTiming(line, block.tool_id, result_text=block.text, is_error=flagged)
 
     # -- events -----------------------------------------------------------------------
     def _event(self, line: int, payload: dict[str, Any], time: float | None):
@@ -253,6 +267,10 @@ class CodexRolloutAdapter(Adapter):
             self._pending.aborted = str(payload.get("reason") or "aborted")
         elif kind == "error":
             yield from self._failed_call(line, payload, time)
+        elif kind == "context_compacted" and not self._compacted:
+            # Newer Codex announces a compaction with this event; when no `compacted`
+            # line came with it, the history is approximated from the user messages.
+            yield from self._compact(line, {}, source="context_compacted event")
         elif kind in TIMING_BEGIN or kind in TIMING_END:
             timing = _timing(line, kind, payload, time)
             if timing is not None:
@@ -364,8 +382,8 @@ class CodexRolloutAdapter(Adapter):
             extra["web_search_note"] = WEB_SEARCH_NOTE
         if pending.aborted:
             extra["turn_aborted"] = pending.aborted
-        if pending.history_compacted:
-            extra["history_compacted"] = True
+        if pending.compaction is not None:
+            extra["compaction"] = pending.compaction
         return extra
 
     def _loop_key(self) -> str:

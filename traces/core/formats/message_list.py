@@ -38,6 +38,7 @@ from ..dialects import anthropic
 from ..model import Block, Exchange, LineError, Message, ToolTiming
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
@@ -240,7 +241,7 @@ class _Transcript:
         model = self.model or _str_or_none(message.get("model"))
         return Exchange(
             line=line,
-            messages=self.messages[:index],
+            messages=TranscriptView(self.messages, index),
             normalize=normalize_message,
             system=self._system(),
             tools=self.tools,

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..coerce import parse_arguments
 from ..dialects import otel_genai as otel
 from ..model import Exchange, LineError, Message, ToolTiming
 from ..records import Record
@@ -58,6 +59,9 @@ CONTENT_EVENTS = {
 }
 """Span events that carry the prompt and completion instead of span attributes."""
 SIGNATURE_PREFIXES = ("gen_ai.", "llm.", "openinference.")
+TOOL_ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value", "input")
+TOOL_RESULT_KEYS = ("gen_ai.tool.call.result", "ai.toolCall.result", "output.value", "output")
+"""Where a tool-execution span keeps what the tool was given and what it returned."""
 ERROR_CODES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "error"}
 
 
@@ -382,6 +386,8 @@ def _timing(line: int, span: Span) -> ToolTiming | None:
     if tool_id is None:
         return None  # without an id the execution cannot be paired with any call
     name = otel.first(attrs, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+    arguments = otel.first(attrs, *TOOL_ARGUMENT_KEYS)
+    result = otel.first(attrs, *TOOL_RESULT_KEYS)
     return ToolTiming(
         line,
         tool_id,
@@ -389,6 +395,8 @@ def _timing(line: int, span: Span) -> ToolTiming | None:
         started_at=span.started_at,
         ended_at=span.ended_at,
         is_error=True if span.error else None,
+        result_text=None if result is None else otel.result_text(result),
+        input=None if arguments is None else parse_arguments(arguments),
     )
 
 

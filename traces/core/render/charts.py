@@ -70,6 +70,8 @@ THEMES: dict[str, dict[str, str]] = {
     },
 }
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
+COMPACTION_COLOUR = "#b45309"
+"""Compaction marks: the warning amber, readable on the light and the dark theme."""
 MANY_CALLS = 100
 """Above this many calls bars touch (bargap 0) and markers and per-bar text are dropped."""
 TOP_RESULTS = 20
@@ -221,7 +223,56 @@ def transcript_growth_figure(
     )
     if legend_note:
         layout["legend"]["title"] = {"text": legend_note}
+    _mark_compactions(layout, calls, many)
     return {"data": data, "layout": layout}
+
+
+def _mark_compactions(layout: dict[str, Any], calls: list[Mapping[str, Any]], linear: bool) -> None:
+    """A dashed line and a note just before every call whose history was compacted: the
+    drop in input that follows is the compaction, not a change of workload.
+
+    On a category axis (few calls) positions count bars from 0, on a linear one they are
+    call numbers; either way the line sits half a bar before the compacted call.
+    """
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    for position, call in enumerate(calls):
+        compaction = call.get("compaction")
+        if not compaction:
+            continue
+        x = (call["index"] if linear else position) - 0.5
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": COMPACTION_COLOUR, "width": 1.5, "dash": "dash"},
+            }
+        )
+        before = compaction.get("pre_tokens")
+        hover = f"history compacted before call {call['index']}"
+        if before:
+            hover += f" (was {int(before):,} tokens)"
+        notes.append(
+            {
+                "x": x,
+                "xref": "x",
+                "y": 1,
+                "yref": "paper",
+                "yanchor": "bottom",
+                "text": "compacted",
+                "hovertext": escape(hover, 120),
+                "showarrow": False,
+                "font": {"size": 11, "color": COMPACTION_COLOUR},
+            }
+        )
+    if shapes:
+        layout["shapes"] = shapes
+        layout["annotations"] = notes
 
 
 def _line(

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..failed_generation import describe
 from .svg import Element, format_number, svg_root, truncate
 
 Spacing = Literal["step", "time"]
@@ -80,8 +81,20 @@ BOTTOM_PAD = 24.0
 FAN_STEP = 14.0
 FAN_SPREAD_MAX = 80.0
 MAX_BADGES = 3
-ROW_HEIGHT = {"results": 30.0, "request": 36.0, "response": 32.0, "tool-calls": 30.0}
-ROW_MIN_HEIGHT = {"results": 22.0, "request": 26.0, "response": 24.0, "tool-calls": 22.0}
+ROW_HEIGHT = {
+    "results": 30.0,
+    "request": 36.0,
+    "response": 32.0,
+    "tool-calls": 30.0,
+    "compaction": 22.0,
+}
+ROW_MIN_HEIGHT = {
+    "results": 22.0,
+    "request": 26.0,
+    "response": 24.0,
+    "tool-calls": 22.0,
+    "compaction": 18.0,
+}
 
 
 class UnknownLoop(ValueError):
@@ -378,6 +391,8 @@ def _rows(scene: _Scene) -> list[_Row]:
         index = int(call["index"])
         started = call.get("started_at")
         ended = started + (call.get("duration_s") or 0.0) if started is not None else None
+        if call.get("compaction"):
+            rows.append(_Row("compaction", call, time=started))
         arriving = scene.results_for.get(index)
         if arriving:
             rows.append(_Row("results", call, arriving, _arrival_time(scene, arriving, started)))
@@ -510,9 +525,47 @@ def build_sequence(
             _response(body, scene, row)
         elif row.kind == "tool-calls":
             _tool_calls(body, scene, row)
+        elif row.kind == "compaction":
+            _compaction(body, scene, row)
         else:
             _results(body, scene, row)
     return root
+
+
+def _compaction(body: Element, scene: _Scene, row: _Row) -> None:
+    """A dashed rule across the lifelines: the history was compacted before this call."""
+    call = row.call
+    compaction = call.get("compaction") or {}
+    y = row.y + 10
+    note = "history compacted"
+    if compaction.get("pre_tokens"):
+        note += f" (was {compaction['pre_tokens']:,} tokens)"
+    group = body.add(
+        "g", {"class": "compaction", "data-call": call["index"], "role": "img", "color": WARN}
+    )
+    group.add(
+        "title",
+        text=f"Before call {call['index']} the history was compacted"
+        f" ({compaction.get('source') or 'compaction'}): the request starts from a summary,"
+        " and what came before is no longer sent",
+    )
+    group.add(
+        "line",
+        {
+            "x1": min(X_MODEL, X_CODE) - 50,
+            "y1": y,
+            "x2": scene.width - 12,
+            "y2": y,
+            "stroke": WARN,
+            "stroke-width": 1.2,
+            "stroke-dasharray": "6 4",
+        },
+    )
+    group.add(
+        "text",
+        {"x": min(X_MODEL, X_CODE) + 8, "y": y - 4, "fill": WARN, "font-size": 11},
+        text=f"⟲ {note}",
+    )
 
 
 def _diagram_title(meta: SequenceWindow) -> str:
@@ -674,6 +727,9 @@ def _response(body: Element, scene: _Scene, row: _Row) -> None:
         status = f" {call['http_status']}" if call.get("http_status") else ""
         error = call.get("error") or "failed call"
         label = f"error{status}: {truncate(str(error), 44)}"
+        tried = call.get("attempted_tool_calls")
+        if tried:
+            label = f"error{status}: tried {truncate(describe(tried), 40)}"
         colour, width = ERROR, 2.0
         aria = f"Call {index} failed: {truncate(str(error), 120)}"
     else:
@@ -705,6 +761,9 @@ def _response_title(call: Mapping[str, Any]) -> str:
         lines.append(f"failed: {call.get('error') or 'no error text'}")
         if call.get("http_status"):
             lines.append(f"HTTP status: {call['http_status']}")
+        tried = call.get("attempted_tool_calls")
+        if tried:
+            lines.append(f"the model tried to call {truncate(describe(tried), 200)}")
     else:
         output = call.get("output_tokens")
         lines.append(f"output: {output:,} tokens" if output is not None else "output: unknown")
@@ -811,6 +870,8 @@ def _results(body: Element, scene: _Scene, row: _Row) -> None:
             label = f"orphan result {truncate(str(run.get('id')), 18)}: no call asked for it"
         else:
             prefix = "error result" if run.get("is_error") else "result"
+            if run.get("error_inferred"):
+                prefix = "inferred error result"
             label = f"{prefix}{size} · not billed"
         x = scene.orphan_x if orphan else scene.lane_x(run)
         group = _arrow(
@@ -873,6 +934,8 @@ def _result_title(run: Mapping[str, Any]) -> str:
         )
     if run.get("is_error"):
         lines.append("the tool reported an error")
+    elif run.get("error_inferred"):
+        lines.append(f"reads as an error, though not flagged: {run['error_inferred']}")
     if run.get("call") is None and status != "orphan":
         lines.append("asked before the trace began")
     if run.get("result_call") is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from ..model import IdCollision
 from .base import Finding, LintContext, Rule
 from .registry import register
 
@@ -15,7 +16,9 @@ class DuplicateToolCallId(Rule):
 
     What it finds
     A tool call id that a loop already used for an earlier call (the rebuilt trace's id
-    collisions), or two `tool_use` blocks with the same id in one response.
+    collisions), or two `tool_use` blocks with the same id in one response. An id reused
+    by many calls (a provider restarting at `call_0` in every response) is reported once,
+    at its first reuse, with the number of later calls.
 
     Why it matters
     Results are paired with calls by id. With two calls behind one id, a result answers
@@ -42,12 +45,16 @@ class DuplicateToolCallId(Rule):
                     what = f"is used {count} times in the response of call {call.index}"
                     yield self.finding(call, tool_id, what=what)
         names = {(run.id, run.call): run.name or "?" for run in ctx.trace.tool_runs}
-        reported: set[tuple[str, int | None]] = set()
+        reuses: dict[tuple[int, str], list[IdCollision]] = {}
         for collision in ctx.trace.id_collisions:
-            at = collision.second_call
-            if collision.first_call == at or (collision.tool_id, at) in reported:
+            if collision.first_call == collision.second_call:
                 continue  # same-response duplicates are reported above
-            reported.add((collision.tool_id, at))
+            reuses.setdefault((collision.loop, collision.tool_id), []).append(collision)
+        for collisions in reuses.values():
+            # Once per id and loop: a provider that numbers calls per response (call_0 in
+            # every response) would otherwise repeat this finding at every call.
+            collision = collisions[0]
+            at = collision.second_call
             first = names.get((collision.tool_id, collision.first_call), "?")
             second = names.get((collision.tool_id, at), "?")
             earlier = (
@@ -55,8 +62,15 @@ class DuplicateToolCallId(Rule):
                 if collision.first_call is not None
                 else f"an earlier message ({first})"
             )
+            later = {c.second_call for c in collisions}
+            more = (
+                f" and {len(later) - 1} later call{'s' if len(later) > 2 else ''}"
+                if len(later) > 1
+                else ""
+            )
             what = (
-                f"is reused by call {at} ({second}) after {earlier}; results pair with the newest"
+                f"is reused by call {at} ({second}){more} after {earlier}; results pair with the"
+                " newest"
             )
             if at is None:
                 yield self.finding(None, collision.tool_id, what=what, loop=collision.loop)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -11,6 +12,8 @@ from ..model import Block, Call, Message, ToolRun
 from ._common import asked_runs, canonical, tool_uses
 from .base import Finding, LintContext, Rule
 from .registry import register
+
+_WORD = re.compile(r"\w+")
 
 
 @register
@@ -22,10 +25,12 @@ class SerialIndependentCalls(Rule):
     which carries k's result, asked tools that did not need it: every argument value of
     k+1's calls (each string or number leaf, ignoring booleans, nulls and values shorter
     than `min_value_chars` characters, default 3) already appeared before k's result
-    arrived, in call k's system prompt, request messages or response. Calls with no such
+    arrived, in call k's system prompt, request messages or response. Values match
+    whatever their case and surrounding whitespace ("tom" is the user's "Tom"), as whole
+    words ("tom" is not in "tomorrow"). Calls with no such
     argument prove nothing and are skipped, as are repeats of k's call on the same values
-    (a retry, or polling a job) and pairs where k's result was an error (the next call
-    may be a fallback).
+    (a retry, or polling a job) and pairs where k's result was an error, flagged or
+    inferred from its text (the next call may be a fallback).
 
     It is a test on values: it cannot see that k's result changed what the model chose
     to do, nor whether the tools have side effects. Reads can fan out; writes should stay
@@ -60,7 +65,7 @@ class SerialIndependentCalls(Rule):
         shortest = int(self.options["min_value_chars"])
         runs = asked_runs(ctx)
         for calls in ctx.loop_calls.values():
-            seen = _SeenText()
+            seen = SeenValues()
             for previous, call in pairwise(calls):
                 seen.follow(previous)
                 if not _serial_pair(previous, call, runs):
@@ -69,8 +74,8 @@ class SerialIndependentCalls(Rule):
                 later = list(tool_uses(call))
                 if any(_same_call(asked, use, shortest) for use in later):
                     continue  # a retry or a poll of the same thing, not a new question
-                haystack = seen.before_result(previous)
-                if all(_known(use.input, haystack, shortest) for use in later):
+                known = seen.before_result(previous)
+                if all(_known(use.input, known, shortest) for use in later):
                     first = later[0]
                     tokens = ctx.accounting.calls[call.index - 1].input_tokens
                     yield self.finding(
@@ -94,6 +99,7 @@ def _serial_pair(previous: Call, call: Call, runs: dict[int, list[ToolRun]]) -> 
         len(asked) == 1
         and asked[0].result_call == call.index
         and not asked[0].is_error
+        and not asked[0].error_inferred
         and call.base_call == previous.index
     )
 
@@ -130,10 +136,15 @@ def significant_values(value: Any, shortest: int) -> Iterator[str]:
             yield text
 
 
-def _known(arguments: Any, haystack: str, shortest: int) -> bool:
-    """Every significant argument value appears in the text (and there is at least one)."""
+def _known(arguments: Any, known: Callable[[str], bool], shortest: int) -> bool:
+    """Every significant argument value was seen (and there is at least one)."""
     values = list(significant_values(arguments, shortest))
-    return bool(values) and all(value in haystack for value in values)
+    return bool(values) and all(known(value) for value in values)
+
+
+def normalise(text: str) -> str:
+    """Case folded, whitespace collapsed and stripped: how values are compared."""
+    return " ".join(text.casefold().split())
 
 
 def _message_text(message: Message) -> str:
@@ -153,25 +164,102 @@ def _system_text(system: Any) -> str:
     return "\n".join(significant_values(system, 1)) if system else ""
 
 
-@dataclass(slots=True)
-class _SeenText:
-    """A loop's running transcript as text, joined lazily (each message joined once)."""
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
-    texts: list[str] = field(default_factory=list)
-    joined: str = ""
-    joined_count: int = 0
+
+def contains_word(text: str, value: str) -> bool:
+    """`value` occurs in `text` as whole words: no word character glued to an end of it
+    that is itself a word character ("tom" is not in "tomorrow"; "-x" is in "a-x")."""
+    head, tail = _is_word_char(value[0]), _is_word_char(value[-1])
+    start = text.find(value)
+    while start >= 0:
+        end = start + len(value)
+        before_ok = not head or start == 0 or not _is_word_char(text[start - 1])
+        after_ok = not tail or end == len(text) or not _is_word_char(text[end])
+        if before_ok and after_ok:
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+@dataclass(slots=True)
+class SeenValues:
+    """What a loop's transcript said so far, indexed so a lookup never rescans it.
+
+    One entry per request message (normalised text), a word index from each word to the
+    messages holding it, and the set of messages still in the transcript (a history
+    rewrite drops some). A value is looked up through the messages holding its rarest
+    word, newest first, and an answer is remembered with the newest message it covers:
+    a loop of n calls costs time linear in n, not the quadratic of searching the whole
+    transcript again at every call.
+    """
+
+    order: list[int] = field(default_factory=list)
+    """Message ids of the current transcript, in order."""
+    texts: dict[int, str] = field(default_factory=dict)
+    words: dict[str, list[int]] = field(default_factory=dict)
+    live: set[int] = field(default_factory=set)
+    next_id: int = 0
+    found: dict[str, int] = field(default_factory=dict)
+    """A value and a message that holds it."""
+    absent: dict[str, int] = field(default_factory=dict)
+    """A value and the last message id searched without finding it."""
+    system: Any = None
+    system_text: str = ""
 
     def follow(self, call: Call) -> None:
         """Move to call's request: keep its shared prefix, add what it appended."""
-        if call.prefix_len < self.joined_count:
-            self.joined, self.joined_count = "", 0
-        del self.texts[call.prefix_len :]
-        self.texts.extend(_message_text(message) for message in call.appended)
+        for dropped in self.order[call.prefix_len :]:
+            self.live.discard(dropped)
+        del self.order[call.prefix_len :]
+        for message in call.appended:
+            self._add(normalise(_message_text(message)))
+        if call.system is not self.system and call.system != self.system:
+            self.system = call.system
+            self.system_text = normalise(_system_text(call.system))
 
-    def before_result(self, call: Call) -> str:
-        """What was in the transcript before call's tool result: its request and reply."""
-        if self.joined_count < len(self.texts):
-            self.joined += "\n" + "\n".join(self.texts[self.joined_count :])
-            self.joined_count = len(self.texts)
-        reply = _message_text(call.response) if call.response is not None else ""
-        return f"{_system_text(call.system)}\n{self.joined}\n{reply}"
+    def _add(self, text: str) -> None:
+        ident = self.next_id
+        self.next_id += 1
+        self.order.append(ident)
+        self.live.add(ident)
+        self.texts[ident] = text
+        for word in set(_WORD.findall(text)):
+            self.words.setdefault(word, []).append(ident)
+
+    def before_result(self, call: Call) -> Callable[[str], bool]:
+        """A test of values against call's system, request and reply (not its result)."""
+        reply = normalise(_message_text(call.response)) if call.response is not None else ""
+        system = self.system_text
+
+        def known(value: str) -> bool:
+            wanted = normalise(value)
+            if not wanted:
+                return False
+            return (
+                contains_word(reply, wanted)
+                or contains_word(system, wanted)
+                or self._in_transcript(wanted)
+            )
+
+        return known
+
+    def _in_transcript(self, value: str) -> bool:
+        holder = self.found.get(value)
+        if holder is not None and holder in self.live:
+            return True
+        searched = self.absent.get(value, -1)
+        words = _WORD.findall(value)
+        if words:
+            candidates = min((self.words.get(word, ()) for word in words), key=len)
+        else:
+            candidates = self.order
+        for ident in reversed(candidates):
+            if ident <= searched:
+                break  # searched already: nothing older can hold it
+            if ident in self.live and contains_word(self.texts[ident], value):
+                self.found[value] = ident
+                return True
+        self.absent[value] = self.next_id - 1
+        return False
