@@ -6,6 +6,7 @@ import uuid
 
 from django.db import models
 
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 from traces.core.summary import OUTCOME_LABELS
 
 
@@ -24,13 +25,13 @@ class Trace(models.Model):
         CLOSED = "closed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    name = models.CharField(max_length=300)
+    name = NulSafeCharField(max_length=300)
     format = models.CharField(max_length=60)
-    detection_reason = models.CharField(max_length=500, blank=True)
+    detection_reason = NulSafeCharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.COMPLETE)
 
-    source_filename = models.CharField(max_length=300, blank=True)
+    source_filename = NulSafeCharField(max_length=300, blank=True)
     source_bytes = models.BigIntegerField(default=0)
     source_sha256 = models.CharField(max_length=64, blank=True)
     lines_total = models.PositiveIntegerField(default=0)
@@ -48,10 +49,10 @@ class Trace(models.Model):
     started_at = models.FloatField(null=True)
     ended_at = models.FloatField(null=True)
     outcome_kind = models.CharField(max_length=30, blank=True)
-    outcome_text = models.CharField(max_length=500, blank=True)
+    outcome_text = NulSafeCharField(max_length=500, blank=True)
     flags_count = models.PositiveIntegerField(default=0)
 
-    report = models.JSONField(default=dict)
+    report = NulSafeJSONField(default=dict)
 
     # Live tail (see traces/live.py): the last event number handed to viewers, when the
     # agent last sent lines (for the idle timeout), and how many lines `report` covers.
@@ -93,7 +94,7 @@ class SourceChunk(models.Model):
     data = models.BinaryField()
     first_line = models.PositiveIntegerField(default=1)
     line_count = models.PositiveIntegerField(default=0)
-    filename = models.CharField(
+    filename = NulSafeCharField(
         max_length=300,
         blank=True,
         help_text="Set when several files make one trace (a session and its subagents): "
@@ -112,10 +113,10 @@ class Call(models.Model):
     index = models.PositiveIntegerField()
     loop = models.PositiveIntegerField()
     line = models.PositiveIntegerField()
-    model = models.CharField(max_length=200, blank=True)
-    stop_reason = models.CharField(max_length=60, blank=True)
+    model = NulSafeCharField(max_length=200, blank=True)
+    stop_reason = NulSafeCharField(max_length=60, blank=True)
     status = models.CharField(max_length=10)
-    error = models.TextField(blank=True)
+    error = NulSafeTextField(blank=True)
     http_status = models.PositiveIntegerField(null=True)
     usage_reported = models.BooleanField(default=False)
     input_tokens = models.BigIntegerField(default=0)
@@ -136,7 +137,7 @@ class Call(models.Model):
     appended_digests = models.JSONField(default=list)
     response_digest = models.CharField(max_length=40, blank=True)
     extra_digest = models.CharField(max_length=40, blank=True)
-    tool_call_ids = models.JSONField(default=list)
+    tool_call_ids = NulSafeJSONField(default=list)
 
     class Meta:
         ordering = ["trace", "index"]
@@ -158,8 +159,8 @@ class ToolRun(models.Model):
 
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="tool_runs")
     position = models.PositiveIntegerField()
-    tool_call_id = models.CharField(max_length=300)
-    name = models.CharField(max_length=300, blank=True)
+    tool_call_id = NulSafeCharField(max_length=300)
+    name = NulSafeCharField(max_length=300, blank=True)
     loop = models.PositiveIntegerField()
     call = models.PositiveIntegerField(null=True)
     result_call = models.PositiveIntegerField(null=True)
@@ -167,7 +168,7 @@ class ToolRun(models.Model):
     is_error = models.BooleanField(default=False)
     batch_size = models.PositiveIntegerField(default=1)
     input_digest = models.CharField(max_length=40, blank=True)
-    result_preview = models.TextField(blank=True)
+    result_preview = NulSafeTextField(blank=True)
 
     class Meta:
         ordering = ["trace", "position"]
@@ -179,7 +180,7 @@ class ToolRun(models.Model):
 class LineError(models.Model):
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="line_errors")
     line = models.PositiveIntegerField()
-    message = models.CharField(max_length=500)
+    message = NulSafeCharField(max_length=500)
 
     class Meta:
         ordering = ["trace", "line"]
@@ -194,7 +195,7 @@ class LiveEvent(models.Model):
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="live_events")
     seq = models.PositiveIntegerField()
     type = models.CharField(max_length=20)
-    payload = models.JSONField(default=dict)
+    payload = NulSafeJSONField(default=dict)
 
     class Meta:
         ordering = ["trace", "seq"]

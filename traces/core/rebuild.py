@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from .bounds import bounded
 from .model import (
     Call,
     Exchange,
@@ -99,6 +100,8 @@ class TraceBuilder:
         return run
 
     def add(self, exchange: Exchange) -> Update:
+        exchange, problems = bounded(exchange)
+        self.line_errors.extend(problems)
         messages = exchange.messages
         loop, prefix_len = self._choose_loop(exchange)
         index = len(self.calls) + 1
