@@ -25,6 +25,9 @@ __all__ = [
     "BlobBatch",
     "IngestResult",
     "InputRejected",
+    "PreparedIngest",
+    "ingest_prepare",
+    "ingest_store",
     "store_calls",
     "store_line_errors",
     "store_tool_runs",
@@ -77,34 +80,87 @@ class BlobBatch:
                 )
 
 
+@dataclass(frozen=True)
+class PreparedIngest:
+    """Everything an ingest stores, computed without touching the database."""
+
+    core: CoreTrace
+    report: dict[str, Any]
+    files: list[tuple[str, bytes]]
+    compressed: list[bytes]
+    sha256: str
+    name: str
+    source_filename: str
+
+
+def ingest_prepare(
+    *, files: list[tuple[str, bytes]], name: str, format_name: str | None = None
+) -> PreparedIngest:
+    """Parse, rebuild, report and compress: the slow, CPU-bound half of an ingest. It needs
+    no database, so the web layer runs it in its ingest pool (see `traces.offload`).
+    Raises InputRejected for non-traces."""
+    if len(files) == 1:
+        filename, data = files[0]
+        # Compressing and hashing the original release the GIL: they run beside the parse.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            archived = pool.submit(_archive, data)
+            core = analyze_bytes(data, filename=filename, format_name=format_name, limits=limits())
+            report = build_report(core, prices=price_table())
+            compressed, sha256 = archived.result()
+        return PreparedIngest(
+            core, report, files, [compressed], sha256, name or filename or "trace", filename
+        )
+    core = analyze_files(files, format_name=format_name, limits=limits())
+    report = build_report(core, prices=price_table())
+    label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
+    compressed_files = [archive.compress(data) for _, data in files]
+    return PreparedIngest(core, report, files, compressed_files, "", name or label, label)
+
+
+def ingest_store(prepared: PreparedIngest) -> IngestResult:
+    """Write a prepared ingest in one transaction: the trace, its original bytes, its rows."""
+    core, files = prepared.core, prepared.files
+    with transaction.atomic():
+        trace = _create_trace(
+            core,
+            prepared.report,
+            name=prepared.name,
+            source_filename=prepared.source_filename,
+            source_bytes=sum(len(data) for _, data in files),
+            source_sha256=prepared.sha256,
+        )
+        if len(files) == 1:
+            models.SourceChunk.objects.create(
+                trace=trace,
+                seq=0,
+                raw_bytes=len(files[0][1]),
+                data=prepared.compressed[0],
+                line_count=core.lines_total,
+            )
+        else:
+            models.SourceChunk.objects.bulk_create(
+                models.SourceChunk(
+                    trace=trace,
+                    seq=seq,
+                    raw_bytes=len(data),
+                    data=packed,
+                    filename=filename[:300],
+                )
+                for seq, ((filename, data), packed) in enumerate(
+                    zip(files, prepared.compressed, strict=True)
+                )
+            )
+        _store_rows(trace, core)
+    return IngestResult(trace, core)
+
+
 def trace_ingest(
     *, data: bytes, name: str, filename: str = "", format_name: str | None = None
 ) -> IngestResult:
     """Analyse `data` with the core and store everything; raises InputRejected for non-traces."""
-    # Compressing and hashing the original release the GIL: they run beside the parse.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        archived = pool.submit(_archive, data)
-        core = analyze_bytes(data, filename=filename, format_name=format_name, limits=limits())
-        report = build_report(core, prices=price_table())
-        compressed, sha256 = archived.result()
-    with transaction.atomic():
-        trace = _create_trace(
-            core,
-            report,
-            name=name or filename or "trace",
-            source_filename=filename,
-            source_bytes=len(data),
-            source_sha256=sha256,
-        )
-        models.SourceChunk.objects.create(
-            trace=trace,
-            seq=0,
-            raw_bytes=len(data),
-            data=compressed,
-            line_count=core.lines_total,
-        )
-        _store_rows(trace, core)
-    return IngestResult(trace, core)
+    return ingest_store(
+        ingest_prepare(files=[(filename, data)], name=name, format_name=format_name)
+    )
 
 
 def trace_ingest_files(
@@ -114,30 +170,7 @@ def trace_ingest_files(
 
     Each file is kept whole, as its own chunk with its name, and downloads as received.
     """
-    if len(files) == 1:
-        filename, data = files[0]
-        return trace_ingest(data=data, name=name, filename=filename, format_name=format_name)
-    core = analyze_files(files, format_name=format_name, limits=limits())
-    report = build_report(core, prices=price_table())
-    label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
-    compressed = [archive.compress(data) for _, data in files]  # outside the transaction
-    with transaction.atomic():
-        trace = _create_trace(
-            core,
-            report,
-            name=name or label,
-            source_filename=label,
-            source_bytes=sum(len(data) for _, data in files),
-            source_sha256="",
-        )
-        models.SourceChunk.objects.bulk_create(
-            models.SourceChunk(
-                trace=trace, seq=seq, raw_bytes=len(data), data=packed, filename=filename[:300]
-            )
-            for seq, ((filename, data), packed) in enumerate(zip(files, compressed, strict=True))
-        )
-        _store_rows(trace, core)
-    return IngestResult(trace, core)
+    return ingest_store(ingest_prepare(files=files, name=name, format_name=format_name))
 
 
 def _create_trace(
