@@ -1,44 +1,50 @@
 """JSON API for scripts and agents: upload a trace, fetch its report.
 
-No CSRF token and, in this local mode (bound to loopback), no credentials.
+No CSRF token and, in this local mode (bound to loopback), no credentials. Uploads are
+parsed and analysed in the ingest pool (`traces.offload`), then stored.
 """
 
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from traces import live_api, selectors, services
+from traces.offload import off_thread
+from traces.uploads import UploadRefused, read_upload
 
 
 @csrf_exempt
 @require_http_methods(["POST"])
-def traces_collection(request: HttpRequest) -> JsonResponse:
+async def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
 
     Several `file` fields make one trace (a session and its subagents' files).
     `?live=1` (empty body) creates a live trace instead: see traces.live_api.
     """
     if request.GET.get("live") == "1":
-        return live_api.create_live(request)
-    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        files = [(upload.name, upload.read()) for upload in request.FILES.getlist("file")]
-    else:
-        files = [(request.GET.get("filename", ""), request.body)] if request.body else []
-    files = [(filename, data) for filename, data in files if data]
-    name = request.POST.get("name") or request.GET.get("name") or ""
-    format_name = request.POST.get("format") or request.GET.get("format") or None
-    if not files:
+        return await sync_to_async(live_api.create_live)(request)
+    try:
+        upload = await off_thread(read_upload, request)
+    except UploadRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
+    if not upload.files:
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
     try:
-        result = services.trace_ingest_files(files=files, name=name, format_name=format_name)
+        prepared = await off_thread(
+            services.ingest_prepare,
+            files=upload.files,
+            name=upload.name,
+            format_name=upload.format_name,
+        )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    trace = result.trace
+    trace = (await sync_to_async(services.ingest_store)(prepared)).trace
     return JsonResponse(
         {
             "id": str(trace.pk),
@@ -51,7 +57,7 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
     )
 
 
-@require_GET
+@require_safe
 def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     return JsonResponse(trace.report, json_dumps_params={"ensure_ascii": False})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from traces.core.rules.registry import get_rule, rules
 
@@ -37,7 +37,7 @@ def _entry(rule) -> dict:
     }
 
 
-@require_GET
+@require_safe
 def rule_list(request: HttpRequest) -> HttpResponse:
     entries = sorted(
         (_entry(r) for r in rules()),
@@ -46,7 +46,7 @@ def rule_list(request: HttpRequest) -> HttpResponse:
     return render(request, "rules/list.html", {"rules": entries})
 
 
-@require_GET
+@require_safe
 def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     try:
         rule = get_rule(rule_id)

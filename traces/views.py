@@ -9,7 +9,10 @@ import orjson
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from asgiref.sync import sync_to_async
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST, require_safe
 
 from traces import selectors, services
 from traces.conf import app_css, inspector_settings
@@ -18,10 +21,12 @@ from traces.core.export_md import render_markdown
 from traces.core.formats.registry import adapters, get_adapter
 from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
+from traces.offload import off_thread
+from traces.uploads import UploadRefused, parsed_form
 from traces.presenters import call_context, diagram_context, trace_context
 
 
-@require_GET
+@require_safe
 def trace_list(request: HttpRequest) -> HttpResponse:
     return _list_page(request)
 
@@ -42,26 +47,49 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
     )
 
 
+@csrf_exempt  # checked in the ingest pool below, where the body is parsed
 @require_POST
-def upload(request: HttpRequest) -> HttpResponse:
-    """Plain-form fallback for uploads without JavaScript."""
-    form = UploadForm(request.POST, request.FILES)
-    if not form.is_valid():
-        return _list_page(request, "Choose a trace file to upload.", status=400)
-    file = form.cleaned_data["file"]
-    try:
-        result = services.trace_ingest(
-            data=file.read(),
-            name=form.cleaned_data["name"] or file.name,
-            filename=file.name,
-            format_name=form.cleaned_data["format"] or None,
-        )
-    except services.InputRejected as exc:
-        return _list_page(request, f"{file.name}: {exc}", status=400)
+async def upload(request: HttpRequest) -> HttpResponse:
+    """Plain-form fallback for uploads without JavaScript.
+
+    The multipart body is parsed (for the CSRF token too) and analysed in the ingest
+    pool, never in the threads that serve pages; only the store and the page render
+    touch the database.
+    """
+    outcome = await off_thread(_read_upload_form, request)
+    if isinstance(outcome, HttpResponse):
+        return outcome
+    if isinstance(outcome, str):
+        return await sync_to_async(_list_page)(request, outcome, status=400)
+    result = await sync_to_async(services.ingest_store)(outcome)
     return redirect(reverse("traces:detail", args=[result.trace.pk]))
 
 
-@require_GET
+def _read_upload_form(request: HttpRequest) -> services.PreparedIngest | HttpResponse | str:
+    """The prepared ingest, a CSRF failure response, or the message for the form."""
+    try:
+        fields, files = parsed_form(request)
+    except UploadRefused as exc:
+        return str(exc)
+    refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
+    if refused is not None:
+        return refused
+    form = UploadForm(fields, files)
+    valid = form.is_valid()
+    if not valid:
+        return "Choose a trace file to upload."
+    file = form.cleaned_data["file"]
+    try:
+        return services.ingest_prepare(
+            files=[(file.name, file.read())],
+            name=form.cleaned_data["name"] or file.name,
+            format_name=form.cleaned_data["format"] or None,
+        )
+    except services.InputRejected as exc:
+        return f"{file.name}: {exc}"
+
+
+@require_safe
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     diagram = diagram_context(trace, request.GET)
@@ -75,7 +103,7 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     return render(request, "traces/detail.html", tables | diagram)
 
 
-@require_GET
+@require_safe
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     call = selectors.call_get(trace=trace, index=index)
@@ -86,7 +114,7 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     return render(request, "traces/call.html", call_context(trace, call, normalize))
 
 
-@require_GET
+@require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -104,7 +132,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     )
 
 
-@require_GET
+@require_safe
 def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     """The full request body of a call, rebuilt from its delta chain."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -118,7 +146,7 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
     return response
 
 
-@require_GET
+@require_safe
 def download(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     files = selectors.trace_source_files(trace=trace)
@@ -127,12 +155,12 @@ def download(request: HttpRequest, trace_id) -> HttpResponse:
     response = HttpResponse(
         selectors.trace_source_bytes(trace=trace), content_type="application/octet-stream"
     )
-    filename = (trace.source_filename or f"trace-{trace.pk}.jsonl").replace('"', "")
+    filename = _slug(trace.source_filename) if trace.source_filename else f"trace-{trace.pk}.jsonl"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
-@require_GET
+@require_safe
 def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     """Permalink of a finding: its place on its call's page (or the trace's findings)."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -145,14 +173,14 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     return redirect(reverse("traces:call", args=[trace.pk, call]) + f"#finding-{number}")
 
 
-@require_GET
+@require_safe
 def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     pm = build_postmortem(trace.report, trace.name)
     return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm})
 
 
-@require_GET
+@require_safe
 def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
@@ -163,7 +191,7 @@ def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def export_html(request: HttpRequest, trace_id) -> HttpResponse:
     """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -177,10 +205,10 @@ def export_html(request: HttpRequest, trace_id) -> HttpResponse:
 def _download_files(trace, files: list[tuple[str, bytes]], wanted: str | None) -> HttpResponse:
     """One of several uploaded files (?file=N), or all of them in a ZIP, each as received."""
     if wanted is not None:
-        try:
-            filename, data = files[int(wanted)]
-        except (ValueError, IndexError) as exc:
-            raise Http404("No such file in this trace") from exc
+        position = int(wanted) if wanted.isdigit() else -1
+        if not 0 <= position < len(files):
+            raise Http404("No such file in this trace")
+        filename, data = files[position]
         response = HttpResponse(data, content_type="application/octet-stream")
         response["Content-Disposition"] = f'attachment; filename="{_slug(filename)}"'
         return response
