@@ -47,7 +47,9 @@ def _walk(value: Any, convert) -> Any:
     if isinstance(value, str):
         return convert(value)
     if isinstance(value, dict):
-        return {convert(k) if isinstance(k, str) else k: _walk(v, convert) for k, v in value.items()}
+        return {
+            convert(k) if isinstance(k, str) else k: _walk(v, convert) for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [_walk(item, convert) for item in value]
     return value

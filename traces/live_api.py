@@ -18,7 +18,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 from traces import live, models
 from traces.core.limits import InputRejected
 
-
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 
 

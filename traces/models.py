@@ -6,8 +6,8 @@ import uuid
 
 from django.db import models
 
-from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 from traces.core.summary import OUTCOME_LABELS
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
 
 class Blob(models.Model):

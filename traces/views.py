@@ -6,11 +6,11 @@ import io
 import zipfile
 
 import orjson
+from asgiref.sync import sync_to_async
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from asgiref.sync import sync_to_async
-from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
@@ -22,8 +22,8 @@ from traces.core.formats.registry import adapters, get_adapter
 from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
 from traces.offload import off_thread
-from traces.uploads import UploadRefused, parsed_form
 from traces.presenters import call_context, diagram_context, trace_context
+from traces.uploads import UploadRefused, parsed_form
 
 
 @require_safe

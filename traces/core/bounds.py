@@ -27,8 +27,7 @@ def bounded(exchange: Exchange) -> tuple[Exchange, list[LineError]]:
         wild = [
             (field.name, value)
             for field in fields(Usage)
-            if isinstance(value := getattr(usage, field.name), int)
-            and not 0 <= value <= MAX_TOKENS
+            if isinstance(value := getattr(usage, field.name), int) and not 0 <= value <= MAX_TOKENS
         ]
         if wild:
             name, value = wild[0]
