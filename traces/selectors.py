@@ -10,6 +10,7 @@ from django.http import Http404
 
 from traces import models
 from traces.core import archive, blobs
+from traces.core.credentials import mask_secrets
 
 
 def trace_list() -> QuerySet[models.Trace]:
@@ -104,4 +105,5 @@ def call_response(*, call: models.Call) -> Any:
 def call_extra(*, call: models.Call) -> Any:
     if not call.extra_digest:
         return None
-    return blob_values([call.extra_digest]).get(call.extra_digest)
+    # Masked again on the way out: traces stored before a masking rule existed.
+    return mask_secrets(blob_values([call.extra_digest]).get(call.extra_digest))

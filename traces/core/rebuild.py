@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from .bounds import bounded
+from .credentials import mask_secrets
 from .model import (
     Call,
     Exchange,
@@ -143,7 +144,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=exchange.extra,
+            extra=mask_secrets(dict(exchange.extra)) if exchange.extra else exchange.extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)
