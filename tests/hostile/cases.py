@@ -24,10 +24,20 @@ class Case:
 @cache
 def cases() -> list[Case]:
     return [
-        Case("nul-everywhere", inputs.with_text(inputs.NUL, model="claude\x00x", name="read\x00file"), "stored", ""),
+        Case(
+            "nul-everywhere",
+            inputs.with_text(inputs.NUL, model="claude\x00x", name="read\x00file"),
+            "stored",
+            "",
+        ),
         Case("usage-2^63", inputs.usage_trace(input_tokens=2**63), "stored", "out of range"),
         Case("usage-2^64-1", inputs.usage_trace(output_tokens=2**64 - 1), "stored", "out of range"),
-        Case("usage-negative", inputs.usage_trace(cache_read_input_tokens=-5), "stored", "out of range"),
+        Case(
+            "usage-negative",
+            inputs.usage_trace(cache_read_input_tokens=-5),
+            "stored",
+            "out of range",
+        ),
         Case("http-status-negative", inputs.http_status_trace(-1), "stored", "not a status code"),
         Case("http-status-2^31", inputs.http_status_trace(2**31), "stored", "not a status code"),
         Case("yaml-deep", inputs.deep_yaml(), "refused", "nest", "cassette.yaml"),
@@ -35,7 +45,9 @@ def cases() -> list[Case]:
         Case("gzip-array-199k", inputs.gzip_array(), "refused", "decompression bomb", "t.json.gz"),
         Case("gzip-bomb", inputs.gzip_bomb(), "refused", "decompression bomb", "t.jsonl.gz"),
         Case("array-3M-objects", inputs.many_dicts(), "refused", "JSON values"),
-        Case("lone-surrogate-escape", b'{"request": {"model": "\\ud800"}}\n', "refused", "surrogate"),
+        Case(
+            "lone-surrogate-escape", b'{"request": {"model": "\\ud800"}}\n', "refused", "surrogate"
+        ),
         Case("deep-json-line", b"[" * 100_000 + b"]" * 100_000 + b"\n", "refused", "nested"),
     ]
 

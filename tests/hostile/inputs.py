@@ -20,7 +20,9 @@ def with_text(
     """Two calls of one loop with `text` in the system prompt, a tool's id, name, input
     and (error) result, the model's reply and the model name."""
     q = [user(f"Read {text}")]
-    r1 = response([{"type": "text", "text": text}, tool_use(f"t{text}1", name, path=text)], "tool_use")
+    r1 = response(
+        [{"type": "text", "text": text}, tool_use(f"t{text}1", name, path=text)], "tool_use"
+    )
     r1["model"] = model
     echo = {"role": "assistant", "content": r1["content"]}
     results = {"role": "user", "content": [tool_result(f"t{text}1", f"out: {text}", error)]}
@@ -42,7 +44,12 @@ def http_status_trace(status: int) -> bytes:
     r = response([{"type": "text", "text": "hi"}], "end_turn")
     body = {"model": "claude-sonnet-4-5", "messages": [user("hi")]}
     record = {
-        "request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages", "headers": {}, "body": body},
+        "request": {
+            "method": "POST",
+            "url": "https://api.anthropic.com/v1/messages",
+            "headers": {},
+            "body": body,
+        },
         "response": {"status_code": status, "headers": {}, "body": r},
     }
     return orjson.dumps(record) + b"\n"
@@ -80,5 +87,3 @@ def gzip_bomb(gib: float = 2.5) -> bytes:
 def many_dicts(count: int = 3_000_001) -> bytes:
     """A 9 MB JSON array of `count` empty objects (issue 9, item 4)."""
     return b"[" + b"{}," * (count - 1) + b"{}]"
-
-
