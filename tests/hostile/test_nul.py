@@ -33,7 +33,7 @@ def test_nul_round_trips_through_every_text_column(client):
     run = trace.tool_runs.get()
     assert (run.name, run.tool_call_id) == ("read\x00file", f"t{inputs.NUL}1")
     assert inputs.NUL in run.result_preview
-    assert any("claude\x00x" == c["model"] for c in trace.report["calls"])
+    assert any(c["model"] == "claude\x00x" for c in trace.report["calls"])
     assert models.Trace.objects.filter(name="run\x00one").exists()  # lookups escape too
 
 
