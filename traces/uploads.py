@@ -70,6 +70,11 @@ def read_upload(request: HttpRequest) -> Upload:
     else:
         try:
             body = request.body
+        except RequestDataTooBig:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            raise UploadRefused(
+                f"The body is over the {limit:,}-byte limit for a raw upload.", status=413
+            ) from None
         except UnreadablePostError:
             raise UploadRefused("The request body could not be read.") from None
         files = [(request.GET.get("filename", ""), body)] if body else []

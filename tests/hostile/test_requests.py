@@ -149,3 +149,28 @@ def test_an_oversized_trace_is_refused_with_the_limit_in_the_message(client, set
     )
     assert reply.status_code == 400
     assert "the limit is 1,000" in reply.json()["error"]
+
+
+def test_a_raw_body_over_djangos_own_limit_gets_a_json_413(client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    reply = client.post(
+        reverse("traces:api-traces"), data=b"x" * 2000, content_type="application/x-ndjson"
+    )
+    assert reply.status_code == 413
+    assert "1,000-byte limit" in reply.json()["error"]
+
+
+def test_the_upload_form_still_checks_csrf(client):
+    client.handler.enforce_csrf_checks = True
+    reply = client.post(
+        reverse("traces:upload"), {"file": SimpleUploadedFile("s.jsonl", sample_bytes())}
+    )
+    assert reply.status_code == 403
+    assert not models.Trace.objects.exists()
+    client.get(reverse("traces:list"))  # the page's form sets the CSRF cookie
+    token = client.cookies["csrftoken"].value
+    reply = client.post(
+        reverse("traces:upload"),
+        {"file": SimpleUploadedFile("s.jsonl", sample_bytes()), "csrfmiddlewaretoken": token},
+    )
+    assert reply.status_code == 302
