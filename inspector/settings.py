@@ -49,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "traces.crosssite.CrossSiteGuard",
+    "traces.middleware.VisibleNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -97,7 +98,11 @@ CHANNEL_LAYERS = {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # redis-py times socket reads out after 5 s, which would kill every viewer
             # socket that has been quiet for 5 s (channels_redis blocks on reads).
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            # Hundreds of viewer sockets closing at once each leave their group: room
+            # for them in the pool (consumers also retry; see traces.consumers).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 1000}]
+            },
         }
         if REDIS_URL
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_setup import browser_missing
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -31,3 +33,15 @@ def corpus_files(folder: str, *patterns: str) -> list[Path]:
 
 def corpus_id(path: Path) -> str:
     return str(path.relative_to(CORPUS))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests are skipped, with the reason and the fix, when no Chromium exists
+    (tests/browser_setup.py could not install one): the rest of the suite still runs."""
+    reason = browser_missing()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=reason)
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(skip)

@@ -32,6 +32,7 @@ from functools import cached_property, wraps
 from typing import Any
 from urllib.parse import urlencode
 
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q, QuerySet
@@ -266,12 +267,28 @@ def access(rule: Access, *, uploads: bool = False, **by_method: Access):
         if isinstance(target, type):
             return _guard_consumer(target, rules)
 
+        def denial(request: HttpRequest, kwargs: dict[str, Any]) -> HttpResponse | None:
+            wanted = rules.get(request.method, rules["*"])
+            return check(request, wanted, kwargs) or _over_limit(request, wanted, uploads)
+
+        if iscoroutinefunction(target):
+            # An async view (uploads parse off the event loop): the check reads the
+            # database, so it runs in Django's thread like any sync code.
+            @wraps(target)
+            async def guarded_async(request: HttpRequest, *args: Any, **kwargs: Any):
+                refused = await sync_to_async(denial)(request, kwargs)
+                if refused is not None:
+                    return refused
+                return await target(request, *args, **kwargs)
+
+            guarded_async.access_rules = rules  # type: ignore[attr-defined]
+            return guarded_async
+
         @wraps(target)
         def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            wanted = rules.get(request.method, rules["*"])
-            denial = check(request, wanted, kwargs) or _over_limit(request, wanted, uploads)
-            if denial is not None:
-                return denial
+            refused = denial(request, kwargs)
+            if refused is not None:
+                return refused
             return target(request, *args, **kwargs)
 
         guarded.access_rules = rules

@@ -1,10 +1,12 @@
 """JSON API for scripts and agents: upload a trace, fetch its report.
 
-No CSRF token and, in this local mode (bound to loopback), no credentials.
+No CSRF token and, in this local mode (bound to loopback), no credentials. Uploads are
+parsed and analysed in the ingest pool (`traces.offload`), then stored.
 """
 
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -13,12 +15,14 @@ from django.views.decorators.http import require_http_methods
 from traces import deletion, live_api, selectors, services, set_api, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.labels import clean_labels
+from traces.offload import off_thread
+from traces.uploads import UploadRefused, read_upload
 
 
 @csrf_exempt
 @access(Access.INGEST, uploads=True)
 @require_http_methods(["POST"])
-def traces_collection(request: HttpRequest) -> JsonResponse:
+async def traces_collection(request: HttpRequest) -> JsonResponse:
     """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
 
     Several `file` fields make one trace (a session and its subagents' files).
@@ -27,43 +31,37 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
     `?live=1` (empty body) creates a live trace instead: see traces.live_api.
     """
     if request.GET.get("live") == "1":
-        return live_api.create_live(request)
-    set_name = request.POST.get("set") or request.GET.get("set")
-    if set_name:
-        return set_api.set_ingest_response(request, set_name)
-    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        files = [(upload.name, upload.read()) for upload in request.FILES.getlist("file")]
-    else:
-        files = [(request.GET.get("filename", ""), request.body)] if request.body else []
-    files = [(filename, data) for filename, data in files if data]
-    name = request.POST.get("name") or request.GET.get("name") or ""
-    format_name = request.POST.get("format") or request.GET.get("format") or None
-    labels = clean_labels(request.POST.getlist("labels") or request.GET.getlist("labels"))
-    if not files:
+        return await sync_to_async(live_api.create_live)(request)
+    try:
+        upload = await off_thread(read_upload, request)
+    except UploadRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
+    if upload.field("set"):
+        return await sync_to_async(set_api.set_ingest_response)(
+            request, upload.field("set"), upload
+        )
+    labels = clean_labels(upload.field_list("labels"))
+    if not upload.files:
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
-    project = ingest_project(request, request.POST.get("project") or request.GET.get("project"))
+    project = await sync_to_async(ingest_project)(request, upload.field("project") or None)
     if project is None:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
-    who = principal(request)
+    who = await sync_to_async(principal)(request)
     try:
-        mapping = services.mapping_from_upload(
-            request.FILES.get("mapping"), request.POST.get("mapping") or request.GET.get("mapping")
-        )
-        result = services.trace_ingest_files(
-            files=files,
-            name=name,
-            format_name=format_name,
-            labels=labels,
-            project=project,
-            created_by=who.audit_user,
+        mapping = services.mapping_from_upload(upload.mapping_file, upload.field("mapping") or None)
+        prepared = await off_thread(
+            services.ingest_prepare,
+            files=upload.files,
+            name=upload.name,
+            format_name=upload.format_name,
             mapping=mapping,
+            redact_credentials=services.redacts(project),
         )
     except services.InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    trace = result.trace
-    team.audit(who, "trace.upload", project=project, target=f"{trace.name} ({trace.pk})")
+    trace = await sync_to_async(_store)(prepared, labels, project, who)
     return JsonResponse(
         {
             "id": str(trace.pk),
@@ -77,9 +75,17 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
     )
 
 
+def _store(prepared, labels, project, who):
+    trace = services.ingest_store(
+        prepared, labels=labels, project=project, created_by=who.audit_user
+    ).trace
+    team.audit(who, "trace.upload", project=project, target=f"{trace.name} ({trace.pk})")
+    return trace
+
+
 @csrf_exempt
 @access(Access.READ, DELETE=Access.MEMBER)
-@require_http_methods(["GET", "DELETE"])
+@require_http_methods(["GET", "HEAD", "DELETE"])
 def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
     """GET: the trace's report. DELETE: remove the trace (and blobs no other trace uses)."""
     trace = selectors.trace_get(trace_id=trace_id)

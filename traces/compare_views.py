@@ -8,7 +8,7 @@ import uuid
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from traces import models, runsets, selectors
 from traces.access import Access, access, principal
@@ -41,7 +41,7 @@ def _set(request: HttpRequest, set_id) -> models.RunSet:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
     trace_a = _trace(request, a)
     trace_b = _trace(request, b)
@@ -102,14 +102,14 @@ def _total_rows(result: dict) -> list[dict]:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def compare_runs_json(request: HttpRequest, a, b) -> JsonResponse:
     result = traces_comparison(_trace(request, a), _trace(request, b))
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
     set_a, set_b = _set(request, a), _set(request, b)
     return render(
@@ -120,7 +120,7 @@ def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def compare_pick(request: HttpRequest) -> HttpResponse:
     """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`)."""
     kind = request.GET.get("kind", "runs")

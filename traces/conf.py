@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from traces.core.limits import Limits
 from traces.core.pricing import PriceTable, bundled_table, load_overrides
@@ -21,12 +23,23 @@ DEFAULTS: dict[str, Any] = {
     # (uploads, live lines and websocket frames); 0 turns a limit off.
     "TOKEN_UPLOADS_PER_MINUTE": 60,
     "TOKEN_BYTES_PER_DAY": 20 * 1024 * 1024 * 1024,
+    "INGEST_WORKERS": 2,
+    "MAX_DOCUMENT_VALUES": 5_000_000,
+    "MAX_DECOMPRESSION_RATIO": 200,
 }
 
 
 @cache
 def inspector_settings() -> dict[str, Any]:
     return {**DEFAULTS, **getattr(settings, "INSPECTOR", {})}
+
+
+@receiver(setting_changed)
+def _forget_settings(*, setting: str, **kwargs: Any) -> None:
+    """Tests override INSPECTOR with `override_settings`: the cached merge must follow."""
+    if setting in ("INSPECTOR", "INSPECTOR_PRICES"):
+        inspector_settings.cache_clear()
+        price_table.cache_clear()
 
 
 @cache
@@ -46,6 +59,8 @@ def limits() -> Limits:
         max_file_bytes=conf["MAX_UPLOAD_BYTES"],
         max_decompressed_bytes=conf["MAX_DECOMPRESSED_BYTES"],
         max_depth=conf["MAX_DEPTH"],
+        max_document_values=conf["MAX_DOCUMENT_VALUES"],
+        max_decompression_ratio=conf["MAX_DECOMPRESSION_RATIO"],
     )
 
 

@@ -17,7 +17,10 @@ Consumers touch the database only through `database_sync_to_async`.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import random
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -28,6 +31,8 @@ from traces import live, models, ratelimit
 from traces.access import Access, access
 from traces.broadcast import group_name
 from traces.core.limits import InputRejected
+
+log = logging.getLogger(__name__)
 
 BACKLOG_PAGE = 1000
 FRAME_EVENTS = 200
@@ -42,6 +47,40 @@ def _after(query_string: bytes) -> int:
         return max(0, int(values[-1]))
     except ValueError:
         return 0
+
+
+GROUP_ATTEMPTS = 8
+"""Tries to join or leave a group: with Redis, hundreds of sockets dropping at once can
+exhaust the connection pool for a moment (`MaxConnectionsError`); a dead channel left in
+the group would be sent every later broadcast until the group expires."""
+
+
+async def _with_retries(action, *args: Any) -> bool:
+    """Await `action(*args)`, retrying with jittered back-off on layer errors."""
+    for attempt in range(GROUP_ATTEMPTS):
+        try:
+            await action(*args)
+            return True
+        except Exception as exc:  # redis-py raises ConnectionError subclasses, among others
+            if attempt == GROUP_ATTEMPTS - 1:
+                log.warning(
+                    "channel layer %s failed %d times: %s", action.__name__, attempt + 1, exc
+                )
+                return False
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+    return False
+
+
+def decode_frame(text_data: str | None) -> tuple[Any, str | None]:
+    """(JSON value, None) of a text frame, or (None, why it cannot be read)."""
+    if text_data is None:
+        return None, "send text frames of JSON"
+    try:
+        return json.loads(text_data), None
+    except RecursionError:
+        return None, "the frame is nested too deeply"
+    except ValueError:
+        return None, "not a JSON text frame"
 
 
 @database_sync_to_async
@@ -66,14 +105,25 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
             return
         # Join before reading the backlog: an event committed meanwhile arrives by both
         # ways and is sent once.
-        self.group = group_name(self.trace_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        group = group_name(self.trace_id)
+        if not await _with_retries(self.channel_layer.group_add, group, self.channel_name):
+            await self.close(code=1013)  # try again later
+            return
+        self.group = group
         await self.accept()
         await self._send_stored(through=None)
 
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await _with_retries(self.channel_layer.group_discard, self.group, self.channel_name)
+            self.group = None
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
+        content, problem = decode_frame(text_data)
+        if problem:
+            await self.send_json({"type": "error", "error": problem})
+            return
+        await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """Viewers only listen; a `{"type": "ping"}` is answered so clients can probe."""
@@ -134,13 +184,9 @@ class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
-        if text_data is None:
-            await self._error("send text frames of JSON")
-            return
-        try:
-            content = json.loads(text_data)
-        except ValueError:
-            await self._error("not a JSON text frame")
+        content, problem = decode_frame(text_data)
+        if problem:
+            await self._error(problem)
             return
         await self.receive_json(content)
 
@@ -154,7 +200,10 @@ class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
         if problem:
             await self._error(problem)
             return
-        lines = [line.encode("utf-8") for line in content["lines"]]
+        lines, problem = _encoded(content["lines"], content["offset"])
+        if problem:
+            await self._error(problem)
+            return
         token = getattr(self.scope.get("principal"), "token", None)
         if token is not None:
             wait = await database_sync_to_async(ratelimit.charge)(
@@ -183,6 +232,21 @@ class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
 
     async def _error(self, message: str) -> None:
         await self.send_json({"type": "error", "error": message})
+
+
+def _encoded(texts: list[str], offset: int) -> tuple[list[bytes], str | None]:
+    """The lines as UTF-8, or why one cannot be (a lone surrogate such as "\\ud800")."""
+    lines = []
+    for number, text in enumerate(texts):
+        try:
+            lines.append(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            return [], (
+                f"line {offset + number + 1} (item {number + 1} of the frame) is not valid "
+                f"Unicode text: it holds {bad!a} ({exc.reason}); nothing of this frame was stored"
+            )
+    return lines, None
 
 
 def _frame_problem(content: Any) -> str | None:

@@ -19,9 +19,27 @@ from traces import live, models, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.limits import InputRejected
 
+FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
 
 def create_live(request: HttpRequest) -> JsonResponse:
-    """A new live trace; `name` and `format` from the query string or form fields."""
+    """A new live trace; `name` and `format` from the query string or form fields.
+
+    Lines are never taken here: a body that is not a form (or a form with a file) is
+    refused rather than silently dropped.
+    """
+    is_form = request.content_type in FORM_TYPES
+    sent = int(request.META.get("CONTENT_LENGTH") or 0) > 0
+    if sent and (not is_form or request.FILES):
+        return JsonResponse(
+            {
+                "error": "?live=1 creates an empty live trace and takes no lines: POST it "
+                "with an empty body, then send the lines to the 'lines_url' it returns "
+                "(POST /api/traces/<id>/lines?offset=0). To upload a whole file, leave "
+                "out ?live=1."
+            },
+            status=400,
+        )
     name = request.POST.get("name") or request.GET.get("name") or ""
     format_name = request.POST.get("format") or request.GET.get("format") or None
     project = ingest_project(request, request.POST.get("project") or request.GET.get("project"))
@@ -48,9 +66,9 @@ def create_live(request: HttpRequest) -> JsonResponse:
 
 @csrf_exempt
 @access(Access.INGEST)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def trace_lines(request: HttpRequest, trace_id) -> JsonResponse:
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):
         try:
             return JsonResponse(live.live_status(trace_id=trace_id))
         except models.Trace.DoesNotExist:

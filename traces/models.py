@@ -9,6 +9,7 @@ from django.db import models
 
 from traces.core.inferred_errors import inferred_error
 from traces.core.summary import OUTCOME_LABELS
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
 DEFAULT_PROJECT_SLUG = "default"
 
@@ -123,8 +124,8 @@ class AuditEvent(models.Model):
     )
     actor = models.CharField(max_length=200, help_text="User name, token or command.")
     action = models.CharField(max_length=40)
-    target = models.CharField(max_length=300, blank=True)
-    detail = models.JSONField(default=dict)
+    target = NulSafeCharField(max_length=300, blank=True)
+    detail = NulSafeJSONField(default=dict)
 
     class Meta:
         ordering = ["-at"]
@@ -141,7 +142,7 @@ class Blob(models.Model):
 class Label(models.Model):
     """A tag on traces ("baseline", "prompt-v2"), set on upload, in the API or on the page."""
 
-    name = models.CharField(max_length=60, unique=True)
+    name = NulSafeCharField(max_length=60, unique=True)
 
     class Meta:
         ordering = ["name"]
@@ -158,7 +159,7 @@ class RunSet(models.Model):
     project = models.ForeignKey(
         Project, on_delete=models.PROTECT, related_name="run_sets", default=default_project_id
     )
-    name = models.CharField(max_length=200)
+    name = NulSafeCharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -176,7 +177,7 @@ class RunSetFile(models.Model):
     compressed; its runs are stored as traces of their own."""
 
     run_set = models.ForeignKey(RunSet, on_delete=models.CASCADE, related_name="files")
-    filename = models.CharField(max_length=300)
+    filename = NulSafeCharField(max_length=300)
     sha256 = models.CharField(max_length=64)
     raw_bytes = models.BigIntegerField()
     data = models.BinaryField()
@@ -201,16 +202,16 @@ class Trace(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    redacted = models.JSONField(
+    redacted = NulSafeJSONField(
         default=dict, help_text="Credentials redacted from the original at ingest: name -> count."
     )
-    name = models.CharField(max_length=300)
+    name = NulSafeCharField(max_length=300)
     format = models.CharField(max_length=60)
-    detection_reason = models.CharField(max_length=500, blank=True)
+    detection_reason = NulSafeCharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.COMPLETE)
 
-    source_filename = models.CharField(max_length=300, blank=True)
+    source_filename = NulSafeCharField(max_length=300, blank=True)
     source_bytes = models.BigIntegerField(default=0)
     source_sha256 = models.CharField(max_length=64, blank=True)
     lines_total = models.PositiveIntegerField(default=0)
@@ -228,18 +229,18 @@ class Trace(models.Model):
     started_at = models.FloatField(null=True)
     ended_at = models.FloatField(null=True)
     outcome_kind = models.CharField(max_length=30, blank=True)
-    outcome_text = models.CharField(max_length=500, blank=True)
+    outcome_text = NulSafeCharField(max_length=500, blank=True)
     flags_count = models.PositiveIntegerField(default=0)
 
-    report = models.JSONField(default=dict)
+    report = NulSafeJSONField(default=dict)
 
     # Denormalised from the report (traces.core.runstats) so the list filters and sorts
     # thousands of runs, and set pages aggregate hundreds, without loading reports.
     cost_usd = models.FloatField(null=True, blank=True)
-    model = models.CharField(max_length=200, blank=True)
-    tool_names = models.TextField(blank=True, help_text="Tool names called, space-separated.")
+    model = NulSafeCharField(max_length=200, blank=True)
+    tool_names = NulSafeTextField(blank=True, help_text="Tool names called, space-separated.")
     error_results = models.PositiveIntegerField(default=0)
-    stats = models.JSONField(default=dict, blank=True)
+    stats = NulSafeJSONField(default=dict, blank=True)
     labels = models.ManyToManyField(Label, blank=True, related_name="traces")
     run_set = models.ForeignKey(
         RunSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
@@ -313,7 +314,7 @@ class SourceChunk(models.Model):
     data = models.BinaryField()
     first_line = models.PositiveIntegerField(default=1)
     line_count = models.PositiveIntegerField(default=0)
-    filename = models.CharField(
+    filename = NulSafeCharField(
         max_length=300,
         blank=True,
         help_text="Set when several files make one trace (a session and its subagents): "
@@ -332,10 +333,10 @@ class Call(models.Model):
     index = models.PositiveIntegerField()
     loop = models.PositiveIntegerField()
     line = models.PositiveIntegerField()
-    model = models.CharField(max_length=200, blank=True)
-    stop_reason = models.CharField(max_length=60, blank=True)
+    model = NulSafeCharField(max_length=200, blank=True)
+    stop_reason = NulSafeCharField(max_length=60, blank=True)
     status = models.CharField(max_length=10)
-    error = models.TextField(blank=True)
+    error = NulSafeTextField(blank=True)
     http_status = models.PositiveIntegerField(null=True)
     usage_reported = models.BooleanField(default=False)
     input_tokens = models.BigIntegerField(default=0)
@@ -356,7 +357,7 @@ class Call(models.Model):
     appended_digests = models.JSONField(default=list)
     response_digest = models.CharField(max_length=40, blank=True)
     extra_digest = models.CharField(max_length=40, blank=True)
-    tool_call_ids = models.JSONField(default=list)
+    tool_call_ids = NulSafeJSONField(default=list)
 
     class Meta:
         ordering = ["trace", "index"]
@@ -378,8 +379,8 @@ class ToolRun(models.Model):
 
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="tool_runs")
     position = models.PositiveIntegerField()
-    tool_call_id = models.CharField(max_length=300)
-    name = models.CharField(max_length=300, blank=True)
+    tool_call_id = NulSafeCharField(max_length=300)
+    name = NulSafeCharField(max_length=300, blank=True)
     loop = models.PositiveIntegerField()
     call = models.PositiveIntegerField(null=True)
     result_call = models.PositiveIntegerField(null=True)
@@ -387,7 +388,7 @@ class ToolRun(models.Model):
     is_error = models.BooleanField(default=False)
     batch_size = models.PositiveIntegerField(default=1)
     input_digest = models.CharField(max_length=40, blank=True)
-    result_preview = models.TextField(blank=True)
+    result_preview = NulSafeTextField(blank=True)
 
     class Meta:
         ordering = ["trace", "position"]
@@ -407,7 +408,7 @@ class ToolRun(models.Model):
 class LineError(models.Model):
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="line_errors")
     line = models.PositiveIntegerField()
-    message = models.CharField(max_length=500)
+    message = NulSafeCharField(max_length=500)
 
     class Meta:
         ordering = ["trace", "line"]
@@ -422,7 +423,7 @@ class LiveEvent(models.Model):
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="live_events")
     seq = models.PositiveIntegerField()
     type = models.CharField(max_length=20)
-    payload = models.JSONField(default=dict)
+    payload = NulSafeJSONField(default=dict)
 
     class Meta:
         ordering = ["trace", "seq"]

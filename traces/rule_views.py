@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from traces.access import Access, access
 from traces.core.rules.registry import get_rule, rules
@@ -39,7 +39,7 @@ def _entry(rule) -> dict:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def rule_list(request: HttpRequest) -> HttpResponse:
     entries = sorted(
         (_entry(r) for r in rules()),
@@ -49,7 +49,7 @@ def rule_list(request: HttpRequest) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     try:
         rule = get_rule(rule_id)

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from traces import models
 from traces.core import archive, blobs
+from traces.core.credentials import mask_secrets
 from traces.core.listquery import SORTS, ListQuery
 
 LIST_COLUMNS = (
@@ -222,4 +223,5 @@ def call_response(*, call: models.Call) -> Any:
 def call_extra(*, call: models.Call) -> Any:
     if not call.extra_digest:
         return None
-    return blob_values([call.extra_digest]).get(call.extra_digest)
+    # Masked again on the way out: traces stored before a masking rule existed.
+    return mask_secrets(blob_values([call.extra_digest]).get(call.extra_digest))

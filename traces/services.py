@@ -31,7 +31,10 @@ __all__ = [
     "BlobBatch",
     "IngestResult",
     "InputRejected",
+    "PreparedIngest",
     "SetIngestResult",
+    "ingest_prepare",
+    "ingest_store",
     "run_set_ingest",
     "store_calls",
     "store_line_errors",
@@ -96,6 +99,116 @@ def redacts(project: models.Project | None) -> bool:
     return not local_mode() and not (project is not None and project.keep_originals)
 
 
+@dataclass(frozen=True)
+class PreparedIngest:
+    """Everything an ingest stores, computed without touching the database."""
+
+    core: CoreTrace
+    report: dict[str, Any]
+    files: list[tuple[str, bytes]]
+    compressed: list[bytes]
+    sha256: str
+    name: str
+    source_filename: str
+    redacted: dict[str, int]
+    """Credentials redacted from the files before anything was read: name -> count."""
+
+
+def ingest_prepare(
+    *,
+    files: list[tuple[str, bytes]],
+    name: str,
+    format_name: str | None = None,
+    mapping: Mapping | None = None,
+    redact_credentials: bool = False,
+) -> PreparedIngest:
+    """Parse, rebuild, report and compress: the slow, CPU-bound half of an ingest. It needs
+    no database, so the web layer runs it in its ingest pool (see `traces.offload`).
+
+    With `redact_credentials` (shared mode, see `redacts`) the credentials are removed
+    first, so nothing derived holds them. Raises InputRejected for non-traces.
+    """
+    redacted: dict[str, int] = {}
+    if redact_credentials:
+        cleaned = [(filename, redact(data)) for filename, data in files]
+        files = [(filename, result.data) for filename, result in cleaned]
+        redacted = merge_fields(*(result.fields for _, result in cleaned))
+    if len(files) == 1:
+        filename, data = files[0]
+        # Compressing and hashing the original release the GIL: they run beside the parse.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            archived = pool.submit(_archive, data)
+            core = analyze_bytes(
+                data, filename=filename, format_name=format_name, limits=limits(), mapping=mapping
+            )
+            report = build_report(core, prices=price_table())
+            compressed, sha256 = archived.result()
+        return PreparedIngest(
+            core,
+            report,
+            files,
+            [compressed],
+            sha256,
+            name or filename or "trace",
+            filename,
+            redacted,
+        )
+    core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
+    report = build_report(core, prices=price_table())
+    label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
+    compressed_files = [archive.compress(data) for _, data in files]
+    return PreparedIngest(core, report, files, compressed_files, "", name or label, label, redacted)
+
+
+def ingest_store(
+    prepared: PreparedIngest,
+    *,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
+) -> IngestResult:
+    """Write a prepared ingest in one transaction: the trace, its original bytes, its rows."""
+    core, files = prepared.core, prepared.files
+    with transaction.atomic():
+        trace = _create_trace(
+            core,
+            prepared.report,
+            name=prepared.name,
+            source_filename=prepared.source_filename,
+            source_bytes=sum(len(data) for _, data in files),
+            source_sha256=prepared.sha256,
+            labels=labels,
+            run_set=run_set,
+            project=project,
+            created_by=created_by,
+            redacted=prepared.redacted,
+        )
+        if len(files) == 1:
+            models.SourceChunk.objects.create(
+                trace=trace,
+                seq=0,
+                raw_bytes=len(files[0][1]),
+                data=prepared.compressed[0],
+                line_count=core.lines_total,
+            )
+        else:
+            models.SourceChunk.objects.bulk_create(
+                models.SourceChunk(
+                    trace=trace,
+                    seq=seq,
+                    raw_bytes=len(data),
+                    data=packed,
+                    filename=filename[:300],
+                )
+                for seq, ((filename, data), packed) in enumerate(
+                    zip(files, prepared.compressed, strict=True)
+                )
+            )
+        _store_rows(trace, core)
+    return IngestResult(trace, core)
+
+
 def trace_ingest(
     *,
     data: bytes,
@@ -112,41 +225,16 @@ def trace_ingest(
 
     In shared mode the credentials are redacted first, so nothing derived holds them.
     """
-    redacted: dict[str, int] = {}
-    if redacts(project):
-        cleaned = redact(data)
-        data, redacted = cleaned.data, cleaned.fields
-    # Compressing and hashing the original release the GIL: they run beside the parse.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        archived = pool.submit(_archive, data)
-        core = analyze_bytes(
-            data, filename=filename, format_name=format_name, limits=limits(), mapping=mapping
-        )
-        report = build_report(core, prices=price_table())
-        compressed, sha256 = archived.result()
-    with transaction.atomic():
-        trace = _create_trace(
-            core,
-            report,
-            name=name or filename or "trace",
-            source_filename=filename,
-            source_bytes=len(data),
-            source_sha256=sha256,
-            labels=labels,
-            run_set=run_set,
-            project=project,
-            created_by=created_by,
-            redacted=redacted,
-        )
-        models.SourceChunk.objects.create(
-            trace=trace,
-            seq=0,
-            raw_bytes=len(data),
-            data=compressed,
-            line_count=core.lines_total,
-        )
-        _store_rows(trace, core)
-    return IngestResult(trace, core)
+    return trace_ingest_files(
+        files=[(filename, data)],
+        name=name,
+        format_name=format_name,
+        labels=labels,
+        run_set=run_set,
+        project=project,
+        created_by=created_by,
+        mapping=mapping,
+    )
 
 
 def trace_ingest_files(
@@ -155,6 +243,7 @@ def trace_ingest_files(
     name: str,
     format_name: str | None = None,
     labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
     project: models.Project | None = None,
     created_by: Any = None,
     mapping: Mapping | None = None,
@@ -163,48 +252,16 @@ def trace_ingest_files(
 
     Each file is kept whole, as its own chunk with its name, and downloads as received.
     """
-    if len(files) == 1:
-        filename, data = files[0]
-        return trace_ingest(
-            data=data,
-            name=name,
-            filename=filename,
-            format_name=format_name,
-            labels=labels,
-            project=project,
-            created_by=created_by,
-            mapping=mapping,
-        )
-    redacted: dict[str, int] = {}
-    if redacts(project):
-        cleaned = [(filename, redact(data)) for filename, data in files]
-        files = [(filename, result.data) for filename, result in cleaned]
-        redacted = merge_fields(*(result.fields for _, result in cleaned))
-    core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
-    report = build_report(core, prices=price_table())
-    label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
-    compressed = [archive.compress(data) for _, data in files]  # outside the transaction
-    with transaction.atomic():
-        trace = _create_trace(
-            core,
-            report,
-            name=name or label,
-            source_filename=label,
-            source_bytes=sum(len(data) for _, data in files),
-            source_sha256="",
-            labels=labels,
-            project=project,
-            created_by=created_by,
-            redacted=redacted,
-        )
-        models.SourceChunk.objects.bulk_create(
-            models.SourceChunk(
-                trace=trace, seq=seq, raw_bytes=len(data), data=packed, filename=filename[:300]
-            )
-            for seq, ((filename, data), packed) in enumerate(zip(files, compressed, strict=True))
-        )
-        _store_rows(trace, core)
-    return IngestResult(trace, core)
+    prepared = ingest_prepare(
+        files=files,
+        name=name,
+        format_name=format_name,
+        mapping=mapping,
+        redact_credentials=redacts(project),
+    )
+    return ingest_store(
+        prepared, labels=labels, run_set=run_set, project=project, created_by=created_by
+    )
 
 
 def _create_trace(

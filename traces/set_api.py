@@ -8,47 +8,41 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from traces import models, runsets, services
 from traces.access import Access, access, ingest_project, local_mode, principal
 from traces.core.labels import clean_labels
+from traces.uploads import Upload, UploadRefused, read_upload
 
 
 def _absolute(request: HttpRequest, name: str, *args) -> str:
     return request.build_absolute_uri(reverse(name, args=list(args)))
 
 
-def upload_files(request: HttpRequest) -> list[tuple[str, bytes]]:
-    """The request's files: multipart `file` fields, or the raw body (`?filename=`)."""
-    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        files = [(upload.name, upload.read()) for upload in request.FILES.getlist("file")]
-    else:
-        files = [(request.GET.get("filename", ""), request.body)] if request.body else []
-    return [(filename, data) for filename, data in files if data]
-
-
-def field(request: HttpRequest, name: str) -> str:
-    return request.POST.get(name) or request.GET.get(name) or ""
-
-
-def set_ingest_response(request: HttpRequest, set_name: str) -> JsonResponse:
+def set_ingest_response(
+    request: HttpRequest, set_name: str, upload: Upload | None = None
+) -> JsonResponse:
     """Store every run of the request's files in the set `set_name`: 201 with what was
     added, what was already there and what could not be read."""
-    files = upload_files(request)
-    if not files:
+    if upload is None:
+        try:
+            upload = read_upload(request)
+        except UploadRefused as exc:
+            return JsonResponse({"error": str(exc)}, status=exc.status)
+    if not upload.files:
         return JsonResponse(
             {"error": "Send runs as multipart 'file' fields or as the body."}, status=400
         )
-    project = ingest_project(request, field(request, "project") or None)
+    project = ingest_project(request, upload.field("project") or None)
     if project is None:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
     try:
         result = services.run_set_ingest(
             name=set_name,
-            files=files,
-            format_name=field(request, "format") or None,
-            labels=clean_labels(request.POST.getlist("labels") or request.GET.getlist("labels")),
+            files=upload.files,
+            format_name=upload.format_name,
+            labels=clean_labels(upload.field_list("labels")),
             project=project,
             created_by=principal(request).audit_user,
         )
@@ -79,12 +73,16 @@ def set_ingest_response(request: HttpRequest, set_name: str) -> JsonResponse:
 
 @csrf_exempt
 @access(Access.READ, POST=Access.INGEST, uploads=True)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def sets_collection(request: HttpRequest) -> JsonResponse:
     """GET: every set with its run count. POST (`name`, `file`s, optional `format`,
     `labels`): store each run of the files in the set, created when new."""
     if request.method == "POST":
-        return set_ingest_response(request, field(request, "name") or field(request, "set"))
+        try:
+            upload = read_upload(request)
+        except UploadRefused as exc:
+            return JsonResponse({"error": str(exc)}, status=exc.status)
+        return set_ingest_response(request, upload.field("name") or upload.field("set"), upload)
     return JsonResponse(
         {
             "sets": [
@@ -105,7 +103,7 @@ def _readable_projects(request: HttpRequest):
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def set_detail(request: HttpRequest, set_id) -> JsonResponse:
     """A set's runs (summary columns), outcome counts and findings by rule."""
     run_set = runsets.set_get(set_id=set_id)
@@ -140,7 +138,7 @@ def set_detail(request: HttpRequest, set_id) -> JsonResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def labels_list(request: HttpRequest) -> JsonResponse:
     labels = models.Label.objects.all()
     if not local_mode():

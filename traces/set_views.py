@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from traces import runsets
 from traces.access import Access, access, local_mode, principal
@@ -14,14 +14,14 @@ from traces.listing import list_context
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def set_list(request: HttpRequest) -> HttpResponse:
     projects = None if local_mode() else principal(request).projects().values("pk")
     return render(request, "traces/sets.html", {"sets": runsets.set_list(projects=projects)})
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def set_detail(request: HttpRequest, set_id) -> HttpResponse:
     run_set = runsets.set_get(set_id=set_id)
     base = reverse("traces:set", args=[run_set.pk])

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from traces import deletion, models, selectors, team
 from traces.access import ROLE_RANK, Access, access, principal
@@ -27,7 +27,7 @@ def _days(value: str | None) -> int | None:
 
 # -- API tokens ---------------------------------------------------------------------------------
 @access(Access.ACCOUNT)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
     """The user's tokens; POST creates one and shows its secret once."""
     who = principal(request)
@@ -83,7 +83,7 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
 
 # -- projects -----------------------------------------------------------------------------------
 @access(Access.ACCOUNT)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def projects(request: HttpRequest) -> HttpResponse:
     who = principal(request)
     error = ""
@@ -110,7 +110,7 @@ def projects(request: HttpRequest) -> HttpResponse:
 
 
 @access(Access.OWNER)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def project(request: HttpRequest, project: str) -> HttpResponse:
     """Settings, members and the audit log of one project (owners only)."""
     who = principal(request)
@@ -166,7 +166,7 @@ def _member_change(request: HttpRequest, who, project: models.Project) -> None:
 
 # -- share links and deletion -----------------------------------------------------------------
 @access(Access.MEMBER)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def share(request: HttpRequest, trace_id) -> HttpResponse:
     """A trace's share links; POST makes a new one and shows its URL once."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -202,7 +202,7 @@ def share_revoke(request: HttpRequest, trace_id, link_id: int) -> HttpResponse:
 
 
 @access(Access.PUBLIC)
-@require_GET
+@require_safe
 def shared(request: HttpRequest, secret: str) -> HttpResponse:
     """A share link: its secret is the credential. Opens the trace read-only."""
     link = team.share_open(secret=secret, session=request.session)
@@ -217,7 +217,7 @@ def shared(request: HttpRequest, secret: str) -> HttpResponse:
 
 
 @access(Access.MEMBER)
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def delete(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     if request.method == "POST":

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import io
 import zipfile
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
+from asgiref.sync import sync_to_async
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST, require_safe
 
 from traces import selectors, services, team
 from traces.access import Access, access, ingest_project, principal
@@ -21,12 +26,14 @@ from traces.core.labels import clean_labels
 from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
 from traces.listing import list_context
+from traces.offload import off_thread
 from traces.presenters import call_context, diagram_context, trace_context
+from traces.uploads import UploadRefused, parsed_form
 from traces.whatif_views import what_if_context
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def trace_list(request: HttpRequest) -> HttpResponse:
     return _list_page(request)
 
@@ -49,49 +56,106 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
 
 
 @access(Access.INGEST, uploads=True)
+@csrf_exempt  # checked in the ingest pool below, where the body is parsed
 @require_POST
-def upload(request: HttpRequest) -> HttpResponse:
-    """Plain-form fallback for uploads without JavaScript."""
-    form = UploadForm(request.POST, request.FILES)
-    if not form.is_valid():
-        return _list_page(request, "Choose a trace file to upload.", status=400)
-    files = request.FILES.getlist("file")
-    labels = clean_labels(form.cleaned_data["labels"])
-    format_name = form.cleaned_data["format"] or None
-    project = ingest_project(request, request.POST.get("project") or None)
+async def upload(request: HttpRequest) -> HttpResponse:
+    """Plain-form fallback for uploads without JavaScript.
+
+    The multipart body is parsed (for the CSRF token too) and analysed in the ingest
+    pool, never in the threads that serve pages; only choosing the project, the store
+    and the page render touch the database.
+    """
+    form = await off_thread(_read_upload_form, request)
+    if isinstance(form, HttpResponse):
+        return form
+    if isinstance(form, str):
+        return await sync_to_async(_list_page)(request, form, status=400)
+    project = await sync_to_async(ingest_project)(request, form.project_slug)
     if project is None:
-        return _list_page(request, "You cannot upload to that project.", status=403)
-    who = principal(request)
-    if form.cleaned_data["set"]:
-        try:
-            outcome = services.run_set_ingest(
-                name=form.cleaned_data["set"],
-                files=[(upload.name, upload.read()) for upload in files],
-                format_name=format_name,
-                labels=labels,
-                project=project,
-                created_by=who.audit_user,
-            )
-        except services.InputRejected as exc:
-            return _list_page(request, str(exc), status=400)
-        if not outcome.added and not outcome.duplicates:
-            problems = "; ".join(f"{name}: {why}" for name, why in outcome.rejected[:3])
-            return _list_page(request, problems or "No run could be read.", status=400)
-        return redirect(reverse("traces:set", args=[outcome.run_set.pk]))
-    file = form.cleaned_data["file"]
+        return await sync_to_async(_list_page)(
+            request, "You cannot upload to that project.", status=403
+        )
+    who = await sync_to_async(principal)(request)
+    if form.set_name:
+        return await sync_to_async(_upload_set)(request, form, project, who)
     try:
-        result = services.trace_ingest(
-            data=file.read(),
-            name=form.cleaned_data["name"] or file.name,
-            filename=file.name,
-            format_name=format_name,
-            labels=labels,
-            project=project,
-            created_by=who.audit_user,
-            mapping=services.mapping_from_upload(form.cleaned_data.get("mapping")),
+        prepared = await off_thread(
+            services.ingest_prepare,
+            files=form.files,
+            name=form.name,
+            format_name=form.format_name,
+            mapping=form.mapping,
+            redact_credentials=services.redacts(project),
         )
     except services.InputRejected as exc:
-        return _list_page(request, f"{file.name}: {exc}", status=400)
+        return await sync_to_async(_list_page)(request, f"{form.files[0][0]}: {exc}", status=400)
+    return await sync_to_async(_store_upload)(prepared, form, project, who)
+
+
+@dataclass(frozen=True)
+class _UploadForm:
+    """What the upload form sent, read in the ingest pool."""
+
+    files: list[tuple[str, bytes]]
+    name: str
+    format_name: str | None
+    labels: list[str]
+    set_name: str
+    project_slug: str | None
+    mapping: Any
+
+
+def _read_upload_form(request: HttpRequest) -> _UploadForm | HttpResponse | str:
+    """The form's content, a CSRF failure response, or the message for the form."""
+    try:
+        fields, files = parsed_form(request)
+    except UploadRefused as exc:
+        return str(exc)
+    refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
+    if refused is not None:
+        return refused
+    form = UploadForm(fields, files)
+    if not form.is_valid():
+        return "Choose a trace file to upload."
+    uploads = files.getlist("file")
+    try:
+        mapping = services.mapping_from_upload(form.cleaned_data.get("mapping"))
+    except services.InputRejected as exc:
+        return f"The mapping file: {exc}"
+    return _UploadForm(
+        files=[(upload.name or "", upload.read()) for upload in uploads],
+        name=form.cleaned_data["name"] or uploads[0].name or "",
+        format_name=form.cleaned_data["format"] or None,
+        labels=clean_labels(form.cleaned_data["labels"]),
+        set_name=form.cleaned_data["set"],
+        project_slug=fields.get("project") or None,
+        mapping=mapping,
+    )
+
+
+def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpResponse:
+    """Each run of the uploaded files into the run set the form names."""
+    try:
+        outcome = services.run_set_ingest(
+            name=form.set_name,
+            files=form.files,
+            format_name=form.format_name,
+            labels=form.labels,
+            project=project,
+            created_by=who.audit_user,
+        )
+    except services.InputRejected as exc:
+        return _list_page(request, str(exc), status=400)
+    if not outcome.added and not outcome.duplicates:
+        problems = "; ".join(f"{name}: {why}" for name, why in outcome.rejected[:3])
+        return _list_page(request, problems or "No run could be read.", status=400)
+    return redirect(reverse("traces:set", args=[outcome.run_set.pk]))
+
+
+def _store_upload(prepared, form: _UploadForm, project, who) -> HttpResponse:
+    result = services.ingest_store(
+        prepared, labels=form.labels, project=project, created_by=who.audit_user
+    )
     team.audit(
         who, "trace.upload", project=project, target=f"{result.trace.name} ({result.trace.pk})"
     )
@@ -108,7 +172,7 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     diagram = diagram_context(trace, request.GET)
@@ -146,7 +210,7 @@ def _runs_context(trace, who) -> dict:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     call = selectors.call_get(trace=trace, index=index)
@@ -158,7 +222,7 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -177,7 +241,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     """The full request body of a call, rebuilt from its delta chain."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -192,7 +256,7 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
 
 
 @access(Access.ORIGINAL)
-@require_GET
+@require_safe
 def download(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     files = selectors.trace_source_files(trace=trace)
@@ -201,13 +265,13 @@ def download(request: HttpRequest, trace_id) -> HttpResponse:
     response = HttpResponse(
         selectors.trace_source_bytes(trace=trace), content_type="application/octet-stream"
     )
-    filename = (trace.source_filename or f"trace-{trace.pk}.jsonl").replace('"', "")
+    filename = _slug(trace.source_filename) if trace.source_filename else f"trace-{trace.pk}.jsonl"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     """Permalink of a finding: its place on its call's page (or the trace's findings)."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -221,7 +285,7 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     pm = build_postmortem(trace.report, trace.name)
@@ -229,7 +293,7 @@ def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
@@ -241,7 +305,7 @@ def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def export_html(request: HttpRequest, trace_id) -> HttpResponse:
     """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""
     trace = selectors.trace_get(trace_id=trace_id)
@@ -255,10 +319,10 @@ def export_html(request: HttpRequest, trace_id) -> HttpResponse:
 def _download_files(trace, files: list[tuple[str, bytes]], wanted: str | None) -> HttpResponse:
     """One of several uploaded files (?file=N), or all of them in a ZIP, each as received."""
     if wanted is not None:
-        try:
-            filename, data = files[int(wanted)]
-        except (ValueError, IndexError) as exc:
-            raise Http404("No such file in this trace") from exc
+        position = int(wanted) if wanted.isdigit() else -1
+        if not 0 <= position < len(files):
+            raise Http404("No such file in this trace")
+        filename, data = files[position]
         response = HttpResponse(data, content_type="application/octet-stream")
         response["Content-Disposition"] = f'attachment; filename="{_slug(filename)}"'
         return response

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from traces import models, selectors
 from traces.access import Access, access
@@ -75,7 +75,7 @@ class _QueryValues(dict):
 
 
 @access(Access.READ)
-@require_GET
+@require_safe
 def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The scenarios recomputed with the query's parameters, the panel's results
     fragment (rendered and escaped by the template) and the two figures."""

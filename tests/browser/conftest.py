@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
+
+from tests.browser_setup import system_chromium
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -25,15 +26,7 @@ CHROMIUM_ARGS = [
 
 
 def chromium_path() -> str | None:
-    for candidate in (
-        os.environ.get("PLAYWRIGHT_CHROMIUM"),
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-        shutil.which("chromium-browser"),
-    ):
-        if candidate and os.path.exists(candidate):
-            return candidate
-    return None  # Playwright's own build, installed by tests/browser_setup.py
+    return system_chromium()  # None: Playwright's own build, from tests/browser_setup.py
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,14 @@ class Limits:
     max_depth: int = 254
     """Deepest nesting accepted; 254 is also the most orjson can serialise again."""
     max_records: int = 2_000_000
+    max_document_values: int = 5_000_000
+    """Most JSON values (numbers, strings, objects...) one document or line may hold: a
+    parsed value costs 30-100 bytes of memory, so this bounds what a parse can take even
+    when the text is tiny per value (`[0,0,0,...]` is 2 bytes a value)."""
+    max_decompression_ratio: int = 200
+    """Past the first `ratio_free_bytes` of output, gzip input inflating more than this
+    many times is refused as a bomb at once (text traces compress 5-20 times)."""
+    ratio_free_bytes: int = 1024 * 1024
 
 
 DEFAULT_LIMITS = Limits()

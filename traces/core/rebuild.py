@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from .bounds import bounded
+from .credentials import mask_secrets
 from .inferred_errors import inferred_error
 from .model import (
     Call,
@@ -170,6 +172,8 @@ class TraceBuilder:
         return fallback
 
     def add(self, exchange: Exchange) -> Update:
+        exchange, problems = bounded(exchange)
+        self.line_errors.extend(problems)
         messages = exchange.messages
         compaction = self._compaction_in(exchange)
         loop, prefix_len = self._choose_loop(exchange)
@@ -219,7 +223,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=extra,
+            extra=mask_secrets(dict(extra)) if extra else extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)

@@ -7,6 +7,7 @@ YAML cassette) are unwrapped here so that adapters only ever see parsed records.
 
 from __future__ import annotations
 
+import datetime
 import io
 import re
 import zlib
@@ -33,36 +34,91 @@ class Record:
     value: Any
 
 
+INPUT_CHUNK = 64 * 1024
+OUTPUT_CHUNK = 1024 * 1024
+
+
 def decompress(data: bytes, limits: Limits = DEFAULT_LIMITS) -> bytes:
-    """Undo gzip (possibly several members), refusing output beyond the limit."""
+    """Undo gzip (possibly several members), refusing a bomb as soon as it shows.
+
+    The input is fed a slice at a time and the output drained a MiB at a time, so the
+    size limit and the decompression ratio (`Limits.max_decompression_ratio`, past the
+    first `ratio_free_bytes`) are checked while inflating, not after.
+    """
     if not data.startswith(GZIP_MAGIC):
         return data
+    view = memoryview(data)
     out = io.BytesIO()
-    remaining = data
-    while remaining.startswith(GZIP_MAGIC):
+    offset = 0
+    while data[offset : offset + 2] == GZIP_MAGIC:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        chunk_size = 1 << 20
-        pos = 0
-        while pos < len(remaining) and not inflater.eof:
-            piece = inflater.decompress(remaining[pos : pos + chunk_size], chunk_size * 8)
-            pos += chunk_size
+        position = offset
+        pending: bytes | memoryview = b""
+        while not inflater.eof:
+            if not pending:
+                if position >= len(data):
+                    raise InputRejected("The gzip stream is cut short: the file is incomplete.")
+                pending = view[position : position + INPUT_CHUNK]
+                position += len(pending)
+            try:
+                piece = inflater.decompress(pending, OUTPUT_CHUNK)
+            except zlib.error as exc:
+                raise InputRejected(f"The gzip stream is damaged ({exc}).") from None
+            pending = inflater.unconsumed_tail
             out.write(piece)
-            while inflater.unconsumed_tail and not inflater.eof:
-                out.write(inflater.decompress(inflater.unconsumed_tail, chunk_size * 8))
-                _check_size(out, limits)
-            _check_size(out, limits)
-        if not inflater.eof:
-            raise InputRejected("The gzip stream is cut short: the file is incomplete.")
-        remaining = inflater.unused_data
+            _check_size(out, position - len(pending), limits)
+        offset = position - len(inflater.unused_data)
     return out.getvalue()
 
 
-def _check_size(out: io.BytesIO, limits: Limits) -> None:
-    if out.tell() > limits.max_decompressed_bytes:
+def _check_size(out: io.BytesIO, consumed: int, limits: Limits) -> None:
+    size = out.tell()
+    if size > limits.max_decompressed_bytes:
         raise InputRejected(
             f"The file decompresses to more than {limits.max_decompressed_bytes:,} bytes; "
             "refused as a possible decompression bomb."
         )
+    ratio = limits.max_decompression_ratio
+    if size > limits.ratio_free_bytes and size > ratio * max(consumed, 1):
+        raise InputRejected(
+            f"The file inflates more than {ratio} times ({consumed:,} compressed bytes "
+            f"already gave {size:,}); refused as a possible decompression bomb."
+        )
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def value_count(raw: bytes | memoryview, limits: Limits = DEFAULT_LIMITS) -> int:
+    """How many JSON values (at most) a text holds, counted without parsing it.
+
+    Commas, colons and opening brackets outside strings bound the values (each value but
+    the first of a container follows a comma, each member a colon). Counting them on the
+    whole text first is cheap; strings are stripped only when that count is over the limit.
+    """
+    data = bytes(raw)
+    count = _structural(data)
+    if count <= limits.max_document_values:
+        return count
+    return _structural(_JSON_STRING.sub(b'""', data))
+
+
+def _structural(data: bytes) -> int:
+    """Commas, colons and opening brackets, plus one: each is a value, member or container
+    the parse would allocate."""
+    return sum(data.count(mark) for mark in (b",", b":", b"[", b"{")) + 1
+
+
+def too_many_values(raw: bytes | memoryview, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """Why the text would take too much memory to parse, or None (see `value_count`)."""
+    if len(raw) <= limits.max_document_values:
+        return None  # each counted mark is one byte of the text
+    if value_count(raw, limits) > limits.max_document_values:
+        return (
+            f"holds more than {limits.max_document_values:,} JSON values; refused "
+            "before parsing (it would take too much memory)"
+        )
+    return None
 
 
 def parse_line(
@@ -82,6 +138,9 @@ def parse_line(
         raw = raw[len(BOM) :]
     if may_hold_nul and b"\x00" in bytes(raw):
         return LineError(line, "contains a NUL byte; not a JSON text line")
+    crowded = too_many_values(raw, limits)
+    if crowded:
+        return LineError(line, crowded)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -223,11 +282,19 @@ def _whole_document(data: bytes, limits: Limits) -> Source | None:
         if not isinstance(first, LineError):
             return None  # the first line is a record on its own: this is JSONL
     body = data[len(BOM) :] if data.startswith(BOM) else data
+    crowded = too_many_values(body, limits)
+    if crowded:
+        raise InputRejected(f"The JSON document {crowded}.")
     value = parse_line(body, 1, limits)
     if isinstance(value, LineError):
         return None
     lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     if isinstance(value, list):
+        if len(value) > limits.max_records:
+            raise InputRejected(
+                f"The JSON array holds {len(value):,} records; more than "
+                f"{limits.max_records:,} are refused."
+            )
         return Source("json", lines_total, [Record(i + 1, v) for i, v in enumerate(value)])
     return Source("json", lines_total, [Record(1, value)])
 
@@ -255,13 +322,25 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+MAX_YAML_BYTES = 64 * 1024 * 1024
+"""VCR cassettes are small; a larger YAML file would take minutes to read."""
+
+
 def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
     """Read a VCR cassette: each interaction becomes one HTTP-pair record."""
     lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if len(data) > MAX_YAML_BYTES:
+        raise InputRejected(
+            f"The YAML file is {len(data):,} bytes; cassettes over {MAX_YAML_BYTES:,} "
+            "bytes are refused (convert it to JSONL)."
+        )
     try:
-        document = yaml.load(data, Loader=_NoAliasLoader)
+        _check_yaml_events(data, limits)
+        document = yaml.load(data, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise InputRejected(f"Not readable YAML: {exc}") from exc
+    except RecursionError:
+        raise InputRejected("Not readable YAML: nested too deeply; refused.") from None
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
         if isinstance(document, list):  # a YAML list of records (e.g. SDK stream messages)
             return Source("yaml", lines_total, [Record(i + 1, v) for i, v in enumerate(document)])
@@ -270,12 +349,79 @@ def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
         raise InputRejected("A YAML file must be a VCR cassette or a list/mapping of records.")
     items: list[Record | LineError] = []
     for number, interaction in enumerate(document["interactions"], start=1):
-        pair = vcr_interaction_to_pair(interaction, limits)
+        try:
+            pair = _bytes_as_text(vcr_interaction_to_pair(_json_value(interaction), limits))
+        except _NotJson as exc:
+            items.append(LineError(number, f"interaction holds {exc}, which JSON cannot hold"))
+            continue
         if pair is None:
             items.append(LineError(number, "interaction has no request/response mapping"))
         else:
             items.append(Record(number, pair))
     return Source("yaml", lines_total, items)
+
+
+_LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else _NoAliasLoader
+
+
+def _check_yaml_events(data: bytes, limits: Limits) -> None:
+    """Refuse aliases and deep nesting from the event stream, before anything is built:
+    the C loader composes recursively (no Python recursion limit protects it)."""
+    depth = 0
+    starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    for event in yaml.parse(data, Loader=_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases are not accepted in traces", event.start_mark
+            )
+        if isinstance(event, starts):
+            depth += 1
+            if depth > limits.max_depth:
+                raise InputRejected(
+                    f"Not readable YAML: nested deeper than {limits.max_depth} levels; refused."
+                )
+        elif isinstance(event, ends):
+            depth -= 1
+
+
+class _NotJson(ValueError):
+    """A YAML value with no JSON counterpart (a set, an odd key)."""
+
+
+def _json_value(value: Any) -> Any:
+    """The value with YAML's extra types made JSON: dates as ISO text, binary as text
+    (bodies are decoded later); sets and other types raise `_NotJson`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        # orjson reads integers past 64 bits as floats; YAML keeps them exact
+        return value if -(2**63) <= value < 2**64 else float(value)
+    if value is None or isinstance(value, (str, bool, float)):
+        return value
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise _NotJson(f"a {type(key).__name__} key")
+            out[key if isinstance(key, str) else str(key)] = _json_value(item)
+        return out
+    if isinstance(value, list):
+        return [_json_value(item) for item in value]
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    raise _NotJson(f"a YAML {type(value).__name__}")
+
+
+def _bytes_as_text(value: Any) -> Any:
+    """Binary values left outside the bodies (which are decoded on their own) as text."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {key: _bytes_as_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_bytes_as_text(item) for item in value]
+    return value
 
 
 def vcr_interaction_to_pair(interaction: Any, limits: Limits = DEFAULT_LIMITS) -> dict | None:

@@ -146,7 +146,10 @@ class Rule:
     ) -> Finding:
         index = call.index if isinstance(call, Call) else call
         loop = call.loop if isinstance(call, Call) else fields.pop("loop", None)
-        message = self.message.format(call=index, tool_call_id=tool_call_id, **fields)
+        # Ids and names are the trace's own text: a 200,000-character id would make
+        # every page that lists the finding that long (the finding's fields keep it whole).
+        named = {k: _clip(v) if k == "name" else v for k, v in fields.items()}
+        message = self.message.format(call=index, tool_call_id=_clip(tool_call_id), **named)
         return Finding(
             rule=self.id,
             severity=self.severity,
@@ -161,6 +164,16 @@ class Rule:
     def documentation(cls) -> dict[str, str]:
         """The docstring's sections, keyed by heading (summary under 'summary')."""
         return parse_sections(cls.__doc__ or "")
+
+
+NAME_CHARS = 120
+
+
+def _clip(value: Any) -> Any:
+    """An id or name cut to NAME_CHARS for a message."""
+    if isinstance(value, str) and len(value) > NAME_CHARS:
+        return value[: NAME_CHARS - 1] + "…"
+    return value
 
 
 _HEADING = re.compile(r"^(What it finds|Why it matters|Example|How to fix)\s*:?\s*$", re.I)

@@ -1,0 +1,107 @@
+"""Text and JSON columns that store NUL characters on PostgreSQL, losslessly.
+
+PostgreSQL text and jsonb cannot hold U+0000, yet real traces contain it (a tool that
+`cat`s a binary file). On PostgreSQL these fields write NUL as an escape, ESC + "0", and
+ESC itself as ESC + ESC, where ESC is the noncharacter U+FFFF; reading undoes it, so
+Python code sees exactly the text it stored. SQLite holds NUL as it is and is left alone.
+Pages show NUL as "␀" (see `traces.middleware`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+from django.db import models
+
+ESC = "\uffff"
+_ESC_BYTES = ESC.encode()
+_ESCAPED = re.compile(ESC + "(.)", re.DOTALL)
+
+
+def escape(text: str) -> str:
+    """Text with NUL and the escape character escaped (no NUL left)."""
+    if "\x00" not in text and ESC not in text:
+        return text
+    return text.replace(ESC, ESC + ESC).replace("\x00", ESC + "0")
+
+
+def unescape(text: str) -> str:
+    """The text `escape` was given."""
+    if ESC not in text:
+        return text
+    return _ESCAPED.sub(lambda m: ESC if m.group(1) == ESC else "\x00", text)
+
+
+def _fit(text: str, max_length: int | None) -> str:
+    """Escaped text cut to the column's length without splitting an escape."""
+    if max_length is None or len(text) <= max_length:
+        return text
+    cut = text[:max_length]
+    trailing = len(cut) - len(cut.rstrip(ESC))
+    return cut[:-1] if trailing % 2 else cut
+
+
+def _walk(value: Any, convert) -> Any:
+    if isinstance(value, str):
+        return convert(value)
+    if isinstance(value, dict):
+        return {
+            convert(k) if isinstance(k, str) else k: _walk(v, convert) for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_walk(item, convert) for item in value]
+    return value
+
+
+def escape_json(value: Any) -> Any:
+    """A JSON value with every string (and key) escaped; untouched when none needs it."""
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return _walk(value, escape)
+    if b"\\u0000" not in raw and _ESC_BYTES not in raw:
+        return value
+    return _walk(value, escape)
+
+
+class _NulSafeText:
+    """Mixin of the text fields: escape on the way to PostgreSQL, unescape on the way back."""
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        value = super().get_db_prep_value(value, connection, prepared)  # type: ignore[misc]
+        if connection.vendor == "postgresql" and isinstance(value, str):
+            return _fit(escape(value), getattr(self, "max_length", None))
+        return value
+
+    def from_db_value(self, value, expression, connection):
+        if connection.vendor == "postgresql" and isinstance(value, str):
+            return unescape(value)
+        return value
+
+
+class NulSafeCharField(_NulSafeText, models.CharField):
+    """A CharField that can hold NUL on PostgreSQL."""
+
+
+class NulSafeTextField(_NulSafeText, models.TextField):
+    """A TextField that can hold NUL on PostgreSQL."""
+
+
+class NulSafeJSONField(models.JSONField):
+    """A JSONField whose strings can hold NUL on PostgreSQL (jsonb refuses \\u0000)."""
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if not prepared:
+            value = self.get_prep_value(value)
+        if connection.vendor == "postgresql":
+            value = escape_json(value)
+        return super().get_db_prep_value(value, connection, prepared=True)
+
+    def from_db_value(self, value, expression, connection):
+        escaped = isinstance(value, str) and ESC in value
+        value = super().from_db_value(value, expression, connection)
+        if escaped and connection.vendor == "postgresql":
+            return _walk(value, unescape)
+        return value
