@@ -5,5 +5,6 @@ from django.urls import include, path
 urlpatterns = [
     path("rules/", include("traces.rule_urls")),
     path("", include("traces.live_urls")),
+    path("", include("traces.capture_urls")),
     path("", include("traces.urls")),
 ]

@@ -132,13 +132,15 @@ def create_live_trace(
     )
 
 
-def append_lines(*, trace_id: Any, offset: int, lines: Sequence[bytes]) -> AppendResult:
-    """Store the lines the client sent after its first `offset` lines, once each.
+def append_lines(*, trace_id: Any, offset: int | None, lines: Sequence[bytes]) -> AppendResult:
+    """Store the lines the client sent after its first `offset` lines, once each; with
+    `offset=None`, after whatever is stored (a capture that is the trace's only writer
+    and never resends: the recording proxy, the OTLP receiver).
 
     Raises OffsetGap, TraceNotLive, models.Trace.DoesNotExist, or InputRejected when the
     first readable lines are no known format or the trace would exceed the size limit.
     """
-    if offset < 0:
+    if offset is not None and offset < 0:
         raise OffsetGap(0)
     entry = _sessions.entry(trace_id)
     with entry.lock:
@@ -220,7 +222,7 @@ APPEND_FIELDS = [
 
 
 def _append_locked(
-    entry: _LiveEntry, trace_id: Any, offset: int, lines: Sequence[bytes]
+    entry: _LiveEntry, trace_id: Any, offset: int | None, lines: Sequence[bytes]
 ) -> AppendResult | None:
     """The append, under the row lock; None when the trace was idle too long and was
     closed instead (committed, then reported as not live)."""
@@ -231,6 +233,8 @@ def _append_locked(
         _close_locked(entry, trace)
         return None
     total = trace.lines_total
+    if offset is None:
+        offset = total
     if offset > total:
         raise OffsetGap(total)
     fresh = [_terminated(line) for line in lines[total - offset :]]

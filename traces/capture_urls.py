@@ -1,0 +1,25 @@
+"""URLs of the captures: the recording proxy (and the OTLP receiver, in traces.otlp)."""
+
+from django.urls import path
+
+from traces import proxy
+
+app_name = "capture"
+
+urlpatterns = [
+    path("proxy/anthropic/<path:path>", proxy.relay, {"vendor": "anthropic"}, name="anthropic"),
+    path("proxy/openai/v1/<path:path>", proxy.relay, {"vendor": "openai"}, name="openai"),
+    path(
+        "proxy/s/<str:session>/anthropic/<path:path>",
+        proxy.relay,
+        {"vendor": "anthropic"},
+        name="session-anthropic",
+    ),
+    path(
+        "proxy/s/<str:session>/openai/v1/<path:path>",
+        proxy.relay,
+        {"vendor": "openai"},
+        name="session-openai",
+    ),
+    path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),
+]
