@@ -38,6 +38,7 @@ from traces.core.capture import (
     forward_headers,
     is_event_stream,
     recorded_format,
+    sse_error_event,
     upstream_url,
 )
 
@@ -128,7 +129,7 @@ async def relay(
         recording.exchange.response_headers = dict(upstream.headers)
         recording.exchange.streamed = is_event_stream(content_type)
     response = StreamingHttpResponse(
-        _relay_body(upstream, recording),
+        _relay_body(upstream, recording, vendor, is_event_stream(content_type)),
         status=upstream.status_code,
         content_type=content_type or None,
     )
@@ -175,7 +176,7 @@ def _failed(recording: _Recording | None, vendor: str, status: int, problem: str
 
 
 async def _relay_body(
-    upstream: httpx.Response, recording: _Recording | None
+    upstream: httpx.Response, recording: _Recording | None, vendor: str, streamed: bool
 ) -> AsyncIterator[bytes]:
     """The upstream's bytes as they arrive; the exchange is recorded however it ends.
 
@@ -195,13 +196,18 @@ async def _relay_body(
         if recording is not None:
             recording.finish(interrupted=True, problem="the client disconnected mid-response")
         raise
-    except httpx.TimeoutException:
-        if recording is not None:
-            seconds = capture.capture_setting("PROXY_READ_TIMEOUT")
-            recording.finish(problem=f"the upstream sent nothing for {seconds} s (read timeout)")
     except httpx.HTTPError as exc:
+        if isinstance(exc, httpx.TimeoutException):
+            seconds = capture.capture_setting("PROXY_READ_TIMEOUT")
+            problem = f"the upstream sent nothing for {seconds} s (read timeout)"
+        else:
+            problem = f"the upstream connection failed mid-response ({exc})"
         if recording is not None:
-            recording.finish(problem=f"the upstream connection failed mid-response ({exc})")
+            recording.finish(problem=problem)
+        if streamed:
+            # ASGI cannot drop the client's connection: an error event, as the vendor
+            # sends one mid-stream, tells its SDK that the stream did not complete.
+            yield sse_error_event(vendor, f"Loop Inspector proxy: {problem}")
     finally:
         if recording is not None:
             recording.finish()

@@ -60,6 +60,7 @@ class Script:
         self.responses_call, self.responses_final = responses[0][1], responses[1][1]
 
     def __call__(self, path: str, body: bytes) -> Reply:
+        path = path.split("?", 1)[0]
         request = json.loads(body) if body else {}
         model = str(request.get("model") or "")
         special = self._special(path, model)

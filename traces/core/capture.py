@@ -81,6 +81,15 @@ def is_event_stream(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
 
 
+def sse_error_event(vendor: str, message: str) -> bytes:
+    """A server-sent error event in the vendor's own shape (what its SDK raises on)."""
+    if vendor == "anthropic":
+        body = {"type": "error", "error": {"type": "api_error", "message": message}}
+        return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
+    body = {"error": {"message": message, "type": "proxy_error", "param": None, "code": None}}
+    return b"data: " + orjson.dumps(body) + b"\n\n"
+
+
 @dataclass
 class CapturedExchange:
     """One proxied call as it happened; `line()` is what gets recorded."""
