@@ -1,8 +1,8 @@
-"""URLs of the captures: the recording proxy (and the OTLP receiver, in traces.otlp)."""
+"""URLs of the captures: the recording proxy and the OTLP/HTTP trace receiver."""
 
 from django.urls import path
 
-from traces import proxy
+from traces import otlp, proxy
 
 app_name = "capture"
 
@@ -22,4 +22,6 @@ urlpatterns = [
         name="session-openai",
     ),
     path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),
+    path("v1/traces", otlp.receive, name="otlp"),
+    path("api/otlp/v1/traces", otlp.receive, name="api-otlp"),
 ]

@@ -76,9 +76,11 @@ def test_an_upstream_that_cuts_the_stream_is_a_failed_call(inspector_server, ups
     client = anthropic.Anthropic(
         api_key=SECRET, base_url=f"{inspector_server.base}/proxy/s/cut/anthropic", max_retries=0
     )
-    with pytest.raises(anthropic.APIStatusError) as caught:  # the SDK sees the stream fail
-        with client.messages.stream(model="cut", **BODY) as stream:
-            stream.get_final_message()
+    with (
+        pytest.raises(anthropic.APIStatusError) as caught,  # the SDK sees the stream fail
+        client.messages.stream(model="cut", **BODY) as stream,
+    ):
+        stream.get_final_message()
     assert "upstream connection failed mid-response" in str(caught.value)
     trace_id = inspector_server.trace_id("proxy:anthropic-messages:cut")
     call = inspector_server.wait_report(trace_id, calls=1)["calls"][0]
