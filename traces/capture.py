@@ -96,3 +96,14 @@ def close_capture(key: str) -> models.Trace | None:
     if trace is None:
         return None
     return live.close_live_trace(trace_id=trace.pk)
+
+
+def session_traces(session: str) -> list[models.Trace]:
+    """The proxy traces of a session, newest first (one per API format it used)."""
+    return list(
+        models.Trace.objects.filter(
+            capture_key__startswith="proxy:", capture_key__endswith=f":{session}"
+        )
+        .defer("report")
+        .order_by("-created_at")
+    )

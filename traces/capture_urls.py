@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from traces import otlp, proxy
+from traces import capture_api, otlp, proxy
 
 app_name = "capture"
 
@@ -21,6 +21,8 @@ urlpatterns = [
         {"vendor": "openai"},
         name="session-openai",
     ),
+    path("proxy/s/<str:session>/", capture_api.session_page, name="session-page"),
+    path("api/captures/<str:session>", capture_api.session_status, name="session-status"),
     path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),
     path("v1/traces", otlp.receive, name="otlp"),
     path("api/otlp/v1/traces", otlp.receive, name="api-otlp"),

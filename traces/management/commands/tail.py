@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from traces import live
 from traces.core.limits import InputRejected
+from traces.remote_tail import RemoteError, RemoteTrace
 
 READ_BYTES = 1 << 20
 """At most this much is read (and sent as one batch) at a time."""
@@ -123,8 +124,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--poll", type=float, default=0.2, metavar="SECONDS")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--server",
+            default="",
+            metavar="URL",
+            help="send the lines to this running server over its HTTP API (no database "
+            "access needed here), e.g. http://inspector.local:8000",
+        )
 
-    def handle(self, *args, file, format_name, name, from_end, idle_exit, poll, base_url, **_):
+    def handle(
+        self, *args, file, format_name, name, from_end, idle_exit, poll, base_url, server, **_
+    ):
+        if server:
+            self._remote(server, file, format_name, name, from_end, idle_exit, poll)
+            return
         try:
             trace = live.create_live_trace(
                 name=name or file.name, format_name=format_name, filename=file.name
@@ -152,6 +165,51 @@ class Command(BaseCommand):
                 if follower.restarts
                 else ""
             )
+        )
+        if problem:
+            raise CommandError(problem)
+
+    def _remote(self, server, file, format_name, name, from_end, idle_exit, poll) -> None:
+        """Follow the file into a live trace on `server`, by the HTTP API."""
+        try:
+            remote = RemoteTrace(
+                server,
+                name=name or file.name,
+                format_name=format_name,
+                say=lambda text: self.stderr.write(text),
+            )
+        except RemoteError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{remote.url}  following {file}")
+        follower = FileFollower(file, from_end=from_end)
+        problem = None
+        try:
+            last_line_at = time.monotonic()
+            while True:
+                lines = follower.read_lines()
+                if lines:
+                    remote.send(lines)
+                    last_line_at = time.monotonic()
+                    continue
+                if idle_exit is not None and time.monotonic() - last_line_at >= idle_exit:
+                    break
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            pass
+        except RemoteError as exc:
+            problem = str(exc)
+        finally:
+            follower_rest = follower.rest()
+            follower.close()
+        try:
+            if problem is None:
+                remote.send(follower_rest)
+            closed = remote.close()
+        except RemoteError as exc:
+            raise CommandError(problem or str(exc)) from exc
+        self.stdout.write(
+            f"closed: {closed['total']} lines, {closed['calls']} calls, "
+            f"{closed['findings']} findings"
         )
         if problem:
             raise CommandError(problem)

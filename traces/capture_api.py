@@ -1,0 +1,52 @@
+"""Where a proxy session's calls went: `GET /api/captures/<session>` and its page link.
+
+`manage.py record` (or a script) names a session before the first call exists; this
+says which live traces the session's calls have made so far, so the command can print
+the page and close the traces when its agent exits.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from traces import capture
+from traces.proxy import SESSION_NAME
+
+
+@require_GET
+def session_status(request: HttpRequest, session: str) -> JsonResponse:
+    if not SESSION_NAME.match(session):
+        return JsonResponse({"error": "Not a session name."}, status=400)
+    traces = capture.session_traces(session)
+    return JsonResponse(
+        {
+            "session": session,
+            "traces": [
+                {
+                    "id": str(trace.pk),
+                    "url": request.build_absolute_uri(reverse("traces:detail", args=[trace.pk])),
+                    "format": trace.format,
+                    "state": trace.state,
+                    "calls": trace.calls_count,
+                }
+                for trace in traces
+            ],
+        }
+    )
+
+
+@require_GET
+def session_page(request: HttpRequest, session: str) -> HttpResponse:
+    """The session's newest trace page, or a note that reloads until the first call."""
+    traces = capture.session_traces(session) if SESSION_NAME.match(session) else []
+    if traces:
+        return HttpResponseRedirect(reverse("traces:detail", args=[traces[0].pk]))
+    response = HttpResponse(
+        "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=2>"
+        "<title>Waiting for the first call</title>"
+        "<p>No call has been proxied in this session yet; this page reloads until one is.",
+        status=200,
+    )
+    return response
