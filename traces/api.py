@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from traces import live_api, selectors, services
+from traces import live, live_api, selectors, services
 
 
 @csrf_exempt
@@ -54,4 +54,7 @@ def traces_collection(request: HttpRequest) -> JsonResponse:
 @require_GET
 def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
     trace = selectors.trace_get(trace_id=trace_id)
-    return JsonResponse(trace.report, json_dumps_params={"ensure_ascii": False})
+    report = trace.report
+    if trace.state == "live":  # the outcome is decided when the trace closes
+        report = {**report, "outcome": live.RUNNING, "held": live.held_messages(trace)}
+    return JsonResponse(report, json_dumps_params={"ensure_ascii": False})

@@ -76,6 +76,7 @@ LIVE_DEFAULTS: dict[str, Any] = {
     "LIVE_REPORT_INTERVAL": 1.0,
     "LIVE_SESSIONS": 32,
     "LIVE_REPORT_PROCESS": True,
+    "LIVE_SETTLE_SECONDS": 2.0,
 }
 """Read from the INSPECTOR setting like everything in traces.conf; these are the defaults."""
 
@@ -270,6 +271,10 @@ def _append_locked(
         session.feed(items)
         entry.lines_fed = trace.lines_total
         events = _store_changes(trace, session, before, session.snapshot(trace.lines_total))
+        held = session.held()
+        if held != entry.held:
+            entry.held = held
+            events.append(("held", held_payload(held)))
     _save_events(trace, events)
     trace.save(update_fields=APPEND_FIELDS)
     transaction.on_commit(lambda: _refresher.request(trace.pk))
@@ -348,10 +353,13 @@ class _LiveEntry:
     lock: threading.RLock = field(default_factory=threading.RLock)
     session: TraceSession | None = None
     lines_fed: int = 0
+    held: list[dict[str, Any]] = field(default_factory=list)
+    """The held responses last told to viewers (see `held_payload`)."""
 
     def reset(self) -> None:
         self.session = None
         self.lines_fed = 0
+        self.held = []
 
     def synced(self, trace: models.Trace, *, through: int, from_scratch: bool) -> TraceSession:
         """The session, fed exactly the first `through` stored lines (replaying chunks)."""
@@ -633,6 +641,36 @@ def _finding_events(
     return events
 
 
+def held_payload(held: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `held` event: the last message of each loop that the adapter still holds,
+    shown at once as possibly still growing; a viewer settles it when its loop's next
+    line proves it complete, after LIVE_SETTLE_SECONDS without a line, or at close."""
+    return {"messages": held, "settle_seconds": float(live_setting("LIVE_SETTLE_SECONDS"))}
+
+
+def held_messages(trace: models.Trace) -> list[dict[str, Any]]:
+    """A live trace's held messages, each saying whether it may still grow: not once a
+    later line of its loop completed it, nor once the trace has been quiet a moment."""
+    if trace.state != models.Trace.State.LIVE:
+        return []
+    quiet = trace.live_activity_at is None or (
+        timezone.now() - trace.live_activity_at
+    ).total_seconds() >= float(live_setting("LIVE_SETTLE_SECONDS"))
+    return [
+        {**message, "growing": not (message.get("complete") or quiet)}
+        for message in (trace.report or {}).get("held", [])
+    ]
+
+
+RUNNING = {
+    "kind": "running",
+    "text": "Running: the loop is still being recorded; the outcome is decided when the "
+    "trace closes.",
+    "loop": None,
+    "call": None,
+}
+
+
 def _state_payload(trace: models.Trace) -> dict[str, Any]:
     return {
         "state": trace.state,
@@ -696,7 +734,10 @@ def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
         session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
         covered = entry.lines_fed
         snapshot = session.snapshot(covered)
-    return covered, build_report(snapshot, prices=price_table())
+        held = session.held()
+    report = build_report(snapshot, prices=price_table())
+    report["held"] = held
+    return covered, report
 
 
 class _ReportProcess:
