@@ -87,6 +87,10 @@ def nock_reply(path: Path) -> Reply:
     return Reply(recorded["status"], {"content-type": content_type}, chunks)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # the default backlog of 5 refuses a burst of streams
+
+
 class FakeUpstream:
     """`with FakeUpstream(responder) as upstream:` serves on `upstream.base`."""
 
@@ -102,6 +106,10 @@ class FakeUpstream:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()  # each event is sent at once, as the vendors' servers do
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self) -> None:
                 self._answer()
@@ -148,7 +156,7 @@ class FakeUpstream:
                 self.wfile.flush()
                 owner.sent.append(sent)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
