@@ -50,7 +50,8 @@ def _lock_for(key: str) -> threading.Lock:
 
 
 def live_trace_for(key: str, *, format_name: str, name: str) -> models.Trace:
-    """The live trace filed under `key`, created when there is none."""
+    """The live trace filed under `key`, created when there is none (then marked
+    `created` for the caller)."""
     with _lock_for(key):
         trace = (
             models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE)
@@ -59,25 +60,35 @@ def live_trace_for(key: str, *, format_name: str, name: str) -> models.Trace:
             .first()
         )
         if trace is not None:
+            trace.created = False
             return trace
         trace = live.create_live_trace(name=name, format_name=format_name)
         models.Trace.objects.filter(pk=trace.pk).update(capture_key=key[:200])
         trace.capture_key = key[:200]
+        trace.created = True
         return trace
 
 
 def record_lines(*, key: str, format_name: str, name: str, lines: Sequence[bytes]) -> uuid.UUID:
-    """Append lines to the live trace under `key` (a new one if it closed); its id."""
+    """Append lines to the live trace under `key` (a new one if it closed); its id.
+
+    Callers on a thread of their own (the proxy, the OTLP receiver) close stale database
+    connections around it, outside any transaction."""
+    for _attempt in range(3):
+        trace = live_trace_for(key, format_name=format_name, name=name)
+        try:
+            live.append_lines(trace_id=trace.pk, offset=None, lines=lines, viewed=not trace.created)
+        except live.TraceNotLive:
+            continue  # closed for idleness a moment ago: the key rolls over
+        return trace.pk
+    raise live.TraceNotLive(models.Trace.State.CLOSED)
+
+
+def record_lines_on_thread(**kwargs: Any) -> uuid.UUID:
+    """`record_lines` from a worker thread: stale connections closed before and after."""
     close_old_connections()
     try:
-        for _attempt in range(3):
-            trace = live_trace_for(key, format_name=format_name, name=name)
-            try:
-                live.append_lines(trace_id=trace.pk, offset=None, lines=lines)
-            except live.TraceNotLive:
-                continue  # closed for idleness a moment ago: the key rolls over
-            return trace.pk
-        raise live.TraceNotLive(models.Trace.State.CLOSED)
+        return record_lines(**kwargs)
     finally:
         close_old_connections()
 

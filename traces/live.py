@@ -43,6 +43,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import lru_cache
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -129,14 +130,26 @@ def create_live_trace(
         source_filename=filename[:300],
         state=models.Trace.State.LIVE,
         live_activity_at=timezone.now(),
-        report=build_report(_empty_trace(format_id), prices=price_table()),
+        report=orjson.loads(_empty_report(format_id)),
     )
 
 
-def append_lines(*, trace_id: Any, offset: int | None, lines: Sequence[bytes]) -> AppendResult:
+@lru_cache(maxsize=64)
+def _empty_report(format_id: str) -> bytes:
+    """The report of a trace with no line yet (the same for every new trace of a format;
+    the capture receivers create many)."""
+    return orjson.dumps(build_report(_empty_trace(format_id), prices=price_table()))
+
+
+def append_lines(
+    *, trace_id: Any, offset: int | None, lines: Sequence[bytes], viewed: bool = True
+) -> AppendResult:
     """Store the lines the client sent after its first `offset` lines, once each; with
     `offset=None`, after whatever is stored (a capture that is the trace's only writer
     and never resends: the recording proxy, the OTLP receiver).
+
+    `viewed=False` (a trace created a moment ago by the same caller, which no page can
+    have open yet) skips rendering the call rows that open pages insert.
 
     Raises OffsetGap, TraceNotLive, models.Trace.DoesNotExist, or InputRejected when the
     first readable lines are no known format or the trace would exceed the size limit.
@@ -147,7 +160,7 @@ def append_lines(*, trace_id: Any, offset: int | None, lines: Sequence[bytes]) -
     with entry.lock:
         try:
             with transaction.atomic():
-                result = _append_locked(entry, trace_id, offset, lines)
+                result = _append_locked(entry, trace_id, offset, lines, viewed)
         except BaseException:
             entry.reset()  # the session may hold lines the database does not
             raise
@@ -223,7 +236,11 @@ APPEND_FIELDS = [
 
 
 def _append_locked(
-    entry: _LiveEntry, trace_id: Any, offset: int | None, lines: Sequence[bytes]
+    entry: _LiveEntry,
+    trace_id: Any,
+    offset: int | None,
+    lines: Sequence[bytes],
+    viewed: bool = True,
 ) -> AppendResult | None:
     """The append, under the row lock; None when the trace was idle too long and was
     closed instead (committed, then reported as not live)."""
@@ -270,7 +287,8 @@ def _append_locked(
         before = _Marks.of(session) if format_was_known else _Marks()
         session.feed(items)
         entry.lines_fed = trace.lines_total
-        events = _store_changes(trace, session, before, session.snapshot(trace.lines_total))
+        snapshot = session.snapshot(trace.lines_total)
+        events = _store_changes(trace, session, before, snapshot, rows_html=viewed)
         held = session.held()
         if held != entry.held:
             entry.held = held
@@ -434,7 +452,12 @@ class _Marks:
 
 
 def _store_changes(
-    trace: models.Trace, session: TraceSession | None, before: _Marks, core: CoreTrace
+    trace: models.Trace,
+    session: TraceSession | None,
+    before: _Marks,
+    core: CoreTrace,
+    *,
+    rows_html: bool = True,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Write the calls, tool runs and line errors that are new since `before`; the events
     that tell viewers about them; and the trace's counts (the report follows later)."""
@@ -455,7 +478,7 @@ def _store_changes(
     events: list[tuple[str, dict[str, Any]]] = []
     if rows:
         names = _tool_names(changed_runs)
-        html = _call_rows_html(trace, rows, new_calls, names)
+        html = _call_rows_html(trace, rows, new_calls, names) if rows_html else ["" for _ in rows]
         events += [
             ("call", _call_payload(trace, call, names.get(call.index, []), row_html))
             for call, row_html in zip(new_calls, html, strict=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -58,31 +59,41 @@ def _store(split: otlp.SplitRequest) -> tuple[int, list[str]]:
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
-    for group in split.groups.values():
-        key = f"otlp:{group.trace_id}"
-        if not group.genai and not _capturing(key):
-            ignored += group.spans
-            continue
-        try:
-            capture.record_lines(
-                key=key,
-                format_name="otel-genai",
-                name=f"OTel · {group.service or 'trace'} · {group.trace_id[:8]}",
-                lines=[otlp.export_line(group)],
-            )
-        except InputRejected as exc:
-            rejected += group.spans
-            problems.append(f"trace {group.trace_id}: {exc}")
-        except Exception:
-            log.exception("could not store the spans of OTel trace %s", group.trace_id)
-            rejected += group.spans
-            problems.append(f"trace {group.trace_id}: could not be stored")
+    close_old_connections()
+    with transaction.atomic():  # one commit for the request; each trace is a savepoint
+        for group in split.groups.values():
+            ignored += _store_group(group, problems)
+            rejected += group.rejected
+    close_old_connections()
     if ignored:
         problems.append(
             f"{ignored} span(s) of traces with no GenAI span (gen_ai.*, llm.*, openinference.*) "
             "were not stored"
         )
     return rejected, problems
+
+
+def _store_group(group: otlp.TraceGroup, problems: list[str]) -> int:
+    """Append one trace's spans; the spans ignored (no GenAI span, no live trace)."""
+    key = f"otlp:{group.trace_id}"
+    if not group.genai and not _capturing(key):
+        return group.spans
+    try:
+        with transaction.atomic():
+            capture.record_lines(
+                key=key,
+                format_name="otel-genai",
+                name=f"OTel · {group.service or 'trace'} · {group.trace_id[:8]}",
+                lines=[otlp.export_line(group)],
+            )
+    except InputRejected as exc:
+        group.rejected = group.spans
+        problems.append(f"trace {group.trace_id}: {exc}")
+    except Exception:
+        log.exception("could not store the spans of OTel trace %s", group.trace_id)
+        group.rejected = group.spans
+        problems.append(f"trace {group.trace_id}: could not be stored")
+    return 0
 
 
 def _capturing(key: str) -> bool:

@@ -273,7 +273,7 @@ async def _record(
 ) -> None:
     async with lock:
         try:
-            await sync_to_async(capture.record_lines, thread_sensitive=False)(
+            await sync_to_async(capture.record_lines_on_thread, thread_sensitive=False)(
                 key=key,
                 format_name=format_name,
                 name=capture.proxy_trace_name(format_name, session),

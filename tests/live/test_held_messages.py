@@ -6,13 +6,15 @@ growing, settled when the log goes quiet, and become calls when the trace closes
 from __future__ import annotations
 
 import json
-import time
+from datetime import timedelta
 
 import pytest
 from django.test import Client, override_settings
+from django.utils import timezone
 
 from tests.conftest import CORPUS
 from traces import live, models
+from traces.conf import inspector_settings
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.corpus]
 
@@ -39,8 +41,22 @@ def last_texts(report: dict) -> dict[int, str]:
     return {loop["index"]: loop for loop in report["loops"]}
 
 
-@override_settings(INSPECTOR={"LIVE_SETTLE_SECONDS": 4, "LIVE_REPORT_PROCESS": False})
-def test_the_last_message_of_each_loop_is_shown_while_live(client: Client):
+@pytest.fixture
+def settle_after_30_seconds():
+    with override_settings(INSPECTOR={"LIVE_SETTLE_SECONDS": 30, "LIVE_REPORT_PROCESS": False}):
+        inspector_settings.cache_clear()
+        yield
+    inspector_settings.cache_clear()
+
+
+def quiet_for(trace, seconds: float) -> None:
+    """The log's last line came `seconds` ago."""
+    models.Trace.objects.filter(pk=trace.pk).update(
+        live_activity_at=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+def test_the_last_message_of_each_loop_is_shown_while_live(client: Client, settle_after_30_seconds):
     lines = interleaved_lines()
     trace = live.create_live_trace(name="claude code, live")
     sent = 0
@@ -49,6 +65,7 @@ def test_the_last_message_of_each_loop_is_shown_while_live(client: Client):
         sent = min(len(lines), start + 7)
     assert live.wait_for_reports(30)
 
+    quiet_for(trace, 1)
     report = client.get(f"/api/traces/{trace.pk}").json()
     assert report["outcome"]["kind"] == "running"
     held = report["held"]
@@ -61,7 +78,7 @@ def test_the_last_message_of_each_loop_is_shown_while_live(client: Client):
     stored = models.LiveEvent.objects.filter(trace=trace, type="held").order_by("-seq").first()
     assert [m["line"] for m in stored.payload["messages"]] == [m["line"] for m in held]
 
-    time.sleep(4.1)  # the log is quiet: each held message is settled
+    quiet_for(trace, 31)  # the log is quiet: each held message is settled
     settled = client.get(f"/api/traces/{trace.pk}").json()["held"]
     assert [m["growing"] for m in settled] == [False, False]
 

@@ -48,6 +48,7 @@ class TraceGroup:
     spans: int = 0
     genai: bool = False
     service: str | None = None
+    rejected: int = 0
 
 
 @dataclass
