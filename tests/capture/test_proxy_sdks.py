@@ -233,3 +233,15 @@ def test_openai_errors_reach_the_sdk_as_openai_errors(inspector_server):
             model="error-429", messages=[{"role": "user", "content": "x"}]
         )
     assert json.loads(caught.value.response.content)["error"]["code"] == "rate_limit_exceeded"
+
+
+def test_the_session_page_leads_to_the_sessions_trace(inspector_server):
+    import urllib.request
+
+    waiting = urllib.request.urlopen(f"{inspector_server.base}/proxy/s/never-used/", timeout=10)
+    assert b"No call has been proxied" in waiting.read()
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:sdk-anthropic")
+    with urllib.request.urlopen(
+        f"{inspector_server.base}/proxy/s/sdk-anthropic/", timeout=10
+    ) as page:
+        assert page.url.endswith(f"/traces/{trace_id}/")
