@@ -8,6 +8,7 @@ the page and close the traces when its agent exits.
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -40,13 +41,14 @@ def session_status(request: HttpRequest, session: str) -> JsonResponse:
 @require_GET
 def session_page(request: HttpRequest, session: str) -> HttpResponse:
     """The session's newest trace page, or a note that reloads until the first call."""
-    traces = capture.session_traces(session) if SESSION_NAME.match(session) else []
+    if not SESSION_NAME.match(session):
+        return HttpResponse("Not a session name.", status=400, content_type="text/plain")
+    traces = capture.session_traces(session)
     if traces:
         return HttpResponseRedirect(reverse("traces:detail", args=[traces[0].pk]))
-    response = HttpResponse(
-        "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=2>"
-        "<title>Waiting for the first call</title>"
-        "<p>No call has been proxied in this session yet; this page reloads until one is.",
-        status=200,
+    base = request.build_absolute_uri(f"/proxy/s/{session}")
+    return render(
+        request,
+        "traces/session_waiting.html",
+        {"session": session, "anthropic": f"{base}/anthropic", "openai": f"{base}/openai/v1"},
     )
-    return response
