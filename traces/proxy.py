@@ -111,6 +111,10 @@ async def relay(
     )
     try:
         upstream = await client.send(outgoing, stream=True)
+    except asyncio.CancelledError:  # the client left before the upstream answered
+        if recording is not None:
+            recording.finish(interrupted=True, problem="the client disconnected before the answer")
+        raise
     except httpx.TimeoutException as exc:
         setting = (
             "PROXY_CONNECT_TIMEOUT"

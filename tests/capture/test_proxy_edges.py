@@ -72,6 +72,22 @@ def test_a_client_that_leaves_mid_stream_is_recorded_as_interrupted(inspector_se
     assert "message_start" in line["response"]["body_raw"]
 
 
+def test_a_client_that_leaves_before_the_answer_is_recorded_as_interrupted(inspector_server):
+    with pytest.raises(httpx.TimeoutException):
+        httpx.post(
+            f"{inspector_server.base}/proxy/s/impatient/anthropic/v1/messages",
+            json={**BODY, "model": "hang"},
+            headers={"x-api-key": SECRET},
+            timeout=0.5,
+        )
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:impatient")
+    call = inspector_server.wait_report(trace_id, calls=1)["calls"][0]
+    assert call["status"] == "error"
+    line = recorded_line(inspector_server, trace_id)
+    assert line["interrupted"] == "the client disconnected before the answer"
+    assert line["response"] is None
+
+
 def test_an_upstream_that_cuts_the_stream_is_a_failed_call(inspector_server, upstream):
     client = anthropic.Anthropic(
         api_key=SECRET, base_url=f"{inspector_server.base}/proxy/s/cut/anthropic", max_retries=0
