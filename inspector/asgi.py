@@ -10,11 +10,13 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from inspector import nodelay  # noqa: E402
 from inspector.daphne_uploads import patch_daphne  # noqa: E402
 from traces.crosssite import SameOriginWebsocket  # noqa: E402
 from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
+nodelay.enable()
 
 application = ProtocolTypeRouter(
     {

@@ -45,7 +45,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "inspector.middleware.AsyncWhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "traces.crosssite.CrossSiteGuard",
@@ -177,6 +177,12 @@ X_FRAME_OPTIONS = "DENY"
 INSPECTOR: dict = {}
 # A JSON price file overriding the bundled table (same shape; per million tokens).
 INSPECTOR_PRICES = os.environ.get("INSPECTOR_PRICES", "")
+# Where the recording proxy sends each vendor's calls (never taken from a request); any
+# OpenAI-compatible server (vLLM, Ollama, LiteLLM) by setting. Empty: that vendor is off.
+INSPECTOR_UPSTREAM_ANTHROPIC = os.environ.get(
+    "INSPECTOR_UPSTREAM_ANTHROPIC", "https://api.anthropic.com"
+)
+INSPECTOR_UPSTREAM_OPENAI = os.environ.get("INSPECTOR_UPSTREAM_OPENAI", "https://api.openai.com/v1")
 
 LOGGING = {
     "version": 1,

@@ -9,5 +9,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("traces.team_urls")),
     path("", include("traces.live_urls")),
+    path("", include("traces.capture_urls")),
     path("", include("traces.urls")),
 ]

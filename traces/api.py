@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from traces import deletion, live_api, selectors, services, set_api, team
+from traces import deletion, live, live_api, selectors, services, set_api, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.labels import clean_labels
 from traces.offload import off_thread
@@ -92,4 +92,7 @@ def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
     if request.method == "DELETE":
         removed = deletion.trace_delete(trace=trace, who=principal(request))
         return JsonResponse({"id": str(trace_id), "deleted": True, "blobs_removed": removed})
-    return JsonResponse(trace.report, json_dumps_params={"ensure_ascii": False})
+    report = trace.report
+    if trace.state == "live":  # the outcome is decided when the trace closes
+        report = {**report, "outcome": live.RUNNING, "held": live.held_messages(trace)}
+    return JsonResponse(report, json_dumps_params={"ensure_ascii": False})

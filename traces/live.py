@@ -43,6 +43,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import lru_cache
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -77,6 +78,7 @@ LIVE_DEFAULTS: dict[str, Any] = {
     "LIVE_REPORT_INTERVAL": 1.0,
     "LIVE_SESSIONS": 32,
     "LIVE_REPORT_PROCESS": True,
+    "LIVE_SETTLE_SECONDS": 2.0,
 }
 """Read from the INSPECTOR setting like everything in traces.conf; these are the defaults."""
 
@@ -136,23 +138,37 @@ def create_live_trace(
         source_filename=filename[:300],
         state=models.Trace.State.LIVE,
         live_activity_at=timezone.now(),
-        report=build_report(_empty_trace(format_id), prices=price_table()),
+        report=orjson.loads(_empty_report(format_id)),
     )
 
 
-def append_lines(*, trace_id: Any, offset: int, lines: Sequence[bytes]) -> AppendResult:
-    """Store the lines the client sent after its first `offset` lines, once each.
+@lru_cache(maxsize=64)
+def _empty_report(format_id: str) -> bytes:
+    """The report of a trace with no line yet (the same for every new trace of a format;
+    the capture receivers create many)."""
+    return orjson.dumps(build_report(_empty_trace(format_id), prices=price_table()))
+
+
+def append_lines(
+    *, trace_id: Any, offset: int | None, lines: Sequence[bytes], viewed: bool = True
+) -> AppendResult:
+    """Store the lines the client sent after its first `offset` lines, once each; with
+    `offset=None`, after whatever is stored (a capture that is the trace's only writer
+    and never resends: the recording proxy, the OTLP receiver).
+
+    `viewed=False` (a trace created a moment ago by the same caller, which no page can
+    have open yet) skips rendering the call rows that open pages insert.
 
     Raises OffsetGap, TraceNotLive, models.Trace.DoesNotExist, or InputRejected when the
     first readable lines are no known format or the trace would exceed the size limit.
     """
-    if offset < 0:
+    if offset is not None and offset < 0:
         raise OffsetGap(0)
     entry = _sessions.entry(trace_id)
     with entry.lock:
         try:
             with transaction.atomic():
-                result = _append_locked(entry, trace_id, offset, lines)
+                result = _append_locked(entry, trace_id, offset, lines, viewed)
         except BaseException:
             entry.reset()  # the session may hold lines the database does not
             raise
@@ -229,7 +245,11 @@ APPEND_FIELDS = [
 
 
 def _append_locked(
-    entry: _LiveEntry, trace_id: Any, offset: int, lines: Sequence[bytes]
+    entry: _LiveEntry,
+    trace_id: Any,
+    offset: int | None,
+    lines: Sequence[bytes],
+    viewed: bool = True,
 ) -> AppendResult | None:
     """The append, under the row lock; None when the trace was idle too long and was
     closed instead (committed, then reported as not live)."""
@@ -240,6 +260,8 @@ def _append_locked(
         _close_locked(entry, trace)
         return None
     total = trace.lines_total
+    if offset is None:
+        offset = total
     if offset > total:
         raise OffsetGap(total)
     fresh = [_terminated(line) for line in lines[total - offset :]]
@@ -279,7 +301,12 @@ def _append_locked(
         before = _Marks.of(session) if format_was_known else _Marks()
         session.feed(items)
         entry.lines_fed = trace.lines_total
-        events = _store_changes(trace, session, before, session.snapshot(trace.lines_total))
+        snapshot = session.snapshot(trace.lines_total)
+        events = _store_changes(trace, session, before, snapshot, rows_html=viewed)
+        held = session.held()
+        if held != entry.held:
+            entry.held = held
+            events.append(("held", held_payload(held)))
     _save_events(trace, events)
     trace.save(update_fields=APPEND_FIELDS)
     transaction.on_commit(lambda: _refresher.request(trace.pk))
@@ -359,10 +386,13 @@ class _LiveEntry:
     lock: threading.RLock = field(default_factory=threading.RLock)
     session: TraceSession | None = None
     lines_fed: int = 0
+    held: list[dict[str, Any]] = field(default_factory=list)
+    """The held responses last told to viewers (see `held_payload`)."""
 
     def reset(self) -> None:
         self.session = None
         self.lines_fed = 0
+        self.held = []
 
     def synced(self, trace: models.Trace, *, through: int, from_scratch: bool) -> TraceSession:
         """The session, fed exactly the first `through` stored lines (replaying chunks)."""
@@ -437,7 +467,12 @@ class _Marks:
 
 
 def _store_changes(
-    trace: models.Trace, session: TraceSession | None, before: _Marks, core: CoreTrace
+    trace: models.Trace,
+    session: TraceSession | None,
+    before: _Marks,
+    core: CoreTrace,
+    *,
+    rows_html: bool = True,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Write the calls, tool runs and line errors that are new since `before`; the events
     that tell viewers about them; and the trace's counts (the report follows later)."""
@@ -458,7 +493,7 @@ def _store_changes(
     events: list[tuple[str, dict[str, Any]]] = []
     if rows:
         names = _tool_names(changed_runs)
-        html = _call_rows_html(trace, rows, new_calls, names)
+        html = _call_rows_html(trace, rows, new_calls, names) if rows_html else ["" for _ in rows]
         events += [
             ("call", _call_payload(trace, call, names.get(call.index, []), row_html))
             for call, row_html in zip(new_calls, html, strict=True)
@@ -644,6 +679,36 @@ def _finding_events(
     return events
 
 
+def held_payload(held: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `held` event: the last message of each loop that the adapter still holds,
+    shown at once as possibly still growing; a viewer settles it when its loop's next
+    line proves it complete, after LIVE_SETTLE_SECONDS without a line, or at close."""
+    return {"messages": held, "settle_seconds": float(live_setting("LIVE_SETTLE_SECONDS"))}
+
+
+def held_messages(trace: models.Trace) -> list[dict[str, Any]]:
+    """A live trace's held messages, each saying whether it may still grow: not once a
+    later line of its loop completed it, nor once the trace has been quiet a moment."""
+    if trace.state != models.Trace.State.LIVE:
+        return []
+    quiet = trace.live_activity_at is None or (
+        timezone.now() - trace.live_activity_at
+    ).total_seconds() >= float(live_setting("LIVE_SETTLE_SECONDS"))
+    return [
+        {**message, "growing": not (message.get("complete") or quiet)}
+        for message in (trace.report or {}).get("held", [])
+    ]
+
+
+RUNNING = {
+    "kind": "running",
+    "text": "Running: the loop is still being recorded; the outcome is decided when the "
+    "trace closes.",
+    "loop": None,
+    "call": None,
+}
+
+
 def _state_payload(trace: models.Trace) -> dict[str, Any]:
     return {
         "state": trace.state,
@@ -708,7 +773,10 @@ def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
         session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
         covered = entry.lines_fed
         snapshot = session.snapshot(covered)
-    return covered, build_report(snapshot, prices=price_table())
+        held = session.held()
+    report = build_report(snapshot, prices=price_table())
+    report["held"] = held
+    return covered, report
 
 
 class _ReportProcess:

@@ -251,6 +251,9 @@ class Trace(models.Model):
     events_seq = models.PositiveIntegerField(default=0)
     live_activity_at = models.DateTimeField(null=True, blank=True)
     report_lines = models.PositiveIntegerField(default=0)
+    # What a capture (the recording proxy, the OTLP receiver) files its lines under:
+    # `proxy:<format>:<session>` or `otlp:<trace id>`; blank for uploads and tails.
+    capture_key = models.CharField(max_length=200, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]

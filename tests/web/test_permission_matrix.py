@@ -71,6 +71,12 @@ EXPECTED_RULES = {
     "traces:compare-sets": Access.READ,
     "traces:api-sets": Access.READ,
     "traces:api-set": Access.READ,
+    "capture:anthropic": Access.INGEST,
+    "capture:session-openai": Access.INGEST,
+    "capture:otlp": Access.INGEST,
+    "capture:api-otlp": Access.INGEST,
+    "capture:session-status": Access.READ,
+    "capture:session-page": Access.READ,
 }
 """What the issue asks of these endpoints, so a wrong declaration fails too."""
 
@@ -154,6 +160,9 @@ def expected(rule: Access, scope: str, who: str) -> bool:
 @pytest.fixture
 def world(db, settings):
     settings.INSPECTOR_AUTH = True
+    # The recording proxy answers "no upstream configured" instead of calling out.
+    settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
+    settings.INSPECTOR_UPSTREAM_OPENAI = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return build_world()
 

@@ -10,6 +10,7 @@ from itertools import chain
 from .formats.base import Adapter
 from .formats.detect import SNIFF_RECORDS, detect
 from .formats.registry import get_adapter
+from .held import held_previews
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .mapping import FORMAT_NAME, MappedAdapter, Mapping
 from .model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
@@ -93,6 +94,10 @@ class TraceSession:
         adapter keeps what it buffers; feeding may go on afterwards (see `finish`)."""
         total = self.lines_total if lines_total is None else lines_total
         return self.builder.snapshot(total, self.records_ingested)
+
+    def held(self) -> list[dict[str, object]]:
+        """Previews of the responses the adapter still holds (see `Adapter.held`)."""
+        return held_previews(self.adapter.held())
 
     def finish(self, lines_total: int | None = None) -> Trace:
         self._take(self.adapter.close(), counts=False)

@@ -67,3 +67,10 @@ class Adapter:
     def close(self) -> Iterator[AdapterEvent]:
         """The input ended: flush whatever is buffered."""
         return iter(())
+
+    def held(self) -> list[tuple[Exchange, bool]]:
+        """Responses read so far but not yet emitted (a later line may still add to them),
+        as exchanges `close` would emit now, each with whether a later line of its
+        conversation has shown it complete. Reading them changes nothing: a live tail
+        shows them at once, marked as possibly still growing."""
+        return []

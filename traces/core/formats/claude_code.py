@@ -216,6 +216,20 @@ class ClaudeCodeAdapter(Adapter):
                 self._summaries = []
             yield from self._emit(thread)
 
+    def held(self) -> list[tuple[Exchange, bool]]:
+        """Each conversation's response still being assembled: Claude Code writes one line
+        per block, so the last response of a loop is complete only when a later line
+        proves it (or the file ends)."""
+        threads = sorted(
+            (t for t in self._threads.values() if t.response is not None),
+            key=lambda t: t.response.line if t.response else 0,
+        )
+        return [
+            (self._exchange(t, t.response), t.response.followed)
+            for t in threads
+            if t.response is not None
+        ]
+
     def _message_line(self, line: int, kind: str, value: dict[str, Any]) -> Iterator[AdapterEvent]:
         message = value.get("message")
         if not isinstance(message, dict):

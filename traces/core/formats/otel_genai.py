@@ -505,7 +505,17 @@ def _finish_reason(attrs: Mapping[str, Any], outputs: list[Any], beside: Any) ->
     if beside is not None:
         return beside
     output = otel.parse_json(attrs.get("output.value"))
-    return output.get("finish_reason") if isinstance(output, dict) else None
+    if not isinstance(output, dict):
+        return None
+    # OpenInference keeps the provider's whole response in output.value: an Anthropic
+    # message says `stop_reason`, a Chat Completion says it per choice.
+    choices = output.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else {}
+    return (
+        output.get("finish_reason")
+        or output.get("stop_reason")
+        or (first.get("finish_reason") if isinstance(first, dict) else None)
+    )
 
 
 def _system(attrs: Mapping[str, Any], messages: list[Any]) -> str | None:

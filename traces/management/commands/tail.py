@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import live
 from traces.core.limits import InputRejected
+from traces.remote_tail import RemoteError, RemoteTrace
 
 READ_BYTES = 1 << 20
 """At most this much is read (and sent as one batch) at a time."""
@@ -129,9 +126,10 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument(
             "--server",
-            default=None,
+            default="",
             metavar="URL",
-            help="send the lines to this server's HTTP API instead of this database",
+            help="send the lines to this running server over its HTTP API (no database "
+            "access needed here), e.g. http://inspector.local:8000",
         )
         parser.add_argument(
             "--token",
@@ -143,16 +141,14 @@ class Command(BaseCommand):
         self, *args, file, format_name, name, from_end, idle_exit, poll, base_url, server,
         token, **_,
     ):  # fmt: skip
-        self._remote = RemoteTrace(server, token) if server else None
+        if server:
+            self._remote(server, token, file, format_name, name, from_end, idle_exit, poll)
+            return
         try:
-            if self._remote:
-                trace = self._remote.create(name or file.name, format_name)
-                base_url = server
-            else:
-                trace = live.create_live_trace(
-                    name=name or file.name, format_name=format_name, filename=file.name
-                )
-        except (InputRejected, live.LiveError) as exc:
+            trace = live.create_live_trace(
+                name=name or file.name, format_name=format_name, filename=file.name
+            )
+        except InputRejected as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{base_url.rstrip('/')}/traces/{trace.pk}/  following {file}")
         follower = FileFollower(file, from_end=from_end)
@@ -166,10 +162,7 @@ class Command(BaseCommand):
             if problem is None:
                 problem = self._send(trace.pk, follower.rest())
             follower.close()
-            if self._remote:
-                closed = self._remote.close(trace.pk)
-            else:
-                closed = live.close_live_trace(trace_id=trace.pk)
+            closed = live.close_live_trace(trace_id=trace.pk)
         self.stdout.write(
             f"closed: {closed.lines_total} lines, {closed.calls_count} calls, "
             f"{closed.flags_count} findings"
@@ -178,6 +171,52 @@ class Command(BaseCommand):
                 if follower.restarts
                 else ""
             )
+        )
+        if problem:
+            raise CommandError(problem)
+
+    def _remote(self, server, token, file, format_name, name, from_end, idle_exit, poll) -> None:
+        """Follow the file into a live trace on `server`, by the HTTP API."""
+        try:
+            remote = RemoteTrace(
+                server,
+                token=token,
+                name=name or file.name,
+                format_name=format_name,
+                say=lambda text: self.stderr.write(text),
+            )
+        except RemoteError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{remote.url}  following {file}")
+        follower = FileFollower(file, from_end=from_end)
+        problem = None
+        try:
+            last_line_at = time.monotonic()
+            while True:
+                lines = follower.read_lines()
+                if lines:
+                    remote.send(lines)
+                    last_line_at = time.monotonic()
+                    continue
+                if idle_exit is not None and time.monotonic() - last_line_at >= idle_exit:
+                    break
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            pass
+        except RemoteError as exc:
+            problem = str(exc)
+        finally:
+            follower_rest = follower.rest()
+            follower.close()
+        try:
+            if problem is None:
+                remote.send(follower_rest)
+            closed = remote.close()
+        except RemoteError as exc:
+            raise CommandError(problem or str(exc)) from exc
+        self.stdout.write(
+            f"closed: {closed['total']} lines, {closed['calls']} calls, "
+            f"{closed['findings']} findings"
         )
         if problem:
             raise CommandError(problem)
@@ -201,72 +240,8 @@ class Command(BaseCommand):
         if not lines:
             return None
         try:
-            if self._remote:
-                result = self._remote.append(trace_id, self._sent, lines)
-            else:
-                result = live.append_lines(trace_id=trace_id, offset=self._sent, lines=lines)
+            result = live.append_lines(trace_id=trace_id, offset=self._sent, lines=lines)
         except (InputRejected, live.LiveError) as exc:
             return str(exc)
         self._sent = result.total
         return None
-
-
-class RemoteTrace:
-    """The live trace on another server, through its HTTP API (with a bearer token)."""
-
-    def __init__(self, server: str, token: str | None) -> None:
-        self.server = server.rstrip("/")
-        self.token = token
-
-    def _post(self, path: str, body: bytes = b"") -> dict:
-        headers = {"Content-Type": "application/x-ndjson"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        request = urllib.request.Request(
-            self.server + path, data=body, method="POST", headers=headers
-        )
-        for _attempt in range(5):
-            try:
-                with urllib.request.urlopen(request, timeout=30) as reply:
-                    return json.loads(reply.read() or b"{}")
-            except urllib.error.HTTPError as error:
-                reply = json.loads(error.read() or b"{}")
-                if error.code == 429:  # rate limited: wait as told, then again
-                    time.sleep(min(60, int(error.headers.get("Retry-After", "5"))))
-                    continue
-                if error.code == 409 and "expected" in reply:
-                    raise live.OffsetGap(reply["expected"]) from error
-                raise live.LiveError(
-                    f"{self.server} answered {error.code}: {reply.get('error', '')}"
-                ) from error
-            except urllib.error.URLError as error:
-                raise live.LiveError(f"cannot reach {self.server}: {error.reason}") from error
-        raise live.LiveError(f"{self.server} kept refusing: rate limited")
-
-    def create(self, name: str, format_name: str | None):
-        query = {"live": "1", "name": name}
-        if format_name:
-            query["format"] = format_name
-        reply = self._post("/api/traces?" + urllib.parse.urlencode(query))
-        return _Remote(pk=reply["id"], lines_total=0, calls_count=0, flags_count=0)
-
-    def append(self, trace_id, offset: int, lines: list[bytes]) -> live.AppendResult:
-        body = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
-        reply = self._post(f"/api/traces/{trace_id}/lines?offset={offset}", body)
-        return live.AppendResult(reply["total"], reply["accepted"])
-
-    def close(self, trace_id):
-        reply = self._post(f"/api/traces/{trace_id}/close")
-        return _Remote(
-            pk=trace_id,
-            lines_total=reply.get("total", 0),
-            calls_count=reply.get("calls", 0),
-            flags_count=reply.get("findings", 0),
-        )
-
-
-class _Remote:
-    """What the command prints of a remote trace."""
-
-    def __init__(self, **fields) -> None:
-        self.__dict__.update(fields)

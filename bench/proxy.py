@@ -1,0 +1,220 @@
+"""Recording proxy overhead: the same fake upstream called directly and through the proxy.
+
+Starts the test suite's fake upstream (replaying recorded corpus responses) and a local
+daphne (fresh SQLite file, in-memory channel layer) whose proxy points at it, then, in
+one run, alternating direct and proxied requests so both see the same machine:
+
+- non-streamed Messages calls: latency p50 / p95, direct vs proxied, and what the proxy adds;
+- streamed calls: time to the first SSE byte, direct vs proxied, and what the proxy adds;
+- 100 concurrent streams through the proxy: all complete, none corrupted (byte-compared);
+- proxied call -> live viewer: from the client's last byte to a websocket viewer of the
+  session's trace receiving that call.
+
+    .venv/bin/python bench/proxy.py [--calls 200] [--streams 100]
+
+The client runs in this process beside the server and the fake upstream, on the same
+cores: its work is part of the figures. The fake upstream is a threaded stdlib server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.capture.fake_upstream import FakeUpstream  # noqa: E402
+from tests.capture.scenario import SECRET, Script, ports  # noqa: E402
+from tests.conftest import CORPUS  # noqa: E402
+from tests.live.servers import daphne, migrate, server_env  # noqa: E402
+from tests.live.wsclient import connect  # noqa: E402
+
+MESSAGES = [{"role": "user", "content": "What is the weather like in New York?"}]
+HEADERS = {"x-api-key": SECRET, "anthropic-version": "2023-06-01"}
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def body(stream: bool) -> bytes:
+    return json.dumps(
+        {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": MESSAGES, "stream": stream}
+    ).encode()
+
+
+def timed(client: httpx.Client, url: str, stream: bool) -> tuple[float, float, bytes]:
+    """(ms to the first body byte, ms to the last, body) of one POST."""
+    started = time.perf_counter()
+    first = None
+    data = b""
+    with client.stream("POST", url, content=body(stream), headers=HEADERS) as response:
+        for chunk in response.iter_raw():
+            if first is None:
+                first = time.perf_counter()
+            data += chunk
+    ended = time.perf_counter()
+    return ((first or ended) - started) * 1000, (ended - started) * 1000, data
+
+
+def overhead(
+    base: str, upstream: str, calls: int, stream: bool, gap: float
+) -> tuple[list, list, list, list]:
+    direct_url = f"{upstream}/v1/messages"
+    proxied_url = f"{base}/proxy/s/bench-{'stream' if stream else 'plain'}/anthropic/v1/messages"
+    with httpx.Client(timeout=60) as client:
+        for url in (direct_url, proxied_url):  # warm the connections and the server
+            for _ in range(5):
+                timed(client, url, stream)
+        direct_first, direct_total, proxied_first, proxied_total = [], [], [], []
+        for _ in range(calls):
+            first, total, _ = timed(client, direct_url, stream)
+            direct_first.append(first)
+            direct_total.append(total)
+            first, total, _ = timed(client, proxied_url, stream)
+            proxied_first.append(first)
+            proxied_total.append(total)
+            time.sleep(gap)
+    return direct_first, direct_total, proxied_first, proxied_total
+
+
+async def concurrent_streams(base: str, count: int, expected: bytes) -> tuple[int, int, float]:
+    """(completed, corrupted, seconds) for `count` streams through the proxy at once."""
+    url = f"{base}/proxy/s/bench-concurrent/anthropic/v1/messages"
+    limits = httpx.Limits(max_connections=count + 10)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+
+        async def one() -> bytes:
+            data = b""
+            async with client.stream("POST", url, content=body(True), headers=HEADERS) as reply:
+                async for chunk in reply.aiter_raw():
+                    data += chunk
+            return data
+
+        started = time.perf_counter()
+        results = await asyncio.gather(*(one() for _ in range(count)), return_exceptions=True)
+        seconds = time.perf_counter() - started
+    completed = [r for r in results if isinstance(r, bytes) and r == expected]
+    proxy_error = [r for r in results if isinstance(r, bytes) and b"Loop Inspector proxy" in r]
+    corrupted = len(results) - len(completed) - len(proxy_error)
+    return len(completed), corrupted, seconds
+
+
+def events_seq(database: Path, trace_id: str) -> int:
+    with sqlite3.connect(database) as db:
+        row = db.execute(
+            "SELECT events_seq FROM traces_trace WHERE id = ?", (trace_id.replace("-", ""),)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def viewer_latency(base: str, database: Path, calls: int) -> list[float]:
+    """ms from the client's last byte of a proxied call to a viewer receiving it."""
+    url = f"{base}/proxy/s/bench-viewer/anthropic/v1/messages"
+    async with httpx.AsyncClient(timeout=60) as client:
+        await client.post(url, content=body(False), headers=HEADERS)  # creates the trace
+        trace_id = None
+        for _ in range(100):
+            traces = (await client.get(f"{base}/api/captures/bench-viewer")).json()["traces"]
+            if traces and traces[0]["calls"]:
+                trace_id = traces[0]["id"]
+                break
+            await asyncio.sleep(0.05)
+        assert trace_id, "the first proxied call was not recorded"
+        seq = events_seq(database, trace_id)  # resume after what is stored: no backlog
+        socket = await connect(base.replace("http", "ws") + f"/ws/traces/{trace_id}/?after={seq}")
+        latencies = []
+        try:
+            for _ in range(calls):
+                reply = await client.post(url, content=body(False), headers=HEADERS)
+                done = time.perf_counter()
+                assert reply.status_code == 200
+                while True:
+                    messages = await socket.recv_messages(timeout=10)
+                    assert messages is not None, "the viewer's socket closed"
+                    if any(m["type"] == "call" for m in messages):
+                        break
+                latencies.append((time.perf_counter() - done) * 1000)
+                await asyncio.sleep(0.05)
+        finally:
+            await socket.close()
+    return latencies
+
+
+def row(label: str, direct: list[float], proxied: list[float]) -> str:
+    p50d, p95d = percentile(direct, 0.5), percentile(direct, 0.95)
+    p50p, p95p = percentile(proxied, 0.5), percentile(proxied, 0.95)
+    added = [p - d for p, d in zip(proxied, direct, strict=True)]
+    return (
+        f"{label:<28} direct {p50d:6.2f} / {p95d:6.2f}   proxied {p50p:6.2f} / {p95p:6.2f}   "
+        f"added {percentile(added, 0.5):5.2f} / {percentile(added, 0.95):5.2f} "
+        f"(p95 difference {p95p - p95d:5.2f})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--viewer-calls", type=int, default=50)
+    parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
+    args = parser.parse_args()
+    script = Script(CORPUS)
+    with FakeUpstream(script, port=ports()) as upstream, tempfile.TemporaryDirectory() as folder:
+        env = server_env(
+            DATABASE_URL=f"sqlite:///{folder}/bench.sqlite3",
+            REDIS_URL="",
+            INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
+        )
+        migrate(env)
+        with daphne(env, Path(folder) / "daphne.log", ports() or None) as base:
+            print(f"fake upstream at {upstream.base}, daphne at {base} (SQLite, in-memory layer)")
+            for gap in (args.gap, 0.0):
+                print(
+                    f"\n{args.calls} calls each, alternating direct and proxied, "
+                    + (
+                        f"{gap * 1000:.0f} ms apart (an agent running its tools)"
+                        if gap
+                        else "back to back (each recording overlaps the next calls)"
+                    )
+                    + "; ms p50 / p95"
+                )
+                first_d, total_d, first_p, total_p = overhead(
+                    base, upstream.base, args.calls, False, gap
+                )
+                print(row("non-streamed: latency", total_d, total_p))
+                first_d, total_d, first_p, total_p = overhead(
+                    base, upstream.base, args.calls, True, gap
+                )
+                print(row("streamed: first SSE byte", first_d, first_p))
+                print(row("streamed: whole stream", total_d, total_p))
+            print()
+            expected = script.tool_use_stream.body
+            done, corrupted, seconds = asyncio.run(concurrent_streams(base, args.streams, expected))
+            print(
+                f"{args.streams} concurrent streams: {done} completed, {corrupted} corrupted, "
+                f"{args.streams - done} failed, in {seconds:.2f} s"
+            )
+            latencies = asyncio.run(
+                viewer_latency(base, Path(folder) / "bench.sqlite3", args.viewer_calls)
+            )
+            print(
+                f"proxied call -> live viewer ({len(latencies)} calls): p50 "
+                f"{statistics.median(latencies):.1f} ms, p95 {percentile(latencies, 0.95):.1f} ms"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,260 @@
+"""The proxy when things go wrong or get big: disconnects, cut streams, timeouts, limits,
+bad paths; streams pass chunk by chunk; viewers see each call; no credential is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+import time
+
+import anthropic
+import httpx
+import openai
+import pytest
+from django.test import AsyncClient, override_settings
+
+from tests.capture.scenario import OPENAI_SECRET, SECRET
+from tests.live.conftest import run_async
+from tests.live.wsclient import connect
+from traces.core import archive, blobs
+
+pytestmark = pytest.mark.corpus
+
+BODY = {"max_tokens": 50, "messages": [{"role": "user", "content": "hello"}]}
+
+
+def recorded_line(server, trace_id: str) -> dict:
+    """The trace's original bytes (the download), as the one line recorded."""
+    lines = server.get(f"/traces/{trace_id}/download").splitlines()
+    return json.loads(lines[-1])
+
+
+def test_streamed_events_reach_the_client_as_they_arrive(inspector_server, upstream):
+    """A slow stream (a chunk every 0.25 s): the first event is read long before the end."""
+    started = time.monotonic()
+    arrivals: list[float] = []
+    with httpx.stream(
+        "POST",
+        f"{inspector_server.base}/proxy/s/chunks/anthropic/v1/messages",
+        json={**BODY, "model": "slow", "stream": True},
+        headers={"x-api-key": SECRET},
+        timeout=30,
+    ) as response:
+        body = b""
+        for chunk in response.iter_raw():
+            arrivals.append(time.monotonic() - started)
+            body += chunk
+    assert body == upstream.sent[-1]
+    total = arrivals[-1]
+    assert total > 2.0  # the upstream took its time...
+    assert arrivals[0] < total - 1.5  # ...and the client had the first event at once
+    assert len(arrivals) > 5
+
+
+def test_a_client_that_leaves_mid_stream_is_recorded_as_interrupted(inspector_server):
+    with httpx.stream(
+        "POST",
+        f"{inspector_server.base}/proxy/s/leaver/anthropic/v1/messages",
+        json={**BODY, "model": "slow", "stream": True},
+        headers={"x-api-key": SECRET},
+        timeout=30,
+    ) as response:
+        next(response.iter_raw())  # the first event, then hang up
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:leaver")
+    report = inspector_server.wait_report(trace_id, calls=1)
+    call = report["calls"][0]
+    assert call["status"] == "error"
+    assert "cut short" in call["error"]
+    line = recorded_line(inspector_server, trace_id)
+    assert line["interrupted"] == "the client disconnected mid-response"
+    assert "message_start" in line["response"]["body_raw"]
+
+
+def test_a_client_that_leaves_before_the_answer_is_recorded_as_interrupted(inspector_server):
+    with pytest.raises(httpx.TimeoutException):
+        httpx.post(
+            f"{inspector_server.base}/proxy/s/impatient/anthropic/v1/messages",
+            json={**BODY, "model": "hang"},
+            headers={"x-api-key": SECRET},
+            timeout=0.5,
+        )
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:impatient")
+    call = inspector_server.wait_report(trace_id, calls=1)["calls"][0]
+    assert call["status"] == "error"
+    line = recorded_line(inspector_server, trace_id)
+    assert line["interrupted"] == "the client disconnected before the answer"
+    assert line["response"] is None
+
+
+def test_an_upstream_that_cuts_the_stream_is_a_failed_call(inspector_server, upstream):
+    client = anthropic.Anthropic(
+        api_key=SECRET, base_url=f"{inspector_server.base}/proxy/s/cut/anthropic", max_retries=0
+    )
+    with (
+        pytest.raises(anthropic.APIStatusError) as caught,  # the SDK sees the stream fail
+        client.messages.stream(model="cut", **BODY) as stream,
+    ):
+        stream.get_final_message()
+    assert "upstream connection failed mid-response" in str(caught.value)
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:cut")
+    call = inspector_server.wait_report(trace_id, calls=1)["calls"][0]
+    assert call["status"] == "error"
+    assert "cut short" in call["error"]
+
+
+def test_an_upstream_timeout_is_a_504_in_the_vendor_shape_and_a_failed_call(inspector_server):
+    client = anthropic.Anthropic(
+        api_key=SECRET,
+        base_url=f"{inspector_server.base}/proxy/s/timeout/anthropic",
+        max_retries=0,
+    )
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        client.messages.create(model="hang", **BODY)
+    assert caught.value.status_code == 504
+    assert "did not answer within 1.5 s" in caught.value.message
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:timeout")
+    call = inspector_server.wait_report(trace_id, calls=1)["calls"][0]
+    assert (call["status"], call["http_status"]) == ("error", 504)
+
+
+def test_a_request_over_the_size_limit_is_refused_with_413(inspector_server, upstream):
+    before = len(upstream.received)
+    huge = {**BODY, "model": "claude-sonnet-4-6", "system": "x" * (1024 * 1024 + 10)}
+    reply = httpx.post(
+        f"{inspector_server.base}/proxy/anthropic/v1/messages", json=huge, timeout=30
+    )
+    assert reply.status_code == 413
+    assert reply.json()["error"]["type"] == "request_too_large"
+    assert len(upstream.received) == before  # nothing was sent on
+
+
+def test_unknown_paths_and_bad_sessions_are_clear_4xx(inspector_server):
+    reply = httpx.post(f"{inspector_server.base}/proxy/gemini/v1beta/models", json={}, timeout=10)
+    assert reply.status_code == 404
+    assert "/proxy/anthropic" in reply.json()["error"]
+    reply = httpx.post(
+        f"{inspector_server.base}/proxy/anthropic/v1/messages",
+        json=BODY,
+        headers={"X-Loop-Inspector-Session": "no spaces/or slashes"},
+        timeout=10,
+    )
+    assert reply.status_code == 400
+    assert "session name" in reply.json()["error"]["message"]
+
+
+@pytest.mark.asyncio
+@override_settings(INSPECTOR_UPSTREAM_OPENAI="")
+async def test_an_unconfigured_vendor_is_a_404_saying_which_setting():
+    reply = await AsyncClient().post(
+        "/proxy/openai/v1/chat/completions", data=b"{}", content_type="application/json"
+    )
+    assert reply.status_code == 404
+    assert "INSPECTOR_UPSTREAM_OPENAI" in reply.json()["error"]["message"]
+
+
+def test_a_viewer_websocket_receives_each_proxied_call(inspector_server):
+    client = anthropic.Anthropic(
+        api_key=SECRET, base_url=f"{inspector_server.base}/proxy/s/watched/anthropic", max_retries=0
+    )
+    messages = [{"role": "user", "content": "What's the weather in New York?"}]
+    client.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=messages)
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:watched")
+    url = inspector_server.base.replace("http", "ws") + f"/ws/traces/{trace_id}/"
+
+    async def watch() -> list[dict]:
+        socket = await connect(url)
+        calls: list[dict] = []
+        try:
+            loop = asyncio.get_running_loop()
+            sending = loop.run_in_executor(None, make_two_more_calls, client, messages)
+            while len(calls) < 3:
+                received = await socket.recv_messages(timeout=20)
+                assert received is not None, "the server closed the viewer's socket"
+                calls += [m for m in received if m["type"] == "call"]
+            await sending
+        finally:
+            await socket.close()
+        return calls
+
+    calls = run_async(watch)
+    assert [c["data"]["index"] for c in calls] == [1, 2, 3]
+    assert all(c["data"]["model"] == "claude-sonnet-4-6" for c in calls)
+
+
+def make_two_more_calls(client: anthropic.Anthropic, messages: list) -> None:
+    for _ in range(2):
+        time.sleep(0.3)
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=messages)
+
+
+def test_no_credential_is_stored_or_shown(inspector_server):
+    """Calls of every kind carry the keys; then the database, the pages, the downloads and
+    the exports of every captured trace are searched for them."""
+    claude = anthropic.Anthropic(
+        api_key=SECRET, base_url=f"{inspector_server.base}/proxy/s/secrets/anthropic", max_retries=0
+    )
+    claude.messages.create(model="claude-sonnet-4-6", **BODY)
+    with claude.messages.stream(model="claude-sonnet-4-6", **BODY) as stream:
+        stream.get_final_message()
+    with pytest.raises(anthropic.RateLimitError):
+        claude.messages.create(model="error-429", **BODY)
+    gpt = openai.OpenAI(
+        api_key=OPENAI_SECRET,
+        base_url=f"{inspector_server.base}/proxy/s/secrets/openai/v1",
+        default_query={"key": OPENAI_SECRET},
+        max_retries=0,
+    )
+    gpt.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}])
+    anthropic_trace = inspector_server.trace_id("proxy:anthropic-messages:secrets")
+    openai_trace = inspector_server.trace_id("proxy:openai-chat:secrets")
+    inspector_server.wait_report(anthropic_trace, calls=3)
+    inspector_server.wait_report(openai_trace, calls=1)
+
+    secrets = [SECRET.encode(), OPENAI_SECRET.encode()]
+    for table, column, value in stored_values(inspector_server.database):
+        for secret in secrets:
+            assert secret not in value, f"a credential is stored in {table}.{column}"
+    traces = [row[0] for row in inspector_server.rows("SELECT id FROM traces_trace")]
+    assert len(traces) >= 2
+    for raw_id in traces:
+        trace_id = str(raw_id)
+        if len(trace_id) == 32:
+            trace_id = f"{trace_id[:8]}-{trace_id[8:12]}-{trace_id[12:16]}-{trace_id[16:20]}-{trace_id[20:]}"
+        paths = [
+            f"/traces/{trace_id}/",
+            f"/traces/{trace_id}/download",
+            f"/api/traces/{trace_id}",
+            f"/traces/{trace_id}/postmortem",
+            f"/traces/{trace_id}/export.md",
+            f"/traces/{trace_id}/export.html",
+            f"/traces/{trace_id}/calls/1/",
+            f"/traces/{trace_id}/calls/1/request.json",
+        ]
+        for path in paths:
+            shown = inspector_server.get(path)
+            for secret in secrets:
+                assert secret not in shown, f"a credential is shown at {path}"
+    line = recorded_line(inspector_server, anthropic_trace)
+    assert line["request"]["headers"]["Authorization"] == "[masked]"
+
+
+def stored_values(database) -> list[tuple[str, str, bytes]]:
+    """Every value of every table, compressed ones (chunks, blobs) decompressed."""
+    found = []
+    with sqlite3.connect(database, timeout=20) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            cursor = db.execute(f'SELECT * FROM "{table}"')
+            columns = [d[0] for d in cursor.description]
+            for row in cursor:
+                for column, value in zip(columns, row, strict=True):
+                    if value is None or isinstance(value, (int, float)):
+                        continue
+                    data = value.encode() if isinstance(value, str) else bytes(value)
+                    found.append((table, column, data))
+                    for unpack in (archive.decompress, blobs.unpack):
+                        with contextlib.suppress(Exception):
+                            found.append((table, column, unpack(data)))
+    return found

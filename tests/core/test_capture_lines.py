@@ -1,0 +1,90 @@
+"""The proxy's recorded line: no credential in it, and the adapters read it back."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from traces.core.capture import CapturedExchange, recorded_format, safe_url, upstream_url
+from traces.core.ingest import analyze_bytes
+
+
+def test_the_upstream_host_never_comes_from_the_path():
+    base = "https://api.anthropic.com"
+    assert upstream_url(base, "v1/messages", "beta=true") == f"{base}/v1/messages?beta=true"
+    assert upstream_url(base, "../../evil.example/v1", "") == f"{base}/evil.example/v1"
+    assert upstream_url(base, "//evil.example/x", "") == f"{base}/evil.example/x"
+
+
+@pytest.mark.parametrize(
+    ("vendor", "path", "expected"),
+    [
+        ("anthropic", "v1/messages", "anthropic-messages"),
+        ("anthropic", "v1/messages/count_tokens", None),
+        ("anthropic", "v1/models", None),
+        ("openai", "chat/completions", "openai-chat"),
+        ("openai", "responses", "openai-responses"),
+        ("openai", "embeddings", None),
+    ],
+)
+def test_only_model_calls_are_recorded(vendor, path, expected):
+    assert recorded_format(vendor, path) == expected
+
+
+def test_secret_query_parameters_are_masked():
+    assert "sekrit" not in safe_url("https://x.example/v1/messages?key=sekrit&beta=true")
+    assert "beta=true" in safe_url("https://x.example/v1/messages?key=sekrit&beta=true")
+
+
+def test_a_recorded_stream_reads_back_as_a_call_without_the_credential():
+    stream = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+        b'"type":"message","role":"assistant","model":"claude-x","content":[],'
+        b'"usage":{"input_tokens":12,"output_tokens":1}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"{\\"path\\": \\".\\"}"}}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":'
+        b'"tool_use"},"usage":{"output_tokens":9}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    exchange = CapturedExchange(
+        "POST",
+        "https://api.anthropic.com/v1/messages",
+        {"X-Api-Key": "sk-ant-secret", "Content-Type": "application/json"},
+        orjson.dumps({"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]}),
+        1.0,
+        status=200,
+        response_headers={"content-type": "text/event-stream"},
+        response_body=stream,
+        ended_at=2.0,
+        streamed=True,
+    )
+    line = exchange.line()
+    assert b"sk-ant-secret" not in line
+    trace = analyze_bytes(line + b"\n")
+    assert trace.format == "anthropic-messages"
+    (call,) = trace.calls
+    assert (call.stop_reason, call.usage.output_tokens) == ("tool_use", 9)
+    assert call.tool_call_ids == ("toolu_1",)
+
+
+def test_an_interrupted_exchange_is_a_failed_call_marked_interrupted():
+    exchange = CapturedExchange(
+        "POST",
+        "https://api.openai.com/v1/chat/completions",
+        {"Authorization": "Bearer sk-secret"},
+        b'{"model":"gpt-x","messages":[{"role":"user","content":"hi"}],"stream":true}',
+        1.0,
+        status=200,
+        response_headers={"content-type": "text/event-stream"},
+        response_body=b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n',
+        streamed=True,
+        interrupted=True,
+        problem="the client disconnected mid-response",
+    )
+    trace = analyze_bytes(exchange.line() + b"\n")
+    (call,) = trace.calls
+    assert call.status == "error"
+    assert call.extra["interrupted"] == "the client disconnected mid-response"

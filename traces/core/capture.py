@@ -1,0 +1,159 @@
+"""What the recording proxy writes: one request/response pair as one JSON line.
+
+The line has the shape claude-trace and HTTP logging proxies write (`{"request": {url,
+method, headers, body, timestamp}, "response": {status_code, headers, body | body_raw,
+timestamp}}`), so the adapters that already read those logs (`anthropic-messages`,
+`openai-chat`, `openai-responses`) rebuild the call, including a streamed response,
+which is kept as the raw server-sent events it arrived as. Credentials never reach the
+line: headers are masked and secret query parameters dropped before it is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import orjson
+
+from .credentials import mask_headers
+
+VENDORS = ("anthropic", "openai")
+
+SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+"""Headers that describe one connection, never forwarded by a proxy (RFC 9110 §7.6.1)."""
+
+
+def recorded_format(vendor: str, path: str) -> str | None:
+    """The adapter that reads calls to this vendor path, or None for a path that is passed
+    through without being recorded (models, count_tokens, files…)."""
+    clean = "/" + path.strip("/").split("?", 1)[0]
+    if vendor == "anthropic" and clean.endswith("/v1/messages"):
+        return "anthropic-messages"
+    if vendor == "openai" and clean.endswith("/chat/completions"):
+        return "openai-chat"
+    if vendor == "openai" and clean.endswith("/responses"):
+        return "openai-responses"
+    return None
+
+
+def upstream_url(base: str, path: str, query: str) -> str:
+    """The upstream URL for a proxied path: always under the configured base, whatever
+    the path says (no scheme, host or `..` from the request reaches it)."""
+    parts = [p for p in path.split("/") if p not in ("", ".", "..")]
+    url = base.rstrip("/") + "/" + "/".join(parts)
+    return f"{url}?{query}" if query else url
+
+
+def safe_url(url: str) -> str:
+    """The URL to record: secret query parameters (`?key=`…) are dropped."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    kept = [(k, v if k.lower() not in SECRET_QUERY_KEYS else "[masked]") for k, v in kept]
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
+def forward_headers(headers: dict[str, str], *, drop: frozenset[str]) -> dict[str, str]:
+    """The headers to send on: without hop-by-hop ones and those named in `drop`."""
+    return {
+        k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP and k.lower() not in drop
+    }
+
+
+def is_event_stream(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
+
+
+def sse_error_event(vendor: str, message: str) -> bytes:
+    """A server-sent error event in the vendor's own shape (what its SDK raises on)."""
+    if vendor == "anthropic":
+        body = {"type": "error", "error": {"type": "api_error", "message": message}}
+        return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
+    body = {"error": {"message": message, "type": "proxy_error", "param": None, "code": None}}
+    return b"data: " + orjson.dumps(body) + b"\n\n"
+
+
+@dataclass
+class CapturedExchange:
+    """One proxied call as it happened; `line()` is what gets recorded."""
+
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: bytes
+    started_at: float
+    status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: bytes = b""
+    ended_at: float | None = None
+    streamed: bool = False
+    problem: str | None = None
+    """Why the exchange did not complete: the client left, the upstream timed out…"""
+    interrupted: bool = False
+    truncated_at: int | None = None
+    """The response passed the size limit: only this many bytes were kept."""
+
+    def line(self) -> bytes:
+        """The exchange as one JSON line (no newline), credentials masked."""
+        request: dict[str, Any] = {
+            "timestamp": self.started_at,
+            "method": self.method,
+            "url": safe_url(self.url),
+            "headers": mask_headers(self.request_headers),
+            "body": _json_or_text(self.request_body),
+        }
+        value: dict[str, Any] = {"request": request, "response": self._response()}
+        if self.problem:
+            value["proxy_error"] = self.problem
+        if self.interrupted:
+            value["interrupted"] = self.problem or "the client disconnected"
+        if self.truncated_at is not None:
+            value["proxy_truncated_at"] = self.truncated_at
+        return orjson.dumps(value)
+
+    def _response(self) -> dict[str, Any] | None:
+        if self.status is None:
+            return None
+        response: dict[str, Any] = {
+            "timestamp": self.ended_at,
+            "status_code": self.status,
+            "headers": mask_headers(self.response_headers),
+        }
+        text = self.response_body.decode("utf-8", "replace")
+        if self.streamed or self.truncated_at is not None:
+            response["body"] = None
+            response["body_raw"] = text
+        else:
+            parsed = _json_or_text(self.response_body)
+            if isinstance(parsed, str):
+                response["body"] = None
+                response["body_raw"] = parsed
+            else:
+                response["body"] = parsed
+        return response
+
+
+def _json_or_text(data: bytes) -> Any:
+    if not data:
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return data.decode("utf-8", "replace")

@@ -1,0 +1,151 @@
+"""Run an agent with its API calls going through the recording proxy: `record -- CMD …`.
+
+Like claude-trace wrapping claude, for any agent that reads ANTHROPIC_BASE_URL or
+OPENAI_BASE_URL: a server is used if one answers (else one is started for the run), a
+session is named, the command runs with both base URLs pointing at that session, the
+live page is printed, and the session's traces are closed when the command exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+import httpx
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from traces.proxy import SESSION_NAME
+
+DEFAULT_PORT = 8000
+"""Where a server is looked for (and one is started) when --server is not given."""
+
+
+class Command(BaseCommand):
+    help = (
+        "Run COMMAND with ANTHROPIC_BASE_URL and OPENAI_BASE_URL pointing at the recording "
+        "proxy; print the live page; close the trace when COMMAND exits. "
+        "Usage: manage.py record [--server URL] [--session NAME] -- COMMAND ARGS..."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--server", default="", metavar="URL", help="a running server")
+        parser.add_argument("--session", default="", help="the session (trace) name")
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=0,
+            help="without --server: the local port to look for a server on, and to start "
+            "one on when none answers (default 8000)",
+        )
+        parser.add_argument("command", nargs=argparse.REMAINDER)
+
+    def handle(self, *args, server, session, port, command, **_):
+        command = command[1:] if command[:1] == ["--"] else command
+        if not command:
+            raise CommandError("Say what to run: manage.py record -- COMMAND ARGS...")
+        session = session or datetime.now(UTC).strftime("record-%Y%m%d-%H%M%S-")
+        session = session if session[-1] != "-" else session + secrets.token_hex(2)
+        if not SESSION_NAME.match(session):
+            raise CommandError("A session name is 1-100 letters, digits, '.', '_', ':' or '-'.")
+        with self._server(server, port) as base:
+            proxy = f"{base}/proxy/s/{session}"
+            env = {
+                **os.environ,
+                "ANTHROPIC_BASE_URL": f"{proxy}/anthropic",
+                "OPENAI_BASE_URL": f"{proxy}/openai/v1",
+            }
+            self.stdout.write(f"recording session {session}: live page {proxy}/")
+            self.stdout.flush()
+            try:
+                code = subprocess.call(command, env=env)
+            except OSError as exc:
+                raise CommandError(f"could not run {command[0]}: {exc}") from exc
+            except KeyboardInterrupt:
+                code = 130
+            self._close(base, session)
+        if code:
+            raise CommandError(f"{command[0]} exited with status {code}", returncode=code)
+
+    def _close(self, base: str, session: str) -> None:
+        """Close the session's traces once the last calls are recorded (they are stored
+        just after their responses end)."""
+        with httpx.Client(timeout=30, trust_env=False) as client:
+            seen = None
+            for _ in range(20):
+                traces = client.get(f"{base}/api/captures/{session}").json()["traces"]
+                counts = [(t["id"], t["calls"]) for t in traces]
+                if counts == seen:
+                    break
+                seen = counts
+                time.sleep(0.3)
+            if not traces:
+                self.stdout.write("no model call went through the proxy")
+            for trace in traces:
+                if trace["state"] == "live":
+                    closed = client.post(f"{base}/api/traces/{trace['id']}/close").json()
+                    trace["calls"] = closed["calls"]
+                self.stdout.write(f"{trace['url']}  {trace['format']}, {trace['calls']} calls")
+
+    @contextmanager
+    def _server(self, server: str, port: int):
+        """The running server's URL, or a daphne started (and stopped) for this run."""
+        base = (server or f"http://127.0.0.1:{port or DEFAULT_PORT}").rstrip("/")
+        if _answers(base):
+            yield base
+            return
+        if server:
+            raise CommandError(f"no Loop Inspector answers at {base}")
+        call_command("migrate", verbosity=0, interactive=False)
+        port = port or (DEFAULT_PORT if _free(DEFAULT_PORT) else _any_free_port())
+        base = f"http://127.0.0.1:{port}"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+             "inspector.asgi:application"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while not _answers(base):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise CommandError("could not start a server for the proxy")
+                time.sleep(0.2)
+            self.stdout.write(f"started a server at {base} for this run")
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _answers(base: str) -> bool:
+    try:
+        reply = httpx.get(f"{base}/api/captures/probe", timeout=2, trust_env=False)
+    except httpx.HTTPError:
+        return False
+    return reply.status_code == 200 and "traces" in reply.json()
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _any_free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

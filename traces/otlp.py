@@ -1,0 +1,110 @@
+"""The OTLP/HTTP trace receiver: `POST /v1/traces` (and `/api/otlp/v1/traces`).
+
+Point an OpenTelemetry SDK's OTLP/HTTP exporter here (protobuf or JSON, gzip or not).
+Spans are split by trace id, and each trace id's spans are appended as one line to its
+own live trace (`otlp:<trace id>`), read by the `otel-genai` adapter like an uploaded
+export: the trace page shows the loop while the agent runs, and the trace closes after
+`LIVE_IDLE_SECONDS` without spans. Traces with no GenAI span (no `gen_ai.*`, `llm.*`,
+`openinference.*` or `ai.*` attribute: an app's HTTP or database spans) are not stored,
+unless their trace already has a live trace; the answer says how many were left out.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections, transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from traces import capture, models
+from traces.access import Access, access, ingest_project
+from traces.core import otlp
+from traces.core.limits import InputRejected
+
+log = logging.getLogger(__name__)
+
+
+@access(Access.INGEST, uploads=True)
+@csrf_exempt
+async def receive(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return JsonResponse({"error": "POST OTLP trace exports here."}, status=405)
+    content_type = request.headers.get("Content-Type", "")
+    protobuf = otlp.media_type(content_type) == otlp.PROTOBUF
+    limit = int(capture.capture_setting("OTLP_MAX_BYTES"))
+    declared = request.headers.get("Content-Length", "")
+    if (declared.isdigit() and int(declared) > limit) or len(request.body) > limit:
+        return _error(
+            413,
+            f"The export is larger than {limit:,} bytes (INSPECTOR['OTLP_MAX_BYTES']): "
+            "lower the exporter's batch size.",
+        )
+    try:
+        decoded = otlp.decode(
+            request.body,
+            content_type=content_type,
+            content_encoding=request.headers.get("Content-Encoding", ""),
+            max_bytes=int(capture.capture_setting("OTLP_MAX_DECOMPRESSED_BYTES")),
+        )
+    except otlp.OtlpRejected as exc:
+        return _error(exc.status, str(exc))
+    split = otlp.split_by_trace(decoded)
+    project = await sync_to_async(ingest_project)(request)
+    if project is None:
+        return _error(403, "This Loop Inspector token cannot record here.")
+    rejected, problems = await sync_to_async(_store, thread_sensitive=False)(split, project)
+    body = otlp.response_body(protobuf=protobuf, rejected=rejected, message="; ".join(problems))
+    return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
+
+
+def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list[str]]:
+    """Append each trace's spans to its live trace; (rejected spans, messages)."""
+    rejected = split.rejected
+    problems = list(split.problems)
+    ignored = 0
+    close_old_connections()
+    with transaction.atomic():  # one commit for the request; each trace is a savepoint
+        for group in split.groups.values():
+            ignored += _store_group(group, problems, project)
+            rejected += group.rejected
+    close_old_connections()
+    if ignored:
+        problems.append(
+            f"{ignored} span(s) of traces with no GenAI span (gen_ai.*, llm.*, openinference.*) "
+            "were not stored"
+        )
+    return rejected, problems
+
+
+def _store_group(group: otlp.TraceGroup, problems: list[str], project: models.Project) -> int:
+    """Append one trace's spans; the spans ignored (no GenAI span, no live trace)."""
+    key = capture.in_project(f"otlp:{group.trace_id}", project)
+    if not group.genai and not _capturing(key):
+        return group.spans
+    try:
+        with transaction.atomic():
+            capture.record_lines(
+                key=key,
+                format_name="otel-genai",
+                name=f"OTel · {group.service or 'trace'} · {group.trace_id[:8]}",
+                lines=[otlp.export_line(group)],
+                project=project,
+            )
+    except InputRejected as exc:
+        group.rejected = group.spans
+        problems.append(f"trace {group.trace_id}: {exc}")
+    except Exception:
+        log.exception("could not store the spans of OTel trace %s", group.trace_id)
+        group.rejected = group.spans
+        problems.append(f"trace {group.trace_id}: could not be stored")
+    return 0
+
+
+def _capturing(key: str) -> bool:
+    return models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE).exists()
+
+
+def _error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)

@@ -1,0 +1,327 @@
+"""The recording proxy: agents point their base URL here, calls go on to the vendor.
+
+`/proxy/anthropic/<path>` goes to INSPECTOR_UPSTREAM_ANTHROPIC, `/proxy/openai/v1/<path>`
+to INSPECTOR_UPSTREAM_OPENAI; `/proxy/s/<session>/…` or the `X-Loop-Inspector-Session`
+header names the live trace (else the default session's). The upstream host comes from
+settings only: no request can make this an open proxy.
+
+Async end to end (httpx under daphne): a stream holds no thread, and server-sent events
+go to the client chunk by chunk as they arrive. The bytes the client gets are the bytes
+the upstream sent; a copy (up to PROXY_MAX_RESPONSE_BYTES) is kept, and once the exchange
+ends (completed, failed, cut off by the client or a timeout) it is recorded off the
+response path as one line through `capture.record_lines`, the live tail's own path.
+Model calls (Messages, Chat Completions, Responses) are recorded; other paths
+(`models`, `count_tokens`…) pass through unrecorded. Credentials are forwarded, never
+stored: the recorded headers are masked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from traces import capture
+from traces.access import Access, access, ingest_project
+from traces.core.capture import (
+    HOP_BY_HOP,
+    CapturedExchange,
+    forward_headers,
+    is_event_stream,
+    recorded_format,
+    sse_error_event,
+    upstream_url,
+)
+
+log = logging.getLogger(__name__)
+
+SESSION_HEADER = "X-Loop-Inspector-Session"
+SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+
+DROP_REQUEST_HEADERS = frozenset(
+    {"host", "content-length", "accept-encoding", "cookie", SESSION_HEADER.lower()}
+)
+"""Not sent on: ours (the session, this site's cookies) or the connection's. The
+upstream is asked for an uncompressed body, so the copy can be read as it is."""
+DROP_RESPONSE_HEADERS = HOP_BY_HOP | {"content-length"}
+
+
+def upstream_base(vendor: str) -> str:
+    """The configured base URL of a vendor, or '' when the vendor is off or unknown."""
+    name = {"anthropic": "INSPECTOR_UPSTREAM_ANTHROPIC", "openai": "INSPECTOR_UPSTREAM_OPENAI"}
+    return str(getattr(settings, name[vendor], "") or "") if vendor in name else ""
+
+
+# -- the view -----------------------------------------------------------------------------
+@access(Access.INGEST)
+@csrf_exempt
+async def relay(
+    request: HttpRequest, vendor: str, path: str, session: str | None = None
+) -> HttpResponse:
+    base = upstream_base(vendor)
+    if not base:
+        return vendor_error(
+            vendor,
+            404,
+            "not_found_error",
+            f"No upstream is configured for {vendor}: set INSPECTOR_UPSTREAM_{vendor.upper()}.",
+        )
+    session = session or request.headers.get(SESSION_HEADER) or capture.DEFAULT_SESSION
+    if not SESSION_NAME.match(session):
+        return vendor_error(
+            vendor,
+            400,
+            "invalid_request_error",
+            "A Loop Inspector session name is 1-100 letters, digits, '.', '_', ':' or '-'.",
+        )
+    project = await sync_to_async(ingest_project)(request)
+    if project is None:
+        return vendor_error(
+            vendor, 403, "permission_error", "This Loop Inspector token cannot record here."
+        )
+    limit = int(capture.capture_setting("PROXY_MAX_REQUEST_BYTES"))
+    declared = request.headers.get("Content-Length", "")
+    if (declared.isdigit() and int(declared) > limit) or len(request.body) > limit:
+        return vendor_error(
+            vendor,
+            413,
+            "request_too_large",
+            f"The request is larger than the proxy's {limit:,}-byte limit "
+            "(INSPECTOR['PROXY_MAX_REQUEST_BYTES']).",
+        )
+    url = upstream_url(base, path, request.META.get("QUERY_STRING", ""))
+    headers = forward_headers(dict(request.headers), drop=DROP_REQUEST_HEADERS)
+    headers["Accept-Encoding"] = "identity"
+    format_name = recorded_format(vendor, path) if request.method == "POST" else None
+    recording = (
+        _Recording(
+            CapturedExchange(request.method or "POST", url, headers, request.body, time.time()),
+            format_name,
+            session,
+            project,
+        )
+        if format_name
+        else None
+    )
+    client = _client()
+    outgoing = client.build_request(
+        request.method or "GET", url, headers=headers, content=request.body
+    )
+    try:
+        upstream = await client.send(outgoing, stream=True)
+    except asyncio.CancelledError:  # the client left before the upstream answered
+        if recording is not None:
+            recording.finish(interrupted=True, problem="the client disconnected before the answer")
+        raise
+    except httpx.TimeoutException as exc:
+        setting = (
+            "PROXY_CONNECT_TIMEOUT"
+            if isinstance(exc, httpx.ConnectTimeout)
+            else "PROXY_READ_TIMEOUT"
+        )
+        seconds = capture.capture_setting(setting)
+        return _failed(recording, vendor, 504, f"the upstream did not answer within {seconds} s")
+    except httpx.HTTPError as exc:
+        return _failed(
+            recording, vendor, 502, f"could not reach the upstream ({exc.__class__.__name__})"
+        )
+    content_type = upstream.headers.get("content-type", "")
+    if recording is not None:
+        recording.exchange.status = upstream.status_code
+        recording.exchange.response_headers = dict(upstream.headers)
+        recording.exchange.streamed = is_event_stream(content_type)
+    response = StreamingHttpResponse(
+        _relay_body(upstream, recording, vendor, is_event_stream(content_type)),
+        status=upstream.status_code,
+        content_type=content_type or None,
+    )
+    for key, value in upstream.headers.multi_items():
+        if key.lower() not in DROP_RESPONSE_HEADERS and key.lower() != "content-type":
+            response.headers[key] = value
+    if is_event_stream(content_type):
+        response.headers["X-Accel-Buffering"] = "no"  # tell any proxy in front not to buffer
+    return response
+
+
+@access(Access.PUBLIC)
+@csrf_exempt
+async def unknown_vendor(request: HttpRequest, rest: str) -> JsonResponse:
+    return JsonResponse(
+        {
+            "error": "Unknown proxy path. Point the SDKs at /proxy/anthropic (Anthropic "
+            "Messages) or /proxy/openai/v1 (OpenAI Chat Completions and Responses); name a "
+            "session with /proxy/s/<session>/anthropic or /proxy/s/<session>/openai/v1."
+        },
+        status=404,
+    )
+
+
+def vendor_error(vendor: str, status: int, kind: str, message: str) -> JsonResponse:
+    """An error in the shape the vendor's SDK reads, so the agent shows our message."""
+    text = f"Loop Inspector proxy: {message}"
+    if vendor == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": text}}
+    else:
+        body = {"error": {"message": text, "type": kind, "param": None, "code": None}}
+    return JsonResponse(body, status=status)
+
+
+def _failed(recording: _Recording | None, vendor: str, status: int, problem: str) -> JsonResponse:
+    """The upstream could not be reached: answer as the vendor would, record the call."""
+    response = vendor_error(vendor, status, "api_error", problem)
+    if recording is not None:
+        exchange = recording.exchange
+        exchange.status = status
+        exchange.response_headers = {"content-type": "application/json"}
+        exchange.response_body = response.content
+        recording.finish(problem=problem)
+    return response
+
+
+async def _relay_body(
+    upstream: httpx.Response, recording: _Recording | None, vendor: str, streamed: bool
+) -> AsyncIterator[bytes]:
+    """The upstream's bytes as they arrive; the exchange is recorded however it ends.
+
+    A client that goes away while this waits for the upstream cancels it here; one that
+    goes away while its chunk is being sent cancels the request's task instead, which
+    the done-callback notices.
+    """
+    task = asyncio.current_task()
+    if recording is not None and task is not None:
+        task.add_done_callback(recording.on_task_done)
+    try:
+        async for chunk in upstream.aiter_raw():
+            if recording is not None:
+                recording.keep(chunk)
+            yield chunk
+    except asyncio.CancelledError:
+        if recording is not None:
+            recording.finish(interrupted=True, problem="the client disconnected mid-response")
+        raise
+    except httpx.HTTPError as exc:
+        if isinstance(exc, httpx.TimeoutException):
+            seconds = capture.capture_setting("PROXY_READ_TIMEOUT")
+            problem = f"the upstream sent nothing for {seconds} s (read timeout)"
+        else:
+            problem = f"the upstream connection failed mid-response ({exc})"
+        if recording is not None:
+            recording.finish(problem=problem)
+        if streamed:
+            # ASGI cannot drop the client's connection: an error event, as the vendor
+            # sends one mid-stream, tells its SDK that the stream did not complete.
+            yield sse_error_event(vendor, f"Loop Inspector proxy: {problem}")
+    finally:
+        if recording is not None:
+            recording.finish()
+        await upstream.aclose()
+
+
+# -- recording ------------------------------------------------------------------------------
+class _Recording:
+    """The copy of one exchange, recorded once when it ends, whichever way it ends."""
+
+    def __init__(
+        self, exchange: CapturedExchange, format_name: str, session: str, project: Any = None
+    ) -> None:
+        self.exchange = exchange
+        self.format_name = format_name
+        self.session = session
+        self.project = project
+        self.limit = int(capture.capture_setting("PROXY_MAX_RESPONSE_BYTES"))
+        self.body = bytearray()
+        self.done = False
+
+    def keep(self, chunk: bytes) -> None:
+        if self.exchange.truncated_at is not None:
+            return
+        if len(self.body) + len(chunk) > self.limit:
+            self.exchange.truncated_at = len(self.body)
+            return
+        self.body += chunk
+
+    def on_task_done(self, task: asyncio.Task) -> None:
+        if not self.done:
+            self.finish(interrupted=True, problem="the client disconnected mid-response")
+
+    def finish(self, *, interrupted: bool = False, problem: str | None = None) -> None:
+        if self.done:
+            return
+        self.done = True
+        exchange = self.exchange
+        exchange.ended_at = time.time()
+        exchange.response_body = exchange.response_body or bytes(self.body)
+        exchange.interrupted = interrupted
+        exchange.problem = problem
+        _schedule(self.format_name, self.session, exchange.line(), self.project)
+
+
+_pending: set[asyncio.Task] = set()
+_order: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _schedule(format_name: str, session: str, line: bytes, project: Any = None) -> None:
+    """Record off the response path; lines of one session are stored in the order their
+    exchanges ended."""
+    loop = asyncio.get_running_loop()
+    key = capture.proxy_key(format_name, session, project)
+    locks = _order.setdefault(loop, {})
+    lock = locks.setdefault(key, asyncio.Lock())
+    task = loop.create_task(_record(lock, key, format_name, session, line, project))
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
+async def _record(
+    lock: asyncio.Lock, key: str, format_name: str, session: str, line: bytes, project: Any
+) -> None:
+    async with lock:
+        try:
+            await sync_to_async(capture.record_lines_on_thread, thread_sensitive=False)(
+                key=key,
+                format_name=format_name,
+                name=capture.proxy_trace_name(format_name, session),
+                lines=[line],
+                project=project,
+            )
+        except Exception:
+            log.exception("could not record a proxied call in session %s", session)
+
+
+# -- the HTTP client ------------------------------------------------------------------------
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _client() -> httpx.AsyncClient:
+    """One pooled client per event loop (daphne runs one)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        timeout = httpx.Timeout(
+            connect=float(capture.capture_setting("PROXY_CONNECT_TIMEOUT")),
+            read=float(capture.capture_setting("PROXY_READ_TIMEOUT")),
+            write=60.0,
+            pool=60.0,
+        )
+        client = httpx.AsyncClient(
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+            follow_redirects=False,
+            trust_env=False,
+        )
+        _clients[loop] = client
+    return client
