@@ -72,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         _setup_django()
         from django.core.management import execute_from_command_line
 
-        command = args.pop(0)
-        execute_from_command_line(["loop-inspector", *([] if command == "manage" else [command]), *args])
+        if args[0] == "manage":
+            args.pop(0)
+        execute_from_command_line(["loop-inspector", *args])
         return 0
 
     from traces import cli
