@@ -18,6 +18,7 @@ ours alone.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -32,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import make_log  # noqa: E402  (bench/ingest.py: the same generated log shape)
 
 CLAUDE_TRACE = "@mariozechner/claude-trace@1.0.9"
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+"""Children may cache bytecode, as an installed package has it compiled at install time."""
 
 
 def make_pairs(pairs: int, per_loop: int, result_bytes: int) -> bytes:
@@ -56,7 +59,7 @@ def best_of(command: list[str], repeat: int, cwd: Path) -> tuple[float, float]:
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        result = subprocess.run(command, cwd=cwd, capture_output=True)
+        result = subprocess.run(command, cwd=cwd, capture_output=True, env=ENV)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

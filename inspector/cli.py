@@ -18,6 +18,15 @@ DJANGO_COMMANDS = {
 }
 
 
+class _Version(argparse.Action):
+    """--version, looked up only when asked (reading package metadata takes ~20 ms)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from traces import cli
+
+        parser.exit(message=f"loop-inspector {cli._version()}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     from traces import cli
 
@@ -26,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Look inside LLM tool-call loops: analyse, lint and report trace files, "
         "or serve the web app.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {cli._version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     cli.add_analyze_arguments(
         sub.add_parser("analyze", help="summarise trace files (or print the JSON report)")

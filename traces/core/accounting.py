@@ -306,13 +306,18 @@ def _split(
             shares, amounts = _distribute(delta, rest)
             buckets = previous_buckets.plus(replayed_output=replayed, **amounts)
             return buckets, True, 0, shares
+    if (
+        reported is not None
+        and walk.previous is None
+        and len(entries) == 1
+        and entries[0].bucket == "prefix"
+    ):
+        # The first request is just the prefix: all of its input is prefix, exactly.
+        return Buckets(prefix=reported), True, 0, {}
     # Only estimated calls need the fixed prefix counted (the tokenizer may never load).
     estimate = walk.estimate(fixed())
     if reported is None:
         return estimate, False, 0, {}
-    if walk.previous is None and len(entries) == 1 and entries[0].bucket == "prefix":
-        # The first request is just the prefix: all of its input is prefix, exactly.
-        return Buckets(prefix=reported), True, 0, {}
     return _scaled(estimate, reported), False, reported - estimate.total, {}
 
 

@@ -12,10 +12,10 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import orjson
-import yaml
 
 from .http_body import clean_headers, decode_body, jsonable
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
@@ -243,23 +243,33 @@ def _head(data: bytes) -> bytes:
     return data[:4096].lstrip()
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """A safe YAML loader that also refuses aliases, so 'billion laughs' cannot expand."""
+@cache
+def _no_alias_loader() -> type:
+    """A safe YAML loader that also refuses aliases, so 'billion laughs' cannot expand.
 
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not accepted in traces", event.start_mark
-            )
-        return super().compose_node(parent, index)
+    Built at the first YAML file: PyYAML is only imported when a cassette is read.
+    """
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):  # type: ignore[override]
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, "YAML aliases are not accepted in traces", event.start_mark
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
     """Read a VCR cassette: each interaction becomes one HTTP-pair record."""
     lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    import yaml
+
     try:
-        document = yaml.load(data, Loader=_NoAliasLoader)
+        document = yaml.load(data, Loader=_no_alias_loader())
     except yaml.YAMLError as exc:
         raise InputRejected(f"Not readable YAML: {exc}") from exc
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
