@@ -35,7 +35,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Look inside LLM tool-call loops: analyse, lint and report trace files, "
         "or serve the web app.",
     )
-    parser.add_argument("--version", action=_Version, nargs=0, help="print the version")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, default=argparse.SUPPRESS, help="print the version"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     cli.add_analyze_arguments(
         sub.add_parser("analyze", help="summarise trace files (or print the JSON report)")
