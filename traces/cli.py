@@ -8,42 +8,16 @@ run the pure core, and setting up Django would cost more than the work itself on
 from __future__ import annotations
 
 import argparse
-import functools
-import gc
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from traces.core.gcpause import without_cycle_collection
 from traces.core.limits import InputRejected
 
 if TYPE_CHECKING:  # the core itself is imported when a command runs
     from traces.core.model import Trace
     from traces.core.pricing import PriceTable
-
-
-Run = TypeVar("Run", bound=Callable[..., Any])
-
-
-def _without_cycle_collection(run: Run) -> Run:
-    """Run a command with Python's cycle collector paused.
-
-    A trace is a large graph of small objects built once and dropped at exit, without
-    reference cycles to reclaim; the collector's repeated passes over it cost about a
-    third of a report's time and find nothing. Reference counting still frees memory.
-    """
-
-    @functools.wraps(run)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return run(*args, **kwargs)
-        finally:
-            if enabled:
-                gc.enable()
-
-    return paused  # type: ignore[return-value]
 
 
 class CliError(Exception):
@@ -119,7 +93,7 @@ def add_analyze_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@_without_cycle_collection
+@without_cycle_collection
 def analyze(
     *,
     files: list[Path],
@@ -184,7 +158,7 @@ def add_lint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
 
 
-@_without_cycle_collection
+@without_cycle_collection
 def lint(
     *,
     files: list[Path],
@@ -263,7 +237,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prices", type=Path, default=None, help="a price file (JSON)")
 
 
-@_without_cycle_collection
+@without_cycle_collection
 def report(
     *,
     file: Path,

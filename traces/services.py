@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from traces import models
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
+from traces.core.gcpause import without_cycle_collection
 from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.limits import InputRejected
 from traces.core.model import Call, ToolRun
@@ -77,6 +78,7 @@ class BlobBatch:
                 )
 
 
+@without_cycle_collection  # a trace's rows are many acyclic objects
 def trace_ingest(
     *, data: bytes, name: str, filename: str = "", format_name: str | None = None
 ) -> IngestResult:
@@ -107,6 +109,7 @@ def trace_ingest(
     return IngestResult(trace, core)
 
 
+@without_cycle_collection  # a trace's rows are many acyclic objects
 def trace_ingest_files(
     *, files: list[tuple[str, bytes]], name: str, format_name: str | None = None
 ) -> IngestResult:
@@ -161,6 +164,7 @@ def _create_trace(
     )
 
 
+@without_cycle_collection  # a trace's rows are many acyclic objects
 def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
     """Run the current core again on a stored trace's original bytes and replace its rows
     and report: after an upgrade brings new rules, formats or prices."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .accounting import Accounting, account
+from .gcpause import without_cycle_collection
 from .model import Call, HttpTraffic, ToolRun, Trace
 from .pricing import PriceTable
 from .rules.base import Finding
@@ -18,6 +19,7 @@ SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
 
 
+@without_cycle_collection
 def build_report(
     trace: Trace,
     *,
