@@ -4,7 +4,7 @@ Generates a claude-trace style log of Anthropic request/response pairs (default 
 pairs: 100 agent loops of 20 calls, each request re-sending its transcript), then times
 
 - `loop-inspector report FILE --html OUT` (the console script: the core alone, no Django),
-- `manage.py report FILE --html OUT` (the same code behind Django's command machinery),
+- `manage.py report FILE --html OUT` (handed to the same code, without setting up Django),
 - `claude-trace --generate-html FILE OUT --no-open` (@mariozechner/claude-trace, installed
   with npm into a temporary folder) when npm is present,
 
