@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from functools import cache
 from typing import Any
 
@@ -24,6 +23,8 @@ O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tik
 
 
 def _o200k_cached() -> bool:
+    import tempfile  # only to find tiktoken's cache folder (random, bisect… load with it)
+
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
     cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "data-gym-cache")
     return os.path.exists(os.path.join(cache_dir, hashlib.sha1(O200K_URL.encode()).hexdigest()))
