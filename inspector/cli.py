@@ -24,7 +24,7 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from traces import cli
 
-        parser.exit(message=f"loop-inspector {cli._version()}\n")
+        parser.exit(message=f"loop-inspector {cli.package_version()}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("report", help="write a post-mortem as self-contained HTML and/or Markdown")
     )
     serve = sub.add_parser("serve", help="migrate the database, then serve the web app (daphne)")
-    serve.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    serve.add_argument("--host", default="127.0.0.1", help="default: loopback only")
+    serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--sample", action="store_true", help="load the bundled sample trace")
     for name, text in DJANGO_COMMANDS.items():
         sub.add_parser(name, help=text, add_help=False)

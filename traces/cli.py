@@ -198,7 +198,9 @@ def _print_findings(output: str, runs: list) -> None:
     if output == "sarif":
         from traces.core.sarif import to_sarif
 
-        _write_json(to_sarif(runs, version=_version(), rules_url="http://127.0.0.1:8000/rules"))
+        _write_json(
+            to_sarif(runs, version=package_version(), rules_url="http://127.0.0.1:8000/rules")
+        )
     elif output == "json":
         _write_json(
             [
@@ -217,7 +219,8 @@ def _print_findings(output: str, runs: list) -> None:
     sys.stdout.flush()
 
 
-def _version() -> str:
+def package_version() -> str:
+    """The installed version (SARIF names it; `loop-inspector --version` prints it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
