@@ -4,8 +4,17 @@
 import os
 import sys
 
+CORE_COMMANDS = {"analyze", "lint", "report"}
+"""Commands that run the pure core: they skip Django's set-up (see inspector/cli.py),
+except `lint --set NAME`, which reads a stored run set from the database."""
+
 
 def main() -> None:
+    stored_set = any(arg == "--set" or arg.startswith("--set=") for arg in sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] in CORE_COMMANDS and not stored_set:
+        from inspector.cli import main as core_command
+
+        sys.exit(core_command(sys.argv[1:]))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
     from django.core.management import execute_from_command_line
 

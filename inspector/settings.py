@@ -13,6 +13,10 @@ import plotly
 from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Templates, static files and migrations live inside the traces package, so an installed
+# wheel serves the same pages as a checkout. A checkout keeps its SQLite file beside
+# manage.py; an installed package keeps it in the working directory.
+LOCAL_DIR = BASE_DIR if (BASE_DIR / "manage.py").exists() else Path.cwd()
 
 DEFAULT_SECRET_KEY = "loop-inspector-local-only-key-set-DJANGO_SECRET_KEY-when-shared"
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", DEFAULT_SECRET_KEY)
@@ -63,7 +67,7 @@ ASGI_APPLICATION = "inspector.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -79,7 +83,7 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}", conn_max_age=60
+        default=f"sqlite:///{LOCAL_DIR / 'db.sqlite3'}", conn_max_age=60
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -88,7 +92,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": str(LOCAL_DIR / "test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -119,9 +123,9 @@ CACHES = {
 }
 
 STATIC_URL = "/static/"
-# plotly.js is served from the plotly package itself (no CDN, no copy in the repo).
+# Our own files are found in traces/static by the app finder; plotly.js is served from
+# the plotly package itself (no CDN, no copy in the repo).
 STATICFILES_DIRS = [
-    BASE_DIR / "static",
     ("plotly", Path(plotly.__file__).resolve().parent / "package_data"),
 ]
 # Static files are served from the app's folders by WhiteNoise (no collectstatic step);

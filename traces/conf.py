@@ -64,10 +64,8 @@ def limits() -> Limits:
     )
 
 
-@cache
 def app_css() -> str:
     """The app's stylesheet, for documents that must carry their styles inline."""
-    from django.contrib.staticfiles import finders
+    from traces.assets import app_css as read
 
-    path = finders.find("css/app.css")
-    return Path(path).read_text(encoding="utf-8") if path else ""
+    return read()

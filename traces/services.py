@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from traces import models
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
+from traces.core.gcpause import without_cycle_collection
 from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.labels import clean_labels
 from traces.core.limits import InputRejected
@@ -114,6 +115,7 @@ class PreparedIngest:
     """Credentials redacted from the files before anything was read: name -> count."""
 
 
+@without_cycle_collection  # a trace's rows are many acyclic objects
 def ingest_prepare(
     *,
     files: list[tuple[str, bytes]],
@@ -160,6 +162,7 @@ def ingest_prepare(
     return PreparedIngest(core, report, files, compressed_files, "", name or label, label, redacted)
 
 
+@without_cycle_collection
 def ingest_store(
     prepared: PreparedIngest,
     *,
@@ -298,6 +301,7 @@ def _create_trace(
     return trace
 
 
+@without_cycle_collection  # a trace's rows are many acyclic objects
 def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
     """Run the current core again on a stored trace's original bytes and replace its rows
     and report: after an upgrade brings new rules, formats or prices."""

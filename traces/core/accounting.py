@@ -13,6 +13,7 @@ and, where a reported total exists, the estimates are scaled to it (the residual
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,7 +188,11 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         walk.system_in_messages = walk.system_in_messages or any(
             m.role in ("system", "developer") for m in call.appended
         )
-        fixed = _fixed_prefix_estimate(counter, call, walk.system_in_messages)
+        system_in_messages = walk.system_in_messages
+
+        def fixed(call: Call = call, system_in_messages: bool = system_in_messages) -> int:
+            return _fixed_prefix_estimate(counter, call, system_in_messages)
+
         entries = _entries(counter, call, first_in_loop=walk.previous is None)
         dropped_from = call.prefix_len if call.history_rewritten else None
         previous_buckets = walk.buckets
@@ -279,7 +284,7 @@ def _split(
     call: Call,
     walk: _LoopWalk,
     previous_buckets: Buckets | None,
-    fixed: int,
+    fixed: Callable[[], int],
     entries: list[_Entry],
 ) -> tuple[Buckets, bool, int, dict[int, dict[str, int]]]:
     """(buckets, exact, residual, exact token shares of appended tool results)."""
@@ -304,12 +309,18 @@ def _split(
             shares, amounts = _distribute(delta, rest)
             buckets = previous_buckets.plus(replayed_output=replayed, **amounts)
             return buckets, True, 0, shares
-    estimate = walk.estimate(fixed)
-    if reported is None:
-        return estimate, False, 0, {}
-    if walk.previous is None and len(entries) == 1 and entries[0].bucket == "prefix":
+    if (
+        reported is not None
+        and walk.previous is None
+        and len(entries) == 1
+        and entries[0].bucket == "prefix"
+    ):
         # The first request is just the prefix: all of its input is prefix, exactly.
         return Buckets(prefix=reported), True, 0, {}
+    # Only estimated calls need the fixed prefix counted (the tokenizer may never load).
+    estimate = walk.estimate(fixed())
+    if reported is None:
+        return estimate, False, 0, {}
     return _scaled(estimate, reported), False, reported - estimate.total, {}
 
 

@@ -10,6 +10,7 @@ from itertools import chain
 from .formats.base import Adapter
 from .formats.detect import SNIFF_RECORDS, detect
 from .formats.registry import get_adapter
+from .gcpause import without_cycle_collection
 from .held import held_previews
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .mapping import FORMAT_NAME, MappedAdapter, Mapping
@@ -105,6 +106,7 @@ class TraceSession:
         return self.builder.finish(total, self.records_ingested)
 
 
+@without_cycle_collection
 def analyze_bytes(
     data: bytes,
     *,
@@ -186,6 +188,7 @@ def _is_subagent_file(name: str) -> bool:
     return bool(_SUBAGENT_FILE.search(name))
 
 
+@without_cycle_collection
 def analyze_files(
     files: Sequence[tuple[str, bytes]],
     *,

@@ -18,10 +18,7 @@ from typing import Any
 
 import jmespath
 import orjson
-import yaml
 from jmespath.exceptions import JMESPathError
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
 from .coerce import parse_arguments, str_or_none
 from .coerce import text_of as _text_of
@@ -30,8 +27,7 @@ from .formats.base import Adapter, AdapterEvent
 from .formats.explain import describe_record
 from .limits import InputRejected
 from .model import Exchange, LineError, ToolTiming, Usage
-from .records import Record
-from .records import _NoAliasLoader as NoAliasLoader
+from .records import Record, _no_alias_loader
 from .timeparse import to_epoch_seconds
 from .transcript import TranscriptView
 
@@ -46,7 +42,10 @@ class MappingError(InputRejected):
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _validator() -> Any:
+    """The mapping schema's validator (jsonschema is imported only when a mapping is read)."""
+    from jsonschema import Draft202012Validator
+
     text = resources.files("traces.core").joinpath("schemas", SCHEMA_FILE).read_bytes()
     schema = orjson.loads(text)
     Draft202012Validator.check_schema(schema)
@@ -106,6 +105,9 @@ def _key_line(text: str, key: str) -> int:
 
 def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
     """Parse, validate and compile a mapping file; MappingError says what is wrong, where."""
+    import yaml
+    from jsonschema.exceptions import best_match
+
     if len(data) > MAX_MAPPING_BYTES:
         raise MappingError(f"The mapping file {filename} is over {MAX_MAPPING_BYTES:,} bytes.")
     text = data.decode("utf-8", "replace")
@@ -113,7 +115,7 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         if text.lstrip().startswith("{"):
             spec = orjson.loads(data)
         else:  # YAML without aliases, so a "billion laughs" file cannot expand
-            spec = yaml.load(text, Loader=NoAliasLoader)  # a SafeLoader subclass
+            spec = yaml.load(text, Loader=_no_alias_loader())  # a SafeLoader subclass
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
         raise MappingError(
             f"The mapping file {filename} is not readable JSON or YAML: {exc}"

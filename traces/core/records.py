@@ -13,10 +13,10 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import orjson
-import yaml
 
 from .http_body import clean_headers, decode_body, jsonable
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
@@ -310,16 +310,24 @@ def _head(data: bytes) -> bytes:
     return data[:4096].lstrip()
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """A safe YAML loader that also refuses aliases, so 'billion laughs' cannot expand."""
+@cache
+def _no_alias_loader() -> type:
+    """A safe YAML loader that also refuses aliases, so 'billion laughs' cannot expand.
 
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not accepted in traces", event.start_mark
-            )
-        return super().compose_node(parent, index)
+    Built at the first YAML file: PyYAML is only imported when a cassette is read.
+    """
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):  # type: ignore[override]
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, "YAML aliases are not accepted in traces", event.start_mark
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 MAX_YAML_BYTES = 64 * 1024 * 1024
@@ -328,6 +336,8 @@ MAX_YAML_BYTES = 64 * 1024 * 1024
 
 def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
     """Read a VCR cassette: each interaction becomes one HTTP-pair record."""
+    import yaml
+
     lines_total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     if len(data) > MAX_YAML_BYTES:
         raise InputRejected(
@@ -336,7 +346,7 @@ def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
         )
     try:
         _check_yaml_events(data, limits)
-        document = yaml.load(data, Loader=_LOADER)
+        document = yaml.load(data, Loader=_loader())
     except yaml.YAMLError as exc:
         raise InputRejected(f"Not readable YAML: {exc}") from exc
     except RecursionError:
@@ -361,16 +371,24 @@ def _read_yaml(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Source:
     return Source("yaml", lines_total, items)
 
 
-_LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else _NoAliasLoader
+@cache
+def _loader() -> type:
+    """libyaml's loader when PyYAML has it (aliases and depth are refused beforehand by
+    `_check_yaml_events`), else the pure-Python one that refuses aliases itself."""
+    import yaml
+
+    return yaml.CSafeLoader if yaml.__with_libyaml__ else _no_alias_loader()
 
 
 def _check_yaml_events(data: bytes, limits: Limits) -> None:
     """Refuse aliases and deep nesting from the event stream, before anything is built:
     the C loader composes recursively (no Python recursion limit protects it)."""
+    import yaml
+
     depth = 0
     starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
     ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-    for event in yaml.parse(data, Loader=_LOADER):
+    for event in yaml.parse(data, Loader=_loader()):
         if isinstance(event, yaml.AliasEvent):
             raise yaml.composer.ComposerError(
                 None, None, "YAML aliases are not accepted in traces", event.start_mark

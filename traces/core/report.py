@@ -9,6 +9,7 @@ from typing import Any
 
 from .accounting import Accounting, account
 from .failed_generation import attempted_tool_calls
+from .gcpause import without_cycle_collection
 from .model import Call, HttpTraffic, ToolRun, Trace
 from .pricing import PriceTable, bundled_table
 from .rules.base import Finding
@@ -23,6 +24,7 @@ OPTIONAL_CALL_KEYS = ("hook_events", "session_result")
 trips and the session's final result); present in the report only when recorded."""
 
 
+@without_cycle_collection
 def build_report(
     trace: Trace,
     *,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from functools import cache
 from typing import Any
 
@@ -23,15 +22,20 @@ MESSAGE_OVERHEAD = 4
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
+def _o200k_cached() -> bool:
+    import tempfile  # only to find tiktoken's cache folder (random, bisect… load with it)
+
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return os.path.exists(os.path.join(cache_dir, hashlib.sha1(O200K_URL.encode()).hexdigest()))
+
+
 @cache
 def encoding():
     """The best encoding available offline: o200k_base if cached locally, else cl100k."""
     import tiktoken
 
-    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    cached = os.path.join(cache_dir, hashlib.sha1(O200K_URL.encode()).hexdigest())
-    if os.path.exists(cached):
+    if _o200k_cached():
         try:
             return tiktoken.get_encoding("o200k_base")
         except Exception:  # a corrupt cache file: fall back to the bundled encoding
@@ -42,7 +46,11 @@ def encoding():
 
 
 def encoding_name() -> str:
-    return encoding().name.replace("_offline", "")
+    """The encoding estimates use, named without loading it (loading takes ~0.3 s) unless
+    it is already loaded."""
+    if encoding.cache_info().currsize:
+        return encoding().name.replace("_offline", "")
+    return "o200k_base" if _o200k_cached() else "cl100k_base"
 
 
 class TokenCounter:
@@ -50,7 +58,8 @@ class TokenCounter:
 
     def __init__(self) -> None:
         self._cache: dict[bytes, int] = {}
-        self._encoding = encoding()
+        self._encoding: Any = None
+        """Loaded at the first count: exactly reported traces never need the tokenizer."""
 
     def text(self, text: str) -> int:
         if not text:
@@ -58,6 +67,8 @@ class TokenCounter:
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         found = self._cache.get(key)
         if found is None:
+            if self._encoding is None:
+                self._encoding = encoding()
             found = len(self._encoding.encode_ordinary(text))
             self._cache[key] = found
         return found

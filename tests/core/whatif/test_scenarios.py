@@ -194,3 +194,10 @@ def test_a_saving_on_priced_calls_stands_beside_an_unpriced_side_call():
     cap = scenario(build_what_if(report, {"cap:get_order": "340"}), "cap-results")
     assert cap["usd_saved"] == pytest.approx(5_040 * 3 / 1e6)
     assert cap["usd_before"] is None and cap["percent_usd"] is None
+
+
+def test_the_placeholder_size_is_its_tiktoken_count():
+    from traces.core.tokens import TokenCounter
+    from traces.core.whatif.clear_results import PLACEHOLDER, PLACEHOLDER_TOKENS
+
+    assert TokenCounter().text(PLACEHOLDER) == PLACEHOLDER_TOKENS

@@ -23,11 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
 
 from ..dialects import anthropic
 from ..model import Exchange, LineError, ToolTiming
@@ -54,10 +52,16 @@ DEFAULT_PROVIDER = "anthropic"
 OPENAI_ONLY_ROLES = frozenset({"system", "developer", "tool", "function"})
 MESSAGE_CHARS = 300
 
+if TYPE_CHECKING:  # jsonschema is imported when a line needs it: it costs ~60 ms to load
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
 
 @cache
 def event_validator() -> Draft202012Validator:
     """The published schema, read beside this package and compiled once."""
+    from jsonschema import Draft202012Validator
+
     text = resources.files("traces.core").joinpath("schemas", SCHEMA_FILE).read_bytes()
     schema = orjson.loads(text)
     Draft202012Validator.check_schema(schema)
@@ -68,6 +72,8 @@ def schema_problem(value: Any) -> str | None:
     """Why a line is not a valid event (where, and what), or None when it is valid."""
     if plainly_valid(value):
         return None
+    from jsonschema.exceptions import best_match
+
     error = best_match(event_validator().iter_errors(value))
     if error is None:
         return None

@@ -6,9 +6,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-import jsonschema
 import orjson
-from jsonschema.exceptions import best_match
 
 from ..model import Block, Call
 from ._common import canonical, quote, shorten, tool_uses
@@ -78,7 +76,7 @@ class InvalidToolArguments(Rule):
                 reason = str(error).split(":")[0]
                 return f"are not valid JSON ({reason}): {quote(block.input)}"
         schema = ctx.tool_schema(call, block.name or "") if block.name else None
-        if not isinstance(schema, dict):
+        if not isinstance(schema, dict) or (_modern(schema) and surely_valid(schema, arguments)):
             return None
         key = canonical(schema)
         if key not in validators:
@@ -92,6 +90,8 @@ class InvalidToolArguments(Rule):
             return None
         if not errors:
             return None
+        from jsonschema.exceptions import best_match
+
         error = best_match(errors)
         assert error is not None
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -101,6 +101,8 @@ class InvalidToolArguments(Rule):
 
 def _compile(schema: dict[str, Any]) -> Any:
     """A validator for the schema's draft, or None when the schema itself is invalid."""
+    import jsonschema
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unknown $schema URIs fall back with a warning
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -119,3 +121,78 @@ def _is_free_text(call: Call, block: Block) -> bool:
         if isinstance(tool, dict) and tool.get("name") == block.name:
             return tool.get("type") == "custom"
     return False
+
+
+# -- the quick check -----------------------------------------------------------------------
+# Most tool schemas are an object of typed properties, and most calls match them. Loading
+# jsonschema and compiling a validator costs more than a small trace's whole analysis, so
+# such calls are accepted by this check first. It only ever answers "valid" when every
+# keyword it meets is one it fully understands and the arguments satisfy it; anything else
+# (a failure included) goes to jsonschema, which has the last word. A schema that is itself
+# invalid gives no finding either way, so accepting early changes no result.
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "format", "$schema"})
+"""Keywords that never fail a value (formats are not asserted, as with jsonschema here)."""
+UNDERSTOOD = ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "items"}
+UNDERSTOOD_WITH_ENUM = UNDERSTOOD | {"enum"}
+TYPE_CHECKS: dict[str, Any] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    # Drafts disagree on 1.0 as an integer: only a plain int is surely one.
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+}
+
+
+MODERN_DRAFTS = ("draft-04", "draft-06", "draft-07", "2019-09", "2020-12")
+
+
+def _modern(schema: dict[str, Any]) -> bool:
+    """Draft 4 or later (or no `$schema`): `required` is a list on the object itself."""
+    named = schema.get("$schema")
+    return named is None or (isinstance(named, str) and any(d in named for d in MODERN_DRAFTS))
+
+
+def surely_valid(schema: Any, value: Any, depth: int = 0) -> bool:
+    """True only when `value` certainly satisfies `schema` (False means: ask jsonschema)."""
+    if schema is True or schema == {}:
+        return True
+    if not isinstance(schema, dict) or depth > 32 or not UNDERSTOOD_WITH_ENUM.issuperset(schema):
+        return False
+    if "enum" in schema:
+        options = schema["enum"]
+        # Python's == takes True for 1: only strings compare the way JSON Schema does.
+        if not (isinstance(value, str) and isinstance(options, list) and value in options):
+            return False
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not any(
+            isinstance(k, str) and k in TYPE_CHECKS and TYPE_CHECKS[k](value) for k in kinds
+        ):
+            return False
+    if isinstance(value, dict):
+        return _object_surely_valid(schema, value, depth)
+    if isinstance(value, list) and "items" in schema:
+        items = schema["items"]
+        return isinstance(items, dict) and all(surely_valid(items, v, depth + 1) for v in value)
+    return True
+
+
+def _object_surely_valid(schema: dict[str, Any], value: dict[str, Any], depth: int) -> bool:
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return False
+    if any(not isinstance(name, str) or name not in value for name in required):
+        return False
+    for name, item in value.items():
+        if name in properties:
+            if not surely_valid(properties[name], item, depth + 1):
+                return False
+        elif extra is False or (extra is not True and not surely_valid(extra, item, depth + 1)):
+            return False
+    return True

@@ -24,7 +24,7 @@ from ..tokens import TokenCounter
 from .basis import Basis, basis_from_report
 from .batch_calls import batch_serial_calls
 from .cap_results import cap_results
-from .clear_results import PLACEHOLDER, clear_old_results
+from .clear_results import PLACEHOLDER_TOKENS, clear_old_results
 from .concurrent_tools import concurrent_tools
 from .params import Params, default_params, parse_caps, parse_params
 from .prompt_cache import prompt_cache
@@ -69,7 +69,7 @@ def what_if_inputs(trace: Trace, models: Mapping[str | None, Any], table: PriceT
     return {
         "prices": prices,
         "unused_tools": unused_definitions(trace, counter),
-        "placeholder_tokens": counter.text(PLACEHOLDER),
+        "placeholder_tokens": PLACEHOLDER_TOKENS,
         "oversized_threshold": OVERSIZED_THRESHOLD,
     }
 

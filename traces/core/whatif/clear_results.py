@@ -13,6 +13,9 @@ from .outcome import Outcome, add_usd
 from .params import Params
 
 PLACEHOLDER = "[tool result cleared to save context]"
+PLACEHOLDER_TOKENS = 8
+"""PLACEHOLDER's cl100k_base count, fixed so that a report needs no tokenizer for it
+(tests/core/whatif/test_scenarios.py checks it against tiktoken)."""
 
 
 def cleared_span(result: ResultFacts, keep: int | None, placeholder: int) -> tuple[int, int]:

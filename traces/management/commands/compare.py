@@ -10,7 +10,7 @@ import orjson
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import models
-from traces.cli import read_trace
+from traces.cli import CliError, read_trace
 from traces.comparing import stored_side
 from traces.core.compare import Side, compare_runs, transcript_of
 from traces.core.compare_text import render_runs, render_sets
@@ -22,7 +22,10 @@ def _side(reference: str) -> Side:
     """A trace file (read by the core, no database) or a stored trace's id or name."""
     path = Path(reference)
     if path.is_file():
-        trace = read_trace(path)
+        try:
+            trace = read_trace(path)
+        except CliError as exc:
+            raise CommandError(str(exc)) from exc
         return Side(path.name, build_report(trace), transcript_of(trace))
     return stored_side(_stored_trace(reference))
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import models, services
-from traces.cli import mapping_argument, read_mapping
+from traces.cli import CliError, mapping_argument, read_mapping
 from traces.core.labels import clean_labels
 
 
@@ -48,7 +48,10 @@ class Command(BaseCommand):
         **options,
     ):
         labels = clean_labels(labels)
-        mapping = read_mapping(mapping)
+        try:
+            mapping = read_mapping(mapping)
+        except CliError as exc:
+            raise CommandError(str(exc)) from exc
         if project is not None:
             found = models.Project.objects.filter(slug=project).first()
             if found is None:

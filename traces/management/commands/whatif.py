@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.cli import price_table, read_trace
+from traces.cli import CliError, price_table, read_trace
 from traces.core.report import build_report
 from traces.core.whatif import basis_from_report, build_what_if, parse_caps, parse_params
 from traces.core.whatif.params import LIFETIMES
@@ -54,7 +54,10 @@ class Command(BaseCommand):
             caps = parse_caps(cap)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        report = build_report(read_trace(file, format_name), prices=price_table(prices))
+        try:
+            report = build_report(read_trace(file, format_name), prices=price_table(prices))
+        except CliError as exc:
+            raise CommandError(str(exc)) from exc
         values: dict[str, str] = {f"cap:{tool}": str(tokens) for tool, tokens in caps.items()}
         if clear_after is not None:
             values["clear_after"] = str(clear_after)

@@ -1,0 +1,111 @@
+"""The `loop-inspector` console script: the core commands without Django, the rest through it.
+
+`analyze`, `lint` and `report` run the pure core straight away (the same functions as
+`manage.py analyze|lint|report`); `serve` migrates the database and runs daphne; `tail`,
+`ingest` and `manage` hand their arguments to the management commands of the same name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DJANGO_COMMANDS = {
+    "tail": "follow a JSONL log into a live trace (see `loop-inspector tail --help`)",
+    "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
+    "manage": "any manage.py command: reanalyze, load_sample, close_idle_traces, migrate…",
+}
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked (reading package metadata takes ~20 ms)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from traces import cli
+
+        parser.exit(message=f"loop-inspector {cli.package_version()}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from traces import cli
+
+    parser = argparse.ArgumentParser(
+        prog="loop-inspector",
+        description="Look inside LLM tool-call loops: analyse, lint and report trace files, "
+        "or serve the web app.",
+    )
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, default=argparse.SUPPRESS, help="print the version"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    cli.add_analyze_arguments(
+        sub.add_parser("analyze", help="summarise trace files (or print the JSON report)")
+    )
+    cli.add_lint_arguments(
+        sub.add_parser("lint", help="run the loop lint rules; exit 1 at the --fail-on threshold")
+    )
+    cli.add_report_arguments(
+        sub.add_parser("report", help="write a post-mortem as self-contained HTML and/or Markdown")
+    )
+    serve = sub.add_parser("serve", help="migrate the database, then serve the web app (daphne)")
+    serve.add_argument("--host", default="127.0.0.1", help="default: loopback only")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--sample", action="store_true", help="load the bundled sample trace")
+    for name, text in DJANGO_COMMANDS.items():
+        sub.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def _setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
+    import django
+
+    django.setup()
+
+
+def serve(*, host: str, port: int, sample: bool) -> None:
+    """`make serve` for an installed package: migrate, maybe load the sample, run daphne."""
+    _setup_django()
+    from daphne.cli import CommandLineInterface
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+    if sample:
+        call_command("load_sample")
+    print(f"Loop Inspector on http://{host}:{port}/", flush=True)
+    CommandLineInterface().run(["-b", host, "-p", str(port), "inspector.asgi:application"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in DJANGO_COMMANDS:
+        _setup_django()
+        from django.core.management import execute_from_command_line
+
+        if args[0] == "manage":
+            args.pop(0)
+        execute_from_command_line(["loop-inspector", *args])
+        return 0
+
+    from traces import cli
+
+    options = vars(_parser().parse_args(args))
+    command = options.pop("command")
+    try:
+        if command == "serve":
+            serve(**options)
+        elif command == "analyze":
+            cli.analyze(**options)
+        elif command == "lint":
+            return cli.lint(**options)
+        elif command == "report":
+            cli.report(**options)
+    except cli.CliError as exc:
+        print(f"loop-inspector {command}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

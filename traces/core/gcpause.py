@@ -1,0 +1,56 @@
+"""Pause Python's cycle collector while a trace is analysed (it finds nothing to collect).
+
+Analysing a trace allocates a large graph of small, acyclic objects (parsed JSON, blocks,
+messages, calls) that stays alive until the analysis ends. Every few hundred allocations
+the cycle collector walks the young objects, and every time the heap grows by a quarter it
+walks all of them: on a 2,000-span OTel export that is 60% of the CPU time, reclaiming
+nothing, since reference counting frees these objects. Pausing it for the duration of an
+analysis keeps ingest linear in practice; reference counting still frees memory.
+
+The pause nests and is thread-safe: the collector comes back when the last analysis
+running in the process ends, and only if it was enabled before the first began.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+_lock = threading.Lock()
+_depth = 0
+_was_enabled = False
+
+Fn = TypeVar("Fn", bound=Callable[..., Any])
+
+
+@contextmanager
+def cycle_collector_paused() -> Iterator[None]:
+    """The cycle collector off inside the block (reference counting still frees memory)."""
+    global _depth, _was_enabled
+    with _lock:
+        if _depth == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _was_enabled:
+                gc.enable()
+
+
+def without_cycle_collection(fn: Fn) -> Fn:
+    """Decorator form of `cycle_collector_paused`, for the core's entry points."""
+
+    @functools.wraps(fn)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        with cycle_collector_paused():
+            return fn(*args, **kwargs)
+
+    return paused  # type: ignore[return-value]
