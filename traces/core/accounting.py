@@ -19,6 +19,7 @@ from typing import Any
 
 from .model import Call, Message, Trace
 from .pricing import Price, PriceTable, bundled_table, call_cost
+from .report_types import BucketsEntry, CostTotals
 from .tokens import TokenCounter, encoding_name
 
 BUCKETS = ("prefix", "tool_results", "replayed_output", "other")
@@ -38,8 +39,13 @@ class Buckets:
     def plus(self, **amounts: int) -> Buckets:
         return Buckets(**{name: getattr(self, name) + amounts.get(name, 0) for name in BUCKETS})
 
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in BUCKETS}
+    def as_dict(self) -> BucketsEntry:
+        return {
+            "prefix": self.prefix,
+            "tool_results": self.tool_results,
+            "replayed_output": self.replayed_output,
+            "other": self.other,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +93,7 @@ class Accounting:
             total = total.plus(**account.buckets.as_dict())
         return total
 
-    def cost_totals(self) -> dict[str, float | None]:
+    def cost_totals(self) -> CostTotals:
         def total(name: str) -> float | None:
             values = [getattr(c, name) for c in self.calls]
             known = [v for v in values if v is not None]

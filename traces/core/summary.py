@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import Loop, Trace
+from .report_types import OutcomeEntry
 
 OUTCOME_LABELS = {
     "finished": "Finished",
@@ -32,7 +33,7 @@ class Outcome:
     loop: int | None
     call: int | None
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> OutcomeEntry:
         return {"kind": self.kind, "text": self.text, "loop": self.loop, "call": self.call}
 
 

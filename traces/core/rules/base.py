@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from ..accounting import Accounting
 from ..model import Call, Message, Trace
+from ..report_types import FindingEntry, Severity
 
-Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -32,7 +32,7 @@ class Finding:
     loop: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> FindingEntry:
         return {
             "rule": self.rule,
             "severity": self.severity,
