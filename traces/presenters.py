@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from django.utils.safestring import mark_safe
 
@@ -15,6 +15,7 @@ from traces.core.failed_generation import attempted_tool_calls, failed_generatio
 from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
+from traces.core.report_types import FindingEntry, Report
 from traces.core.rules.registry import rules
 
 
@@ -23,6 +24,9 @@ class LoopView:
     index: int
     model: str
     calls: list[models.Call] = field(default_factory=list)
+    size: int = 0
+    label: str = ""
+    parent: models.ToolRun | None = None
 
     @property
     def is_side_call(self) -> bool:
@@ -135,7 +139,8 @@ def report_runs(trace: models.Trace) -> list[dict[str, Any]]:
 def _annotate_runs(runs: list[models.ToolRun], report: dict[str, Any]) -> None:
     """Give each row the report's pairing method and where the tool ran (an MCP server);
     rows and report entries share their order (position is 1-based)."""
-    entries = report.get("tool_runs") if isinstance(report.get("tool_runs"), list) else []
+    listed = report.get("tool_runs")
+    entries: list[Any] = listed if isinstance(listed, list) else []
     for run in runs:
         entry = entries[run.position - 1] if 0 < run.position <= len(entries) else {}
         entry = entry if isinstance(entry, dict) else {}
@@ -264,18 +269,29 @@ BUCKET_LABELS = {
 }
 
 
-def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BucketRow:
+    """One line of the "where the input went" table: a bucket, its tokens and share."""
+
+    key: str
+    label: str
+    tokens: int
+    share: float
+
+
+def accounting_context(report: Report) -> dict[str, Any]:
     """Bucket shares, cost lines, heaviest results and findings, from the stored report."""
-    totals = report.get("totals", {})
-    buckets = totals.get("buckets") or {}
+    # Stored reports come from the database: read defensively, a key may be missing.
+    totals: Mapping[str, Any] = report.get("totals") or {}
+    buckets: Mapping[str, int] = totals.get("buckets") or {}
     input_total = sum(buckets.values()) or 0
     rows = [
-        {
-            "key": key,
-            "label": BUCKET_LABELS[key],
-            "tokens": buckets.get(key, 0),
-            "share": (100 * buckets.get(key, 0) / input_total) if input_total else 0,
-        }
+        BucketRow(
+            key=key,
+            label=BUCKET_LABELS[key],
+            tokens=buckets.get(key, 0),
+            share=(100 * buckets.get(key, 0) / input_total) if input_total else 0,
+        )
         for key in BUCKET_LABELS
     ]
     runs = report.get("tool_runs", [])
@@ -309,12 +325,13 @@ def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _findings_by_call(findings: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+def _findings_by_call(findings: Sequence[FindingEntry]) -> dict[int, list[dict[str, Any]]]:
     """Findings per call, each with its position in the report (its permalink number)."""
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for number, finding in enumerate(findings, start=1):
-        if finding.get("call") is not None:
-            grouped[finding["call"]].append({**finding, "number": number})
+        call = finding.get("call")
+        if call is not None:
+            grouped[call].append({**finding, "number": number})
     return dict(grouped)
 
 
@@ -352,7 +369,7 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
         loop = default_loop
     window = _int_param(params, "window", 60, 10, 200)
     start = _int_param(params, "start", 1, 1, 1_000_000)
-    spacing = params.get("spacing") if params.get("spacing") in SPACINGS else "step"
+    spacing: Literal["step", "time"] = "time" if params.get("spacing") == "time" else "step"
     prefix = f"/traces/{trace.pk}/"
 
     def href(window_start: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Loop, Trace
+from .model import Call, Loop, Trace
 from .report_types import OutcomeEntry
 
 OUTCOME_LABELS = {
@@ -66,7 +66,7 @@ def outcome_of(trace: Trace) -> Outcome:
     return Outcome(kind, OUTCOME_TEXT[kind], loop.index, last.index)
 
 
-def _ends_by_design(call) -> bool:
+def _ends_by_design(call: Call) -> bool:
     """Every tool the last response asked for ends the loop (OpenHands `finish`): the
     agent finished, it did not halt."""
     terminal = set(call.extra.get("terminal_tool_ids") or ())

@@ -111,7 +111,8 @@ class LintContext:
         for tool in call.tools:
             if not isinstance(tool, dict):
                 continue
-            function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            nested = tool.get("function")
+            function = nested if isinstance(nested, dict) else tool
             if function.get("name") == name:
                 return (
                     function.get("input_schema")
