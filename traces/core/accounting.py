@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Call, Message, Trace
+from .model import Block, Call, Message, Trace
 from .pricing import Price, PriceTable, bundled_table, call_cost
 from .report_types import BucketsEntry, CostTotals
 from .tokens import TokenCounter, encoding_name
@@ -116,7 +116,11 @@ class _Entry:
     __slots__ = ("_counter", "_estimate", "_result_blocks", "_results", "bucket", "message")
 
     def __init__(
-        self, bucket: str, message: Message, counter: TokenCounter, result_blocks=()
+        self,
+        bucket: str,
+        message: Message,
+        counter: TokenCounter,
+        result_blocks: tuple[Block, ...] = (),
     ) -> None:
         self.bucket = bucket
         self.message = message
@@ -305,7 +309,7 @@ def _split(
         and previous.usage is not None
     )
     if differential:
-        assert previous is not None and previous.usage is not None
+        assert reported is not None and previous is not None and previous.usage is not None
         assert previous_buckets is not None
         echoed = any(e.bucket == "replayed_output" for e in entries)
         replayed = previous.usage.output_tokens if echoed else 0
@@ -330,7 +334,9 @@ def _split(
     return _scaled(estimate, reported), False, reported - estimate.total, {}
 
 
-def _distribute(delta: int, entries: list[_Entry]) -> tuple[dict[int, dict[str, int]], dict]:
+def _distribute(
+    delta: int, entries: list[_Entry]
+) -> tuple[dict[int, dict[str, int]], dict[str, int]]:
     """Share an exact token delta among appended messages by their estimates."""
     amounts: dict[str, int] = {}
     shares: dict[int, dict[str, int]] = {}

@@ -249,3 +249,26 @@ class LiveCallEntry(TypedDict):
     cost_usd: float | None
     url: str
     row_html: str
+
+
+class StoredReport(TypedDict, total=False):
+    """A report as a stored trace holds it: `{}` until a live trace's first report, and a
+    report written by an earlier v1 lacks the keys added since, so every key may be
+    missing; the web reads it through this type (`.get` with a default)."""
+
+    schema: str
+    format: str
+    detection: str
+    outcome: OutcomeEntry
+    lines: LinesEntry
+    loops: list[LoopEntry]
+    calls: list[CallEntry]
+    tool_runs: list[ToolRunEntry]
+    parallel_batches: list[ParallelBatchEntry]
+    totals: TotalsEntry
+    accounting: AccountingEntry
+    findings: list[FindingEntry]
+    notes: list[str]
+    mapping: dict[str, Any]
+    other_traffic: list[OtherTrafficEntry]
+    what_if: WhatIfEntry
