@@ -6,8 +6,6 @@ is unchanged (docs/report-schema.md says what each key means). Keys that only so
 traces have are `NotRequired`; a value the trace does not know is `None`.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, NotRequired, TypedDict
 
 from .model import CallStatus, Pairing, ToolRunStatus
