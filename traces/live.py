@@ -621,12 +621,11 @@ def _call_payload(
         "error": call.error,
         "http_status": call.http_status,
         "usage_reported": usage is not None,
-        "input_tokens": (
-            usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-            if usage
-            else None
-        ),
+        # The report's meanings (core.report_types.LiveCallEntry): uncached input, and
+        # both cache figures, so input + cache reads + cache writes is the whole input.
+        "input_tokens": usage.input_tokens if usage else None,
         "cache_read_tokens": usage.cache_read_tokens if usage else None,
+        "cache_write_tokens": usage.cache_write_tokens if usage else None,
         "output_tokens": usage.output_tokens if usage else None,
         "started_at": call.started_at,
         "ended_at": call.ended_at,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from traces import models, selectors
 from traces.core import render
@@ -15,6 +15,7 @@ from traces.core.failed_generation import attempted_tool_calls, failed_generatio
 from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
+from traces.core.report_types import FindingEntry, StoredReport, ToolRunEntry
 from traces.core.rules.registry import rules
 
 
@@ -23,6 +24,9 @@ class LoopView:
     index: int
     model: str
     calls: list[models.Call] = field(default_factory=list)
+    size: int = 0
+    label: str = ""
+    parent: models.ToolRun | None = None
 
     @property
     def is_side_call(self) -> bool:
@@ -58,13 +62,14 @@ def trace_context(
         for run in trace.tool_runs.all()
         if run.call in shown_indexes or run.result_call in shown_indexes
     ]
-    _annotate_runs(runs, trace.report)
+    report: StoredReport = trace.report
+    _annotate_runs(runs, report)
     names_by_call: dict[int, list[str]] = defaultdict(list)
     for run in runs:
         run.pairing_label = PAIRING_LABELS.get(run.pairing)
         if run.call is not None:
             names_by_call[run.call].append(run.name or "?")
-    accounting = accounting_context(trace.report)
+    accounting = accounting_context(report)
     loops: dict[int, LoopView] = {}
     for call in calls:
         call.tool_names = names_by_call.get(call.index, [])
@@ -90,7 +95,7 @@ def trace_context(
         ),
         key=lambda item: (-item[1], item[0]),
     )
-    loop_reports = {entry["index"]: entry for entry in trace.report.get("loops", [])}
+    loop_reports = {entry["index"]: entry for entry in report.get("loops", [])}
     parents = {
         run.tool_call_id: run
         for run in trace.tool_runs.filter(
@@ -101,13 +106,13 @@ def trace_context(
     }
     for view in agent_loops:
         view.size = loop_sizes[view.index]
-        entry = loop_reports.get(view.index, {})
-        view.label = entry.get("label") or ""
-        view.parent = parents.get(entry.get("parent_tool_id") or "")
+        entry = loop_reports.get(view.index)
+        view.label = (entry.get("label") if entry else None) or ""
+        view.parent = parents.get((entry.get("parent_tool_id") if entry else None) or "")
     return {
         **accounting,
         "trace": trace,
-        "report": trace.report,
+        "report": report,
         "agent_loops": agent_loops,
         "other_loops": other_loops if loop is not None else [],
         "side_calls": side_calls,
@@ -116,8 +121,8 @@ def trace_context(
         "runs_not_by_id": any(r.get("pairing") for r in report_runs(trace)),
         "runs_windowed": loop is not None and window is not None,
         "line_errors": list(trace.line_errors.all()[:500]),
-        "other_traffic": trace.report.get("other_traffic", [])[:OTHER_TRAFFIC_SHOWN],
-        "other_traffic_count": len(trace.report.get("other_traffic", [])),
+        "other_traffic": report.get("other_traffic", [])[:OTHER_TRAFFIC_SHOWN],
+        "other_traffic_count": len(report.get("other_traffic", [])),
         "rule_count": len(rules()),
         "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
@@ -127,15 +132,17 @@ OTHER_TRAFFIC_SHOWN = 500
 """Non-model HTTP interactions listed on the trace page (the report keeps them all)."""
 
 
-def report_runs(trace: models.Trace) -> list[dict[str, Any]]:
-    runs = trace.report.get("tool_runs")
+def report_runs(trace: models.Trace) -> list[ToolRunEntry]:
+    report: StoredReport = trace.report
+    runs = report.get("tool_runs")
     return runs if isinstance(runs, list) else []
 
 
-def _annotate_runs(runs: list[models.ToolRun], report: dict[str, Any]) -> None:
+def _annotate_runs(runs: list[models.ToolRun], report: StoredReport) -> None:
     """Give each row the report's pairing method and where the tool ran (an MCP server);
     rows and report entries share their order (position is 1-based)."""
-    entries = report.get("tool_runs") if isinstance(report.get("tool_runs"), list) else []
+    listed = report.get("tool_runs")
+    entries: list[Any] = listed if isinstance(listed, list) else []
     for run in runs:
         entry = entries[run.position - 1] if 0 < run.position <= len(entries) else {}
         entry = entry if isinstance(entry, dict) else {}
@@ -204,10 +211,11 @@ def call_context(
     position = loop_calls.index(call.index)
     asked = list(trace.tool_runs.filter(call=call.index))
     answered = list(trace.tool_runs.filter(result_call=call.index))
-    _annotate_runs(asked + answered, trace.report)
+    report: StoredReport = trace.report
+    _annotate_runs(asked + answered, report)
     for run in asked + answered:
         run.pairing_label = PAIRING_LABELS.get(run.pairing)
-    accounting = accounting_context(trace.report)
+    accounting = accounting_context(report)
     messages_inline = len(request.messages) <= MESSAGES_INLINE
     return {
         "messages_inline": messages_inline,
@@ -264,18 +272,29 @@ BUCKET_LABELS = {
 }
 
 
-def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BucketRow:
+    """One line of the "where the input went" table: a bucket, its tokens and share."""
+
+    key: str
+    label: str
+    tokens: int
+    share: float
+
+
+def accounting_context(report: StoredReport) -> dict[str, Any]:
     """Bucket shares, cost lines, heaviest results and findings, from the stored report."""
-    totals = report.get("totals", {})
-    buckets = totals.get("buckets") or {}
+    # Stored reports come from the database: read defensively, a key may be missing.
+    totals: Mapping[str, Any] = report.get("totals") or {}
+    buckets: Mapping[str, int] = totals.get("buckets") or {}
     input_total = sum(buckets.values()) or 0
     rows = [
-        {
-            "key": key,
-            "label": BUCKET_LABELS[key],
-            "tokens": buckets.get(key, 0),
-            "share": (100 * buckets.get(key, 0) / input_total) if input_total else 0,
-        }
+        BucketRow(
+            key=key,
+            label=BUCKET_LABELS[key],
+            tokens=buckets.get(key, 0),
+            share=(100 * buckets.get(key, 0) / input_total) if input_total else 0,
+        )
         for key in BUCKET_LABELS
     ]
     runs = report.get("tool_runs", [])
@@ -293,13 +312,14 @@ def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
     for finding in findings:
         counts[finding["severity"]] = counts.get(finding["severity"], 0) + 1
     calls = report.get("calls", [])
+    accounting = report.get("accounting")
     return {
         "bucket_rows": rows,
         "input_total": input_total,
         "output_total": totals.get("output_tokens", 0),
         "cost": totals.get("cost_usd") or {},
-        "accounting": report.get("accounting") or {},
-        "estimated": bool((report.get("accounting") or {}).get("estimated_calls")),
+        "accounting": accounting or {},
+        "estimated": bool(accounting and accounting.get("estimated_calls")),
         "heaviest_results": heaviest,
         "tools_by_resend": sorted(by_tool.items(), key=lambda item: -item[1]["resend_tokens"])[:10],
         "findings": findings,
@@ -309,12 +329,13 @@ def accounting_context(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _findings_by_call(findings: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+def _findings_by_call(findings: Sequence[FindingEntry]) -> dict[int, list[dict[str, Any]]]:
     """Findings per call, each with its position in the report (its permalink number)."""
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for number, finding in enumerate(findings, start=1):
-        if finding.get("call") is not None:
-            grouped[finding["call"]].append({**finding, "number": number})
+        call = finding.get("call")
+        if call is not None:
+            grouped[call].append({**finding, "number": number})
     return dict(grouped)
 
 
@@ -331,13 +352,33 @@ def _int_param(params: Any, name: str, default: int, low: int, high: int) -> int
     return max(low, min(high, value))
 
 
+@dataclass(frozen=True)
+class DiagramView:
+    """The sequence diagram window of the trace page: the SVG, the overview strip, and
+    the links and choices around it (previous/next window, loop, spacing, size)."""
+
+    svg: SafeString
+    overview: SafeString
+    window: dict[str, Any]
+    """The window `render.sequence_view` drew: loop, first and last call, neighbours."""
+    loop: int
+    spacing: str
+    window_size: int
+    previous_href: str | None
+    next_href: str | None
+    loop_choices: list[tuple[int, int]]
+    """(loop, calls) for the loop picker: the 30 largest loops with more than one call."""
+    spacings: tuple[str, ...] = SPACINGS
+    window_sizes: tuple[int, ...] = WINDOW_SIZES
+
+
 def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
     The loop defaults to the one the outcome names (the agent's own loop); the window,
     spacing and loop come from the query string so every view has a shareable URL.
     """
-    report = trace.report
+    report: StoredReport = trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
     if not loops:
         return {
@@ -346,13 +387,14 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
             "chart_keys": CHART_KEYS,
             "chart_themes": render_charts.THEMES,
         }
-    default_loop = (report.get("outcome") or {}).get("loop") or loops[0]
+    outcome = report.get("outcome")
+    default_loop = (outcome.get("loop") if outcome else None) or loops[0]
     loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
     if loop not in loops:
         loop = default_loop
     window = _int_param(params, "window", 60, 10, 200)
     start = _int_param(params, "start", 1, 1, 1_000_000)
-    spacing = params.get("spacing") if params.get("spacing") in SPACINGS else "step"
+    spacing: Literal["step", "time"] = "time" if params.get("spacing") == "time" else "step"
     prefix = f"/traces/{trace.pk}/"
 
     def href(window_start: int) -> str:
@@ -370,22 +412,20 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
     meta = view["window"]
     loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
     return {
-        "diagram": {
-            "svg": mark_safe(view["svg"]),
-            "overview": mark_safe(view["overview"]),
-            "window": meta,
-            "loop": loop,
-            "spacing": spacing,
-            "window_size": window,
-            "previous_href": href(meta["previous_start"]) if meta["previous_start"] else None,
-            "next_href": href(meta["next_start"]) if meta["next_start"] else None,
-            "loop_choices": sorted(
+        "diagram": DiagramView(
+            svg=mark_safe(view["svg"]),
+            overview=mark_safe(view["overview"]),
+            window=meta,
+            loop=loop,
+            spacing=spacing,
+            window_size=window,
+            previous_href=href(meta["previous_start"]) if meta["previous_start"] else None,
+            next_href=href(meta["next_start"]) if meta["next_start"] else None,
+            loop_choices=sorted(
                 ((index, size) for index, size in loop_sizes.items() if size > 1 or index == loop),
                 key=lambda item: (-item[1], item[0]),
             )[:30],
-            "spacings": SPACINGS,
-            "window_sizes": WINDOW_SIZES,
-        },
+        ),
         "figures": render.figures(report, theme="light", loop=loop),
         "chart_keys": CHART_KEYS,
         "chart_themes": render_charts.THEMES,

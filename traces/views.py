@@ -27,7 +27,7 @@ from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm
 from traces.listing import list_context
 from traces.offload import off_thread
-from traces.presenters import call_context, diagram_context, trace_context
+from traces.presenters import DiagramView, call_context, diagram_context, trace_context
 from traces.uploads import UploadRefused, parsed_form
 from traces.whatif_views import what_if_context
 
@@ -176,14 +176,15 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     diagram = diagram_context(trace, request.GET)
-    window = (diagram.get("diagram") or {}).get("window")
+    view: DiagramView | None = diagram["diagram"]
+    window = view.window if view else None
     if window and window.get("first_call"):
         tables = trace_context(
             trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
         )
     else:
         tables = trace_context(trace)
-    loop = (diagram.get("diagram") or {}).get("loop")
+    loop = view.loop if view else None
     what_if = what_if_context(trace, request.GET, loop)
     who = principal(request)
     permissions = {
@@ -227,14 +228,14 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
     trace = selectors.trace_get(trace_id=trace_id)
     context = diagram_context(trace, request.GET)
-    diagram = context.get("diagram")
+    diagram: DiagramView | None = context["diagram"]
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
     return JsonResponse(
         {
-            "svg": str(diagram["svg"]),
-            "overview": str(diagram["overview"]),
-            "window": diagram["window"],
+            "svg": str(diagram.svg),
+            "overview": str(diagram.overview),
+            "window": diagram.window,
             "figures": context["figures"],
         }
     )

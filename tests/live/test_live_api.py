@@ -229,6 +229,27 @@ def test_events_are_numbered_without_gaps(client):
     assert first_call["row_html"].startswith("<tr") and "/calls/1/" in first_call["row_html"]
 
 
+def test_a_live_call_event_counts_tokens_as_the_report_does(client):
+    """One shape for a call: a live event's `input_tokens` is the uncached input, as in the
+    report, and it carries both cache figures (the page adds them for the whole input)."""
+    lines = [orjson.loads(line) for line in agent_lines(3)]
+    for line in lines:
+        if line["type"] == "response":
+            line["body"]["usage"].update(cache_read_input_tokens=40, cache_creation_input_tokens=7)
+    lines = [orjson.dumps(line) for line in lines]
+    trace_id = create(client)
+    send(client, trace_id, 0, ndjson(lines))
+    client.post(reverse("live:close", args=[trace_id]))
+    trace = models.Trace.objects.get(pk=trace_id)
+    sent = [event.payload for event in trace.live_events.filter(type="call").order_by("seq")]
+    keys = ("index", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+    assert [{key: call[key] for key in keys} for call in sent] == [
+        {key: call[key] for key in keys} for call in trace.report["calls"]
+    ]
+    assert (sent[0]["input_tokens"], sent[0]["cache_read_tokens"]) == (100, 40)
+    assert sent[0]["cache_write_tokens"] == 7
+
+
 @pytest.fixture
 def idle_after_a_minute():
     with override_settings(INSPECTOR={"LIVE_IDLE_SECONDS": 60}):

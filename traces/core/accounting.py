@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Call, Message, Trace
+from .model import Block, Call, Message, Trace
 from .pricing import Price, PriceTable, bundled_table, call_cost
+from .report_types import BucketsEntry, CostTotals
 from .tokens import TokenCounter, encoding_name
 
 BUCKETS = ("prefix", "tool_results", "replayed_output", "other")
@@ -38,8 +39,13 @@ class Buckets:
     def plus(self, **amounts: int) -> Buckets:
         return Buckets(**{name: getattr(self, name) + amounts.get(name, 0) for name in BUCKETS})
 
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in BUCKETS}
+    def as_dict(self) -> BucketsEntry:
+        return {
+            "prefix": self.prefix,
+            "tool_results": self.tool_results,
+            "replayed_output": self.replayed_output,
+            "other": self.other,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +93,7 @@ class Accounting:
             total = total.plus(**account.buckets.as_dict())
         return total
 
-    def cost_totals(self) -> dict[str, float | None]:
+    def cost_totals(self) -> CostTotals:
         def total(name: str) -> float | None:
             values = [getattr(c, name) for c in self.calls]
             known = [v for v in values if v is not None]
@@ -110,7 +116,11 @@ class _Entry:
     __slots__ = ("_counter", "_estimate", "_result_blocks", "_results", "bucket", "message")
 
     def __init__(
-        self, bucket: str, message: Message, counter: TokenCounter, result_blocks=()
+        self,
+        bucket: str,
+        message: Message,
+        counter: TokenCounter,
+        result_blocks: tuple[Block, ...] = (),
     ) -> None:
         self.bucket = bucket
         self.message = message
@@ -299,7 +309,7 @@ def _split(
         and previous.usage is not None
     )
     if differential:
-        assert previous is not None and previous.usage is not None
+        assert reported is not None and previous is not None and previous.usage is not None
         assert previous_buckets is not None
         echoed = any(e.bucket == "replayed_output" for e in entries)
         replayed = previous.usage.output_tokens if echoed else 0
@@ -324,7 +334,9 @@ def _split(
     return _scaled(estimate, reported), False, reported - estimate.total, {}
 
 
-def _distribute(delta: int, entries: list[_Entry]) -> tuple[dict[int, dict[str, int]], dict]:
+def _distribute(
+    delta: int, entries: list[_Entry]
+) -> tuple[dict[int, dict[str, int]], dict[str, int]]:
     """Share an exact token delta among appended messages by their estimates."""
     amounts: dict[str, int] = {}
     shares: dict[int, dict[str, int]] = {}

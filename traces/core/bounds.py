@@ -9,6 +9,7 @@ error saying so; the call itself is kept.
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import Any
 
 from .model import Exchange, LineError, Usage
 
@@ -21,7 +22,7 @@ HTTP_STATUS_RANGE = range(100, 1000)
 def bounded(exchange: Exchange) -> tuple[Exchange, list[LineError]]:
     """The exchange with impossible numbers removed, and a line error for each."""
     errors: list[LineError] = []
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     usage = exchange.usage
     if usage is not None:
         wild = [

@@ -137,7 +137,12 @@ def _call_side(call: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_ZERO_CALL = {"buckets": dict.fromkeys(BUCKETS, 0), "input": 0, "output": 0, "cost": 0.0}
+_ZERO_CALL: dict[str, Any] = {
+    "buckets": dict.fromkeys(BUCKETS, 0),
+    "input": 0,
+    "output": 0,
+    "cost": 0.0,
+}
 
 
 def aligned_calls(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -234,7 +239,7 @@ def tools_side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[
     tools_b = tool_totals(b.get("tool_runs") or [])
     rows = []
     for name in sorted(set(tools_a) | set(tools_b)):
-        sides = {}
+        sides: dict[str, dict[str, Any] | None] = {}
         for key, tools in (("a", tools_a), ("b", tools_b)):
             entry = tools.get(name)
             if entry is None:

@@ -69,7 +69,8 @@ def _json_calls(text: str) -> list[dict[str, Any]] | None:
     for item in items:
         if not isinstance(item, dict):
             return None
-        function = item.get("function") if isinstance(item.get("function"), dict) else item
+        nested = item.get("function")
+        function = nested if isinstance(nested, dict) else item
         name = function.get("name")
         if not isinstance(name, str):
             return None

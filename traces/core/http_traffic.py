@@ -86,7 +86,8 @@ class TrafficReader:
         if rpc_method == "initialize":
             self.mcp_sessions += 1
         rpc_id = message.get("id")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        given = message.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
         summary = f"MCP {rpc_method or 'JSON-RPC'}"
         if isinstance(body, list):
             summary += f" (a batch of {len(body)})"
@@ -155,8 +156,10 @@ def _tool_result(replies: list[Any], rpc_id: Any) -> tuple[str | None, bool | No
         if isinstance(reply.get("error"), dict):
             error = reply["error"]
             return str(error.get("message") or error), True
-        result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
-        parts = result.get("content") if isinstance(result.get("content"), list) else []
+        given = reply.get("result")
+        result: dict[str, Any] = given if isinstance(given, dict) else {}
+        content = result.get("content")
+        parts: list[Any] = content if isinstance(content, list) else []
         texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
         if not texts and result.get("structuredContent") is not None:
             texts = [orjson.dumps(result["structuredContent"]).decode()]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
+from typing import Any
 
 from .formats.base import Adapter
 from .formats.detect import SNIFF_RECORDS, detect
@@ -65,7 +66,7 @@ class TraceSession:
             updates.extend(self._take(self.adapter.feed(item), counts=True))
         return updates
 
-    def _take(self, events, counts: bool) -> list[Update]:
+    def _take(self, events: Iterable[Any], counts: bool) -> list[Update]:
         """Apply an adapter's events. A record counts as ingested when it produced a call
         or a tool timing, or nothing at all (adapters that buffer, e.g. one stream chunk
         per line, consume most records silently); one that only produced errors does not.
@@ -124,7 +125,8 @@ def analyze_bytes(
     items, head = _peek(source.items)
     values = [item.value for item in head if isinstance(item, Record)]
     if not values:
-        reasons = "; ".join(f"line {e.line}: {e.message}" for e in head[:3])
+        errors = [item for item in head if isinstance(item, LineError)]
+        reasons = "; ".join(f"line {e.line}: {e.message}" for e in errors[:3])
         raise InputRejected(f"No readable record in the file ({reasons}).")
     if mapping is not None:
         return _analyze_mapped([(filename, source.lines_total, items)], mapping)
@@ -139,7 +141,7 @@ def analyze_bytes(
     return trace
 
 
-def _analyze_mapped(sources: list[tuple[str, int, Iterable]], mapping: Mapping) -> Trace:
+def _analyze_mapped(sources: list[tuple[str, int, Iterable[Any]]], mapping: Mapping) -> Trace:
     """Files read with a mapping: one adapter for all of them, then what did not match."""
     adapter = MappedAdapter(mapping)
     choice = FormatChoice(FORMAT_NAME, f"read with your mapping file {mapping.name}")
@@ -165,7 +167,9 @@ def _analyze_mapped(sources: list[tuple[str, int, Iterable]], mapping: Mapping) 
 PEEK_ITEMS = 200
 
 
-def _peek(items: Iterable[Record | LineError]) -> tuple[Iterator[Record | LineError], list]:
+def _peek(
+    items: Iterable[Record | LineError],
+) -> tuple[Iterator[Record | LineError], list[Record | LineError]]:
     """The first items (for detection: up to SNIFF_RECORDS records, or PEEK_ITEMS items when
     most are errors) and an iterator that still yields all of them."""
     iterator = iter(items)

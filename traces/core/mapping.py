@@ -124,17 +124,17 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         raise MappingError(f"The mapping file {filename} must be an object with 'calls'.")
     error = best_match(_validator().iter_errors(spec))
     if error is not None:
-        path = [str(p) for p in error.absolute_path]
+        keys = [str(p) for p in error.absolute_path]
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             allowed = error.schema.get("properties", {})
-            path += [str(k) for k in error.instance if k not in allowed][:1]
-        where = ".".join(path) or "(top level)"
-        line = _key_line(text, path[-1]) if path else 1
+            keys += [str(k) for k in error.instance if k not in allowed][:1]
+        where = ".".join(keys) or "(top level)"
+        line = _key_line(text, keys[-1]) if keys else 1
         raise MappingError(
             f"The mapping file {filename} is not valid: {where} (line {line}): {error.message}."
         )
     expressions: dict[str, Expression] = {}
-    sources = [("records", spec.get("records"))] if "records" in spec else []
+    sources: list[tuple[str, Any]] = [("records", spec["records"])] if "records" in spec else []
     for section in SECTIONS:
         for key, source in (spec.get(section) or {}).items():
             if isinstance(source, str):

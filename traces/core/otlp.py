@@ -80,9 +80,9 @@ def decode(
             request.ParseFromString(data)
         except DecodeError as exc:
             raise OtlpRejected(400, f"The body is not an OTLP protobuf export ({exc}).") from None
-        decoded = MessageToDict(request)
-        _hex_ids(decoded)
-        return decoded
+        export: dict[str, Any] = MessageToDict(request)
+        _hex_ids(export)
+        return export
     try:
         decoded = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -231,7 +231,8 @@ def response_body(*, protobuf: bool, rejected: int, message: str) -> bytes:
             response.partial_success.CopyFrom(
                 ExportTracePartialSuccess(rejected_spans=rejected, error_message=message)
             )
-        return response.SerializeToString()
+        serialized: bytes = response.SerializeToString()
+        return serialized
     if not (rejected or message):
         return b"{}"
     return orjson.dumps({"partialSuccess": {"rejectedSpans": rejected, "errorMessage": message}})

@@ -23,6 +23,7 @@ from .bounds import bounded
 from .credentials import mask_secrets
 from .inferred_errors import inferred_error
 from .model import (
+    Block,
     Call,
     Exchange,
     HttpTraffic,
@@ -410,7 +411,9 @@ class TraceBuilder:
         return loop
 
     # -- tool pairing -----------------------------------------------------------------
-    def _pair_requests(self, loop: _LoopState, call: Call, appended: tuple[Message, ...]):
+    def _pair_requests(
+        self, loop: _LoopState, call: Call, appended: tuple[Message, ...]
+    ) -> list[int]:
         """Pair results in what this request appended with earlier calls, by id only."""
         changed: list[int] = []
         for message in appended:
@@ -452,7 +455,7 @@ class TraceBuilder:
                 return position
         return None
 
-    def _attach_result(self, loop: _LoopState, call: Call, block) -> int:
+    def _attach_result(self, loop: _LoopState, call: Call, block: Block) -> int:
         tool_id = block.tool_id or ""
         position = loop.runs_by_id.get(tool_id)
         if position is None:
@@ -567,7 +570,7 @@ def _same(mine: Any, theirs: Any) -> bool:
     Clients move `cache_control` to the newest message on every call (Claude Code
     does), so an unchanged message can differ only by that marker.
     """
-    return mine == theirs or _without_cache_marks(mine) == _without_cache_marks(theirs)
+    return bool(mine == theirs or _without_cache_marks(mine) == _without_cache_marks(theirs))
 
 
 def _without_cache_marks(message: Any) -> Any:
@@ -597,7 +600,7 @@ def _equal_prefix(messages: Sequence[Any], previous: Sequence[Any], size: int) -
 def _common_prefix(messages: Sequence[Any], previous: Sequence[Any]) -> int:
     # Adapters whose requests are views of one growing transcript answer in O(1).
     shared = getattr(messages, "shared_prefix_length", None)
-    known = shared(previous) if shared is not None else None
+    known: int | None = shared(previous) if shared is not None else None
     if known is not None:
         return known
     size = min(len(messages), len(previous))

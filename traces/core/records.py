@@ -126,7 +126,7 @@ def parse_line(
     line: int,
     limits: Limits = DEFAULT_LIMITS,
     may_hold_nul: bool = True,
-):
+) -> Any:
     """Parse one JSONL line into a value, or a `LineError` saying what is wrong with it.
 
     `may_hold_nul=False` lets a caller that checked the whole file skip the per-line scan;
@@ -318,8 +318,10 @@ def _no_alias_loader() -> type:
     """
     import yaml
 
-    class NoAliasLoader(yaml.SafeLoader):
-        def compose_node(self, parent, index):  # type: ignore[override]
+    # PyYAML ships no type information (types-PyYAML is not a dependency): its loader
+    # is Any to mypy, so subclassing it needs this one acknowledged exception.
+    class NoAliasLoader(yaml.SafeLoader):  # type: ignore[misc]
+        def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 event = self.peek_event()
                 raise yaml.composer.ComposerError(
@@ -442,7 +444,9 @@ def _bytes_as_text(value: Any) -> Any:
     return value
 
 
-def vcr_interaction_to_pair(interaction: Any, limits: Limits = DEFAULT_LIMITS) -> dict | None:
+def vcr_interaction_to_pair(
+    interaction: Any, limits: Limits = DEFAULT_LIMITS
+) -> dict[str, Any] | None:
     """Reshape one VCR interaction into the claude-trace HTTP-pair shape adapters read.
 
     Bodies are decoded by `http_body`: `parsed_body` structures, JSON strings, gzip or

@@ -5,13 +5,25 @@ Later versions add keys; none are renamed. See docs/report-schema.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .accounting import Accounting, account
 from .failed_generation import attempted_tool_calls
 from .gcpause import without_cycle_collection
-from .model import Call, HttpTraffic, ToolRun, Trace
+from .model import Call, HttpTraffic, Loop, ToolRun, Trace, Usage
 from .pricing import PriceTable, bundled_table
+from .report_types import (
+    AccountingEntry,
+    CallEntry,
+    CompactionEntry,
+    LinesEntry,
+    LoopEntry,
+    OtherTrafficEntry,
+    ParallelBatchEntry,
+    Report,
+    ToolRunEntry,
+    TotalsEntry,
+)
 from .rules.base import Finding
 from .rules.registry import run_rules
 from .summary import outcome_of
@@ -31,78 +43,29 @@ def build_report(
     prices: PriceTable | None = None,
     accounting: Accounting | None = None,
     findings: list[Finding] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """The whole report: rebuilt loop, token and cost accounting, and lint findings."""
     accounting = accounting or account(trace, prices)
     if findings is None:
         findings = run_rules(trace, accounting)
-    calls = [_call(call) | _call_account(accounting, call.index - 1) for call in trace.calls]
-    runs = [
-        {
-            "id": run.id,
-            "name": run.name,
-            "call": run.call,
-            "result_call": run.result_call,
-            "status": run.status,
-            "is_error": run.is_error,
-            "batch_size": run.batch_size,
-            "loop": run.loop,
-            "started_at": run.started_at,
-            "ended_at": run.ended_at,
-            "duration_s": run.duration_s,
-            "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
-            **({"pairing": run.pairing} if run.pairing != "id" else {}),
-            **_result_account(accounting, position),
-            **_run_provenance(run),
-            **({"error_inferred": run.error_inferred} if run.error_inferred else {}),
-        }
-        for position, run in enumerate(trace.tool_runs)
+    calls = [
+        cast(CallEntry, _call(call) | _call_account(accounting, call.index - 1))
+        for call in trace.calls
     ]
-    usage_fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    runs = [_run(run, accounting, position) for position, run in enumerate(trace.tool_runs)]
     reported = [call.usage for call in trace.calls if call.usage is not None]
-    usage_sum = {field: sum(getattr(u, field) for u in reported) for field in usage_fields}
-    report = {
+    report: dict[str, Any] = {
         "schema": SCHEMA,
         "format": trace.format,
         "detection": trace.detection_reason,
         "outcome": outcome_of(trace).as_dict(),
-        "lines": {
-            "total": trace.lines_total,
-            "ingested": trace.records_ingested,
-            "errors": [{"line": e.line, "message": e.message} for e in trace.line_errors],
-        },
-        "loops": [
-            {
-                "index": loop.index,
-                "calls": list(loop.calls),
-                "model": loop.model,
-                "label": loop.label,
-                "parent_tool_id": loop.parent_tool_id,
-            }
-            for loop in trace.loops
-        ],
+        "lines": _lines(trace),
+        "loops": [_loop(loop) for loop in trace.loops],
         "calls": calls,
         "tool_runs": runs,
-        "parallel_batches": [
-            {"call": batch.call, "tool_call_ids": list(batch.tool_call_ids)}
-            for batch in trace.batches
-        ],
-        "totals": {
-            "calls": len(trace.calls),
-            "failed_calls": sum(1 for c in trace.calls if c.status == "error"),
-            "loops": len(trace.loops),
-            "tool_runs": len(trace.tool_runs),
-            **usage_sum,
-            "buckets": accounting.buckets.as_dict(),
-            "cost_usd": accounting.cost_totals(),
-        },
-        "accounting": {
-            "encoding": accounting.encoding,
-            "estimated_calls": accounting.estimated_calls,
-            "prices_taken": accounting.prices_taken,
-            "prices_source": accounting.prices_source,
-            "unpriced_models": list(accounting.unpriced_models),
-        },
+        "parallel_batches": [_batch(batch.call, batch.tool_call_ids) for batch in trace.batches],
+        "totals": _totals(trace, reported, accounting),
+        "accounting": _accounting(accounting),
         "findings": [finding.as_dict() for finding in findings],
         **({"notes": list(trace.notes)} if trace.notes else {}),
         **({"mapping": dict(trace.mapping)} if trace.mapping else {}),
@@ -115,7 +78,81 @@ def build_report(
     priced = {entry.model_priced_as for entry in accounting.calls}
     report["what_if"] = {"inputs": what_if_inputs(trace, priced, table)}
     report["what_if"] = build_what_if(report)
-    return report
+    # Built as a plain dict so the optional keys keep their place on the wire; every
+    # value above is typed by its own helper.
+    return cast(Report, report)
+
+
+def _lines(trace: Trace) -> LinesEntry:
+    return {
+        "total": trace.lines_total,
+        "ingested": trace.records_ingested,
+        "errors": [{"line": e.line, "message": e.message} for e in trace.line_errors],
+    }
+
+
+def _loop(loop: Loop) -> LoopEntry:
+    return {
+        "index": loop.index,
+        "calls": list(loop.calls),
+        "model": loop.model,
+        "label": loop.label,
+        "parent_tool_id": loop.parent_tool_id,
+    }
+
+
+def _batch(call: int, tool_call_ids: tuple[str, ...]) -> ParallelBatchEntry:
+    return {"call": call, "tool_call_ids": list(tool_call_ids)}
+
+
+def _totals(trace: Trace, reported: list[Usage], accounting: Accounting) -> TotalsEntry:
+    """Counts, token sums over the calls that reported usage, buckets and cost."""
+    return {
+        "calls": len(trace.calls),
+        "failed_calls": sum(1 for c in trace.calls if c.status == "error"),
+        "loops": len(trace.loops),
+        "tool_runs": len(trace.tool_runs),
+        "input_tokens": sum(u.input_tokens for u in reported),
+        "output_tokens": sum(u.output_tokens for u in reported),
+        "cache_read_tokens": sum(u.cache_read_tokens for u in reported),
+        "cache_write_tokens": sum(u.cache_write_tokens for u in reported),
+        "buckets": accounting.buckets.as_dict(),
+        "cost_usd": accounting.cost_totals(),
+    }
+
+
+def _accounting(accounting: Accounting) -> AccountingEntry:
+    return {
+        "encoding": accounting.encoding,
+        "estimated_calls": accounting.estimated_calls,
+        "prices_taken": accounting.prices_taken,
+        "prices_source": accounting.prices_source,
+        "unpriced_models": list(accounting.unpriced_models),
+    }
+
+
+def _run(run: ToolRun, accounting: Accounting, position: int) -> ToolRunEntry:
+    """One tool run; keys that say nothing for this run (pairing by id, no transport, no
+    inferred error) are left out."""
+    entry = {
+        "id": run.id,
+        "name": run.name,
+        "call": run.call,
+        "result_call": run.result_call,
+        "status": run.status,
+        "is_error": run.is_error,
+        "batch_size": run.batch_size,
+        "loop": run.loop,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "duration_s": run.duration_s,
+        "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
+        **({"pairing": run.pairing} if run.pairing != "id" else {}),
+        **_result_account(accounting, position),
+        **_run_provenance(run),
+        **({"error_inferred": run.error_inferred} if run.error_inferred else {}),
+    }
+    return cast(ToolRunEntry, entry)
 
 
 def _run_provenance(run: ToolRun) -> dict[str, Any]:
@@ -129,7 +166,7 @@ def _run_provenance(run: ToolRun) -> dict[str, Any]:
     return extra
 
 
-def _traffic(item: HttpTraffic) -> dict[str, Any]:
+def _traffic(item: HttpTraffic) -> OtherTrafficEntry:
     return {
         "line": item.line,
         "kind": item.kind,
@@ -207,7 +244,7 @@ def _attempted(call: Call) -> list[dict[str, Any]] | None:
     return attempted_tool_calls(call.response_raw) if call.status == "error" else None
 
 
-def compaction_of(call: Call) -> dict[str, Any] | None:
+def compaction_of(call: Call) -> CompactionEntry | None:
     """How the call's history was compacted before it was sent, when it was.
 
     Adapters say so in `extra["compaction"]`: Codex `compacted` lines and

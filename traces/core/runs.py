@@ -30,6 +30,7 @@ import orjson
 from .containers import (
     HEADER_MEMBERS,
     SAMPLE_MEMBER,
+    Member,
     MemberError,
     _Budget,
     central_directory,
@@ -98,7 +99,9 @@ def _runs_of(filename: str, data: bytes, limits: Limits, depth: int) -> Iterator
     yield RunFile(PurePosixPath(filename).name or filename, filename, data, sha256(data))
 
 
-def _zip_files(filename, data, members, limits, depth) -> Iterator[RunFile]:
+def _zip_files(
+    filename: str, data: bytes, members: dict[str, Member], limits: Limits, depth: int
+) -> Iterator[RunFile]:
     budget = _Budget(limits)
     for name, member in members.items():
         if name.endswith("/") or any(part in name for part in SKIPPED_MEMBERS):
@@ -109,7 +112,9 @@ def _zip_files(filename, data, members, limits, depth) -> Iterator[RunFile]:
         yield from _runs_of(name, content, limits, depth + 1)
 
 
-def _eval_samples(filename, data, members, limits) -> Iterator[RunFile]:
+def _eval_samples(
+    filename: str, data: bytes, members: dict[str, Member], limits: Limits
+) -> Iterator[RunFile]:
     samples = sorted(
         (m for name, m in members.items() if SAMPLE_MEMBER.match(name)),
         key=lambda m: _sample_key(m.name),

@@ -87,7 +87,9 @@ def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
     }
 
 
-def _response(n: int, content: list[dict], stop: str, usage: dict) -> dict[str, Any]:
+def _response(
+    n: int, content: list[dict[str, Any]], stop: str, usage: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "id": f"msg_01SampleCalendar{n:04d}",
         "type": "message",
@@ -226,7 +228,7 @@ def serial_sample_lines() -> list[bytes]:
     return _pair_lines(turns, 1_796_000_000.0)
 
 
-def _pair_lines(turns: list[tuple], t0: float) -> list[bytes]:
+def _pair_lines(turns: list[tuple[Any, ...]], t0: float) -> list[bytes]:
     """One request/response pair per turn, each request carrying the whole transcript."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": USER}]
     lines = []

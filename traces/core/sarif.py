@@ -60,7 +60,7 @@ def to_sarif(
                     }
                 ],
             }
-            properties = {"call": finding.call, "loop": finding.loop}
+            properties: dict[str, int | str | None] = {"call": finding.call, "loop": finding.loop}
             if finding.tool_call_id is not None:
                 properties["toolCallId"] = finding.tool_call_id
             result["properties"] = properties

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Loop, Trace
+from .model import Call, Loop, Trace
+from .report_types import OutcomeEntry
 
 OUTCOME_LABELS = {
     "finished": "Finished",
@@ -32,7 +33,7 @@ class Outcome:
     loop: int | None
     call: int | None
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> OutcomeEntry:
         return {"kind": self.kind, "text": self.text, "loop": self.loop, "call": self.call}
 
 
@@ -65,7 +66,7 @@ def outcome_of(trace: Trace) -> Outcome:
     return Outcome(kind, OUTCOME_TEXT[kind], loop.index, last.index)
 
 
-def _ends_by_design(call) -> bool:
+def _ends_by_design(call: Call) -> bool:
     """Every tool the last response asked for ends the loop (OpenHands `finish`): the
     agent finished, it did not halt."""
     terminal = set(call.extra.get("terminal_tool_ids") or ())

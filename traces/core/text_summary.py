@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -36,7 +37,7 @@ def render_summary(name: str, report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _count(values) -> dict[str, int]:
+def _count(values: Iterable[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for value in values:
         counts[value] = counts.get(value, 0) + 1

@@ -31,7 +31,7 @@ def _o200k_cached() -> bool:
 
 
 @cache
-def encoding():
+def encoding() -> Any:
     """The best encoding available offline: o200k_base if cached locally, else cl100k."""
     import tiktoken
 
@@ -49,7 +49,7 @@ def encoding_name() -> str:
     """The encoding estimates use, named without loading it (loading takes ~0.3 s) unless
     it is already loaded."""
     if encoding.cache_info().currsize:
-        return encoding().name.replace("_offline", "")
+        return str(encoding().name).replace("_offline", "")
     return "o200k_base" if _o200k_cached() else "cl100k_base"
 
 

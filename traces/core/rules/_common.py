@@ -31,7 +31,8 @@ def cached_view(ctx: LintContext, name: str, build: Callable[[LintContext], _Vie
     views = _CACHE.setdefault(ctx, {})
     if name not in views:
         views[name] = build(ctx)
-    return views[name]
+    view: _View = views[name]
+    return view
 
 
 def shorten(text: str, limit: int = QUOTE_CHARS) -> str:

@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from ..accounting import Accounting
 from ..model import Call, Message, Trace
+from ..report_types import FindingEntry, Severity
 
-Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -32,7 +32,7 @@ class Finding:
     loop: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> FindingEntry:
         return {
             "rule": self.rule,
             "severity": self.severity,
@@ -111,7 +111,8 @@ class LintContext:
         for tool in call.tools:
             if not isinstance(tool, dict):
                 continue
-            function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            nested = tool.get("function")
+            function = nested if isinstance(nested, dict) else tool
             if function.get("name") == name:
                 return (
                     function.get("input_schema")

@@ -92,11 +92,11 @@ class InvalidToolArguments(Rule):
             return None
         from jsonschema.exceptions import best_match
 
-        error = best_match(errors)
-        assert error is not None
+        best = best_match(errors)
+        assert best is not None
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        reason = shorten(error.message, PROBLEM_CHARS)
-        return f"fail its schema at {error.json_path}: {reason}{more}"
+        reason = shorten(best.message, PROBLEM_CHARS)
+        return f"fail its schema at {best.json_path}: {reason}{more}"
 
 
 def _compile(schema: dict[str, Any]) -> Any:

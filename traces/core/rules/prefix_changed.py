@@ -95,8 +95,9 @@ def _tool_name(tool: Any, position: int) -> str:
             name = tool["function"].get("name")
         if isinstance(name, str):
             return name
-        if isinstance(tool.get("type"), str):
-            return tool["type"]
+        kind = tool.get("type")
+        if isinstance(kind, str):
+            return kind
     return f"#{position + 1}"
 
 

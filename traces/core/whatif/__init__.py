@@ -15,11 +15,12 @@ file. One module per scenario:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..model import Trace
 from ..pricing import PriceTable
+from ..report_types import WhatIfInputs
 from ..tokens import TokenCounter
 from .basis import Basis, basis_from_report
 from .batch_calls import batch_serial_calls
@@ -50,12 +51,12 @@ __all__ = [
 ]
 
 
-def what_if_inputs(trace: Trace, models: Mapping[str | None, Any], table: PriceTable) -> dict:
+def what_if_inputs(trace: Trace, models: Iterable[str | None], table: PriceTable) -> WhatIfInputs:
     """What the report does not otherwise keep: the prices of the models it priced
     (`models`: the price-table names the accounting used), the tool definitions never
     called, and the size of the placeholder a cleared result leaves."""
     counter = TokenCounter()
-    prices = {}
+    prices: dict[str, dict[str, float | None]] = {}
     for name in sorted(n for n in models if n):
         price = table.prices.get(name)
         if price is not None:

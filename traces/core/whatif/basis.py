@@ -12,7 +12,7 @@ positions and summed with prefix sums: a 2,000-call loop stays linear.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -255,12 +255,16 @@ def _call_facts(raw: Mapping[str, Any], position: int, prices: Mapping[str, Pric
     )
 
 
-def _results(runs: Sequence[Mapping[str, Any]], calls: Mapping[int, CallFacts]):
+def _results(
+    runs: Sequence[Mapping[str, Any]], calls: Mapping[int, CallFacts]
+) -> Iterator[ResultFacts]:
     for run in runs:
         result_call = run.get("result_call")
         tokens = run.get("result_tokens")
         carrying = int(run.get("requests_carrying") or 0)
-        if result_call not in calls or tokens is None or carrying <= 0:
+        if not isinstance(result_call, int) or result_call not in calls:
+            continue
+        if tokens is None or carrying <= 0:
             continue
         first = calls[result_call]
         yield ResultFacts(

@@ -11,6 +11,9 @@ $0.054 uncached, $0.033 with the 4.5k prefix written once and read twice.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from .basis import Basis, CallFacts
 from .lifetimes import expired, gap_text
 from .outcome import Outcome, unpriced_note, usd
@@ -26,11 +29,13 @@ def write_price(call: CallFacts, lifetime: str) -> float | None:
     return price.cache_write
 
 
-def simulate(basis: Basis, lifetime: str) -> tuple[dict[int, float | None], list[dict], int]:
+def simulate(
+    basis: Basis, lifetime: str
+) -> tuple[dict[int, float | None], list[dict[str, Any]], int]:
     """(cost of each call with the prefix cached, the calls that wrote it again because
     the cache had expired, gaps that could not be measured)."""
     costs: dict[int, float | None] = {}
-    rewrites: list[dict] = []
+    rewrites: list[dict[str, Any]] = []
     unknown_gaps = 0
     for loop in basis.loops.values():
         previous: CallFacts | None = None
@@ -77,11 +82,12 @@ def _uncached(call: CallFacts) -> float | None:
     return (call.input_tokens * price.input + call.output_tokens * price.output) / 1_000_000
 
 
-def _total(values) -> float | None:
-    values = list(values)
-    if not values or any(v is None for v in values):
+def _total(values: Iterable[float | None]) -> float | None:
+    listed = list(values)
+    known = [v for v in listed if v is not None]
+    if not listed or len(known) < len(listed):
         return None
-    return sum(values)
+    return sum(known)
 
 
 def prompt_cache(basis: Basis, params: Params) -> Outcome:
@@ -95,7 +101,7 @@ def prompt_cache(basis: Basis, params: Params) -> Outcome:
     actual = basis.cost_total
     uncached = _total(_uncached(c) for c in basis.calls.values())
     by_lifetime: dict[str, float | None] = {}
-    chosen_rewrites: list[dict] = []
+    chosen_rewrites: list[dict[str, Any]] = []
     unknown = 0
     for name in LIFETIMES:
         costs, rewrites, unknown = simulate(basis, name)

@@ -47,7 +47,14 @@ def candidates(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     by_id = {s["id"]: s for s in scenarios}
     found: list[dict[str, Any]] = []
 
-    def add(scenario: str, action: str, tokens, usd, exact, seconds=None) -> None:
+    def add(
+        scenario: str,
+        action: str,
+        tokens: int | None,
+        usd: float | None,
+        exact: bool,
+        seconds: float | None = None,
+    ) -> None:
         if not tokens and not (usd and usd > 0):
             return
         found.append(

@@ -21,7 +21,8 @@ from .outcome import Outcome, add_usd
 def definition_name(tool: Any) -> str | None:
     if not isinstance(tool, dict):
         return None
-    function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+    nested = tool.get("function")
+    function = nested if isinstance(nested, dict) else tool
     name = function.get("name")
     return name if isinstance(name, str) else None
 
