@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +11,6 @@ from django.utils.safestring import mark_safe
 from traces import models, selectors
 from traces.core import render
 from traces.core.failed_generation import attempted_tool_calls, failed_generation
-from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
 from traces.core.rules.registry import rules
@@ -179,27 +177,24 @@ class MessageView:
     raw: Any
 
 
-def call_context(
-    trace: models.Trace, call: models.Call, normalize: Callable[[Any], Message] | None
-) -> dict[str, Any]:
+def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
     request = selectors.call_request(trace=trace, call=call)
     response = selectors.call_response(call=call)
-    if normalize is not None:
-        normalize = _normalizer_for(trace.format, request.messages, normalize)
+    shown = selectors.call_messages(call=call)  # None: stored before; raw JSON is shown
+    appended_raw = request.messages[call.prefix_len :]
+    normalised = shown.appended if shown is not None else []
     appended = [
         MessageView(
             position=call.prefix_len + offset + 1,
             role=str(raw.get("role", "?")) if isinstance(raw, dict) else "?",
-            message=_safe_normalize(normalize, raw),
+            message=normalised[offset] if offset < len(normalised) else None,
             raw=raw,
         )
-        for offset, raw in enumerate(request.messages[call.prefix_len :])
+        for offset, raw in enumerate(appended_raw)
     ]
     failed = call.status == "error"
     attempted = attempted_tool_calls(response) if failed else None
-    response_message = None
-    if isinstance(response, dict) and normalize is not None and call.status == "ok":
-        response_message = _safe_normalize(normalize, {"role": "assistant", **response})
+    response_message = shown.response if shown is not None and call.status == "ok" else None
     loop_calls = list(trace.calls.filter(loop=call.loop).values_list("index", flat=True))
     position = loop_calls.index(call.index)
     asked = list(trace.tool_runs.filter(call=call.index))
@@ -234,26 +229,6 @@ def call_context(
         "previous_index": call.index - 1 if call.index > 1 else None,
         "next_index": call.index + 1 if call.index < trace.calls_count else None,
     }
-
-
-def _normalizer_for(
-    format_name: str, messages: Any, fallback: Callable[[Any], Message]
-) -> Callable[[Any], Message]:
-    """The format's reader for this request's messages where they sit (Gemini's tool ids
-    depend on the position), so the call page shows the ids the tool runs have."""
-    try:
-        return get_adapter(format_name).normalizer_for(messages)
-    except Exception:  # an unknown format or odd messages: read each message alone
-        return fallback
-
-
-def _safe_normalize(normalize: Callable[[Any], Message] | None, raw: Any) -> Message | None:
-    if normalize is None:
-        return None
-    try:
-        return normalize(raw)
-    except Exception:  # a display helper must not turn odd input into a 500
-        return None
 
 
 BUCKET_LABELS = {

@@ -26,6 +26,7 @@ from traces.core.redact import merge_fields, redact
 from traces.core.report import build_report
 from traces.core.runs import split_runs
 from traces.core.runstats import rule_counts, summary_columns
+from traces.core.stored_message import message_json
 from traces.core.summary import outcome_of
 
 __all__ = [
@@ -532,6 +533,8 @@ def call_row(trace: models.Trace, call: Call, batch: BlobBatch) -> models.Call:
         tools_count=len(call.tools),
         appended_digests=[batch.put(m) for m in call.appended_raw],
         response_digest=batch.put(call.response_raw),
+        appended_message_digests=[batch.put(message_json(m)) for m in call.appended],
+        response_message_digest=batch.put(message_json(call.response)) if call.response else "",
         extra_digest=batch.put(dict(call.extra)) if call.extra else "",
         tool_call_ids=list(call.tool_call_ids),
     )
