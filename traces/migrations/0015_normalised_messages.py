@@ -2,6 +2,12 @@
 
 from django.db import migrations, models
 
+# Schema only: existing calls keep NULL (their page shows the raw messages) until
+# `manage.py reanalyze` stores the normalised messages from the original bytes, read by
+# the same core as a fresh ingest (a data migration here would have to freeze today's
+# adapters into the migration, and could not see what only the original holds, such as
+# Inspect attachments).
+
 
 class Migration(migrations.Migration):
 
