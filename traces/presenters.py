@@ -37,7 +37,13 @@ def trace_context(
     diagram's window), the call and tool-run tables show that window only, so a
     2,000-call trace renders as fast as a short one."""
     rows = trace.calls.defer(
-        "appended_digests", "system_digest", "tools_digest", "response_digest", "extra_digest"
+        "appended_digests",
+        "system_digest",
+        "tools_digest",
+        "response_digest",
+        "extra_digest",
+        "appended_message_digests",
+        "response_message_digest",
     )
     loop_sizes: dict[int, int] = defaultdict(int)
     loop_models: dict[int, str] = {}
@@ -67,7 +73,7 @@ def trace_context(
     for call in calls:
         call.tool_names = names_by_call.get(call.index, [])
         call.appended_count = call.message_count - call.prefix_len
-        call.flags = accounting["findings_by_call"].get(call.index, [])
+        call.findings = accounting["findings_by_call"].get(call.index, [])
         call.account = accounting["call_reports"].get(call.index, {})
         loops.setdefault(call.loop, LoopView(call.loop, call.model)).calls.append(call)
     agent_loops = sorted(

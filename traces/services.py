@@ -11,7 +11,8 @@ from typing import Any
 import orjson
 from django.db import connection, transaction
 
-from traces import models
+from traces import models, selectors
+from traces.access import local_mode
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
 from traces.core.gcpause import without_cycle_collection
@@ -96,8 +97,6 @@ class BlobBatch:
 
 def redacts(project: models.Project | None) -> bool:
     """Shared mode redacts credentials from originals unless the project keeps them."""
-    from traces.access import local_mode
-
     return not local_mode() and not (project is not None and project.keep_originals)
 
 
@@ -306,8 +305,6 @@ def _create_trace(
 def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
     """Run the current core again on a stored trace's original bytes and replace its rows
     and report: after an upgrade brings new rules, formats or prices."""
-    from traces import selectors  # selectors read; this service writes what they return
-
     files = selectors.trace_source_files(trace=trace)
     mapping = stored_mapping(trace.report)
     format_name = None if mapping is not None else trace.format
