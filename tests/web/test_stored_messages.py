@@ -80,7 +80,10 @@ def test_calls_stored_before_are_shown_raw_until_reanalyzed(client):
     assert '<article class="message role-assistant">' in page and 'class="j-obj"' in page
     assert stored_transcript(trace) == []
 
-    call_command("reanalyze", str(trace.pk), stdout=io.StringIO())
+    untouched = services.trace_ingest(data=sample_bytes(), name="current").trace
+    out = io.StringIO()
+    call_command("reanalyze", "--missing-messages", stdout=out)
+    assert str(trace.pk) in out.getvalue() and str(untouched.pk) not in out.getvalue()
     trace.refresh_from_db()
     assert "block block-tool-use" in _page(trace, 2, client)
     assert stored_transcript(trace) == expected
