@@ -99,3 +99,15 @@ def test_normalised_messages_are_content_addressed_and_small():
     blobs_before = models.Blob.objects.count()
     services.trace_reanalyze(trace=again)
     assert models.Blob.objects.count() == blobs_before  # the same messages, stored once
+
+
+def test_a_response_that_is_a_list_of_items_shows_as_a_message(client):
+    """Codex and OpenTelemetry record a response as output items, not one message: the
+    page used to show only their JSON; it now shows the message ingest read from them."""
+    trace = services.trace_ingest(
+        data=golden_input("codex-rollout/session.jsonl"), name="codex", filename="session.jsonl"
+    ).trace
+    page = _page(trace, 1, client)
+    response = page.split('id="response-title"', 1)[1]
+    assert '<code class="id">call_a</code>' in response
+    assert '<details class="raw-json"><summary>Response JSON</summary>' in page
