@@ -153,17 +153,21 @@ def stored_bytes(trace) -> dict[str, int]:
     row_bytes = 0
     for call in models.Call.objects.filter(trace=trace):
         digests.update(call.appended_digests)
+        digests.update(call.appended_message_digests or ())
         digests.update(
             d
             for d in (
                 call.system_digest,
                 call.tools_digest,
                 call.response_digest,
+                call.response_message_digest,
                 call.extra_digest,
             )
             if d
         )
-        row_bytes += 200 + 41 * len(call.appended_digests)
+        row_bytes += 200 + 41 * (
+            len(call.appended_digests) + len(call.appended_message_digests or ())
+        )
     for run in models.ToolRun.objects.filter(trace=trace):
         digests.add(run.input_digest)
         row_bytes += 150 + len(run.result_preview.encode())

@@ -7,7 +7,6 @@ from typing import Any
 
 from traces import models, selectors
 from traces.core.compare import Side, compare_runs, message_text
-from traces.core.formats.registry import get_adapter
 
 
 def _main_loop_last_call(report: dict[str, Any]) -> int | None:
@@ -19,32 +18,21 @@ def _main_loop_last_call(report: dict[str, Any]) -> int | None:
 
 
 def stored_transcript(trace: models.Trace) -> list[str]:
-    """The main loop's last request and its response, as the texts `first_divergence` diffs."""
+    """The main loop's last request and its response, as the texts `first_divergence` diffs
+    (the messages ingest normalised; empty for a trace stored before they were kept)."""
     index = _main_loop_last_call(trace.report)
     if index is None:
-        return []
-    try:
-        normalize = get_adapter(trace.format).normalize
-    except KeyError:
         return []
     call = trace.calls.filter(index=index).first()
     if call is None:
         return []
-    request = selectors.call_request(trace=trace, call=call)
-    raw = [m for m in request.messages if m is not None]
-    response = selectors.call_response(call=call)
-    texts = []
-    for message in raw:
-        try:
-            texts.append(message_text(normalize(message)))
-        except Exception:
-            texts.append(f"(unreadable message) {str(message)[:2000]}")
-    if isinstance(response, dict) and call.status == "ok":
-        try:
-            texts.append(message_text(normalize({"role": "assistant", **response})))
-        except Exception:
-            texts.append(f"(unreadable response) {str(response)[:2000]}")
-    return texts
+    messages = selectors.request_messages(trace=trace, call=call)
+    if messages is None:
+        return []
+    if call.status == "ok":
+        shown = selectors.call_messages(call=call)
+        messages.append(shown.response if shown is not None else None)
+    return [message_text(message) for message in messages if message is not None]
 
 
 def stored_side(trace: models.Trace) -> Side:

@@ -15,15 +15,24 @@ from django.utils import timezone
 from traces import models, team
 from traces.access import Principal
 
-CALL_DIGEST_FIELDS = ("system_digest", "tools_digest", "response_digest", "extra_digest")
+CALL_DIGEST_FIELDS = (
+    "system_digest",
+    "tools_digest",
+    "response_digest",
+    "response_message_digest",
+    "extra_digest",
+)
+CALL_DIGEST_LISTS = ("appended_digests", "appended_message_digests")
 
 
 def _digests_of(trace_ids: list[Any]) -> set[str]:
     found: set[str] = set()
     calls = models.Call.objects.filter(trace__in=trace_ids)
-    for row in calls.values_list(*CALL_DIGEST_FIELDS, "appended_digests").iterator():
-        found.update(row[:-1])
-        found.update(row[-1] or ())
+    width = len(CALL_DIGEST_FIELDS)
+    for row in calls.values_list(*CALL_DIGEST_FIELDS, *CALL_DIGEST_LISTS).iterator():
+        found.update(row[:width])
+        for digests in row[width:]:
+            found.update(digests or ())
     runs = models.ToolRun.objects.filter(trace__in=trace_ids)
     found.update(runs.values_list("input_digest", flat=True).iterator())
     found.discard("")
@@ -50,11 +59,10 @@ def _still_used(candidates: set[str]) -> set[str]:
                 "input_digest", flat=True
             )
         )
-    for appended in models.Call.objects.values_list("appended_digests", flat=True).iterator(
-        chunk_size=2000
-    ):
-        if appended:
-            used.update(candidates.intersection(appended))
+    for lists in models.Call.objects.values_list(*CALL_DIGEST_LISTS).iterator(chunk_size=2000):
+        for digests in lists:
+            if digests:
+                used.update(candidates.intersection(digests))
     return used
 
 

@@ -5,6 +5,12 @@ from django import forms
 from traces.core.formats.registry import adapters
 
 
+def format_options() -> list[dict[str, str]]:
+    """Each format an upload may name, for the list page's own format menu (pages list
+    formats through here and never import the readers themselves)."""
+    return [{"name": a.name, "label": a.label} for a in adapters()]
+
+
 def format_choices() -> list[tuple[str, str]]:
     return [("", "Detect automatically")] + [(a.name, a.label) for a in adapters()]
 

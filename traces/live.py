@@ -591,7 +591,7 @@ def _call_rows_html(
         # The report (accounting and its estimates) follows; until then: cost from usage,
         # and "≈ —" for the tokens of a call that reported none.
         row.account = {"cost_usd": _cost(call), "buckets": dict.fromkeys(BUCKETS, "")}
-        row.flags = []
+        row.findings = []
     html = render_to_string("traces/_call_rows.html", {"trace": trace, "calls": rows})
     body = html.split("<tbody>", 1)[-1]
     found = _ROW.findall(body)

@@ -359,6 +359,11 @@ class Call(models.Model):
     tools_count = models.PositiveIntegerField(default=0)
     appended_digests = models.JSONField(default=list)
     response_digest = models.CharField(max_length=40, blank=True)
+    # What the call page shows, normalised at ingest (traces.core.stored_message) so no
+    # page reads raw messages with an adapter: one digest per appended message, and the
+    # response's. NULL: stored before these were kept (`manage.py reanalyze` fills them).
+    appended_message_digests = models.JSONField(null=True, default=None)
+    response_message_digest = models.CharField(max_length=40, blank=True)
     extra_digest = models.CharField(max_length=40, blank=True)
     tool_call_ids = NulSafeJSONField(default=list)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -12,7 +12,6 @@ from django.utils.safestring import SafeString, mark_safe
 from traces import models, selectors
 from traces.core import render
 from traces.core.failed_generation import attempted_tool_calls, failed_generation
-from traces.core.formats.registry import get_adapter
 from traces.core.model import Message
 from traces.core.render import charts as render_charts
 from traces.core.report_types import FindingEntry, StoredReport, ToolRunEntry
@@ -43,7 +42,13 @@ def trace_context(
     diagram's window), the call and tool-run tables show that window only, so a
     2,000-call trace renders as fast as a short one."""
     rows = trace.calls.defer(
-        "appended_digests", "system_digest", "tools_digest", "response_digest", "extra_digest"
+        "appended_digests",
+        "system_digest",
+        "tools_digest",
+        "response_digest",
+        "extra_digest",
+        "appended_message_digests",
+        "response_message_digest",
     )
     loop_sizes: dict[int, int] = defaultdict(int)
     loop_models: dict[int, str] = {}
@@ -74,7 +79,7 @@ def trace_context(
     for call in calls:
         call.tool_names = names_by_call.get(call.index, [])
         call.appended_count = call.message_count - call.prefix_len
-        call.flags = accounting["findings_by_call"].get(call.index, [])
+        call.findings = accounting["findings_by_call"].get(call.index, [])
         call.account = accounting["call_reports"].get(call.index, {})
         loops.setdefault(call.loop, LoopView(call.loop, call.model)).calls.append(call)
     agent_loops = sorted(
@@ -186,27 +191,24 @@ class MessageView:
     raw: Any
 
 
-def call_context(
-    trace: models.Trace, call: models.Call, normalize: Callable[[Any], Message] | None
-) -> dict[str, Any]:
+def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
     request = selectors.call_request(trace=trace, call=call)
     response = selectors.call_response(call=call)
-    if normalize is not None:
-        normalize = _normalizer_for(trace.format, request.messages, normalize)
+    shown = selectors.call_messages(call=call)  # None: stored before; raw JSON is shown
+    appended_raw = request.messages[call.prefix_len :]
+    normalised = shown.appended if shown is not None else []
     appended = [
         MessageView(
             position=call.prefix_len + offset + 1,
             role=str(raw.get("role", "?")) if isinstance(raw, dict) else "?",
-            message=_safe_normalize(normalize, raw),
+            message=normalised[offset] if offset < len(normalised) else None,
             raw=raw,
         )
-        for offset, raw in enumerate(request.messages[call.prefix_len :])
+        for offset, raw in enumerate(appended_raw)
     ]
     failed = call.status == "error"
     attempted = attempted_tool_calls(response) if failed else None
-    response_message = None
-    if isinstance(response, dict) and normalize is not None and call.status == "ok":
-        response_message = _safe_normalize(normalize, {"role": "assistant", **response})
+    response_message = shown.response if shown is not None and call.status == "ok" else None
     loop_calls = list(trace.calls.filter(loop=call.loop).values_list("index", flat=True))
     position = loop_calls.index(call.index)
     asked = list(trace.tool_runs.filter(call=call.index))
@@ -242,26 +244,6 @@ def call_context(
         "previous_index": call.index - 1 if call.index > 1 else None,
         "next_index": call.index + 1 if call.index < trace.calls_count else None,
     }
-
-
-def _normalizer_for(
-    format_name: str, messages: Any, fallback: Callable[[Any], Message]
-) -> Callable[[Any], Message]:
-    """The format's reader for this request's messages where they sit (Gemini's tool ids
-    depend on the position), so the call page shows the ids the tool runs have."""
-    try:
-        return get_adapter(format_name).normalizer_for(messages)
-    except Exception:  # an unknown format or odd messages: read each message alone
-        return fallback
-
-
-def _safe_normalize(normalize: Callable[[Any], Message] | None, raw: Any) -> Message | None:
-    if normalize is None:
-        return None
-    try:
-        return normalize(raw)
-    except Exception:  # a display helper must not turn odd input into a 500
-        return None
 
 
 BUCKET_LABELS = {

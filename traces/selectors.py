@@ -16,6 +16,8 @@ from traces import models
 from traces.core import archive, blobs
 from traces.core.credentials import mask_secrets
 from traces.core.listquery import SORTS, ListQuery
+from traces.core.model import Message
+from traces.core.stored_message import message_from_json
 
 LIST_COLUMNS = (
     "id",
@@ -179,13 +181,16 @@ def call_get(*, trace: models.Trace, index: int) -> models.Call:
         raise Http404("No such call") from exc
 
 
-def message_digests(*, trace: models.Trace, call: models.Call) -> list[str]:
-    """Digests of every message the call's request carried, following base calls back.
+def message_digests(
+    *, trace: models.Trace, call: models.Call, column: str = "appended_digests"
+) -> list[str]:
+    """Digests of every message the call's request carried, following base calls back:
+    the raw messages, or with `column="appended_message_digests"` the normalised ones.
 
     One query loads the loop's deltas; the chain is then walked in memory.
     """
     rows = trace.calls.filter(loop=call.loop, index__lte=call.index).values_list(
-        "index", "base_call", "prefix_len", "appended_digests"
+        "index", "base_call", "prefix_len", column
     )
     by_index = {index: (base, prefix, appended) for index, base, prefix, appended in rows}
     chain = []
@@ -194,7 +199,7 @@ def message_digests(*, trace: models.Trace, call: models.Call) -> list[str]:
     while current is not None and current in by_index and current not in seen:
         seen.add(current)
         base, prefix, appended = by_index[current]
-        chain.append((prefix, appended))
+        chain.append((prefix, appended or ()))
         current = base if prefix > 0 else None
     digests: list[str] = []
     for prefix, appended in reversed(chain):
@@ -212,6 +217,40 @@ def call_request(*, trace: models.Trace, call: models.Call) -> RequestView:
         prefix_len=call.prefix_len,
         base_call=call.base_call,
     )
+
+
+@dataclass(frozen=True)
+class ShownMessages:
+    """A call's messages as ingest normalised them (see traces.core.stored_message)."""
+
+    appended: list[Message | None]
+    """One per message the request appended (None where a blob is missing)."""
+    response: Message | None
+
+
+def call_messages(*, call: models.Call) -> ShownMessages | None:
+    """The normalised messages stored with the call; None for a call stored before they
+    were kept (`manage.py reanalyze` stores them from the original)."""
+    if call.appended_message_digests is None:
+        return None
+    digests = list(call.appended_message_digests)
+    values = blob_values([*digests, call.response_message_digest])
+    return ShownMessages(
+        appended=[message_from_json(values.get(d)) for d in digests],
+        response=message_from_json(values.get(call.response_message_digest)),
+    )
+
+
+def request_messages(*, trace: models.Trace, call: models.Call) -> list[Message | None] | None:
+    """Every normalised message of the call's request, its delta chain walked back (None
+    where a blob is missing); None when a call of the loop was stored before they were
+    kept."""
+    loop_rows = trace.calls.filter(loop=call.loop, index__lte=call.index)
+    if loop_rows.filter(appended_message_digests__isnull=True).exists():
+        return None
+    digests = message_digests(trace=trace, call=call, column="appended_message_digests")
+    values = blob_values(digests)
+    return [message_from_json(values.get(d)) for d in digests]
 
 
 def call_response(*, call: models.Call) -> Any:

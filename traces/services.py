@@ -11,7 +11,8 @@ from typing import Any
 import orjson
 from django.db import connection, transaction
 
-from traces import models
+from traces import models, selectors
+from traces.access import local_mode
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
 from traces.core.gcpause import without_cycle_collection
@@ -26,6 +27,7 @@ from traces.core.redact import merge_fields, redact
 from traces.core.report import build_report
 from traces.core.runs import split_runs
 from traces.core.runstats import rule_counts, summary_columns
+from traces.core.stored_message import message_json
 from traces.core.summary import outcome_of
 
 __all__ = [
@@ -95,8 +97,6 @@ class BlobBatch:
 
 def redacts(project: models.Project | None) -> bool:
     """Shared mode redacts credentials from originals unless the project keeps them."""
-    from traces.access import local_mode
-
     return not local_mode() and not (project is not None and project.keep_originals)
 
 
@@ -305,8 +305,6 @@ def _create_trace(
 def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
     """Run the current core again on a stored trace's original bytes and replace its rows
     and report: after an upgrade brings new rules, formats or prices."""
-    from traces import selectors  # selectors read; this service writes what they return
-
     files = selectors.trace_source_files(trace=trace)
     mapping = stored_mapping(trace.report)
     format_name = None if mapping is not None else trace.format
@@ -532,6 +530,8 @@ def call_row(trace: models.Trace, call: Call, batch: BlobBatch) -> models.Call:
         tools_count=len(call.tools),
         appended_digests=[batch.put(m) for m in call.appended_raw],
         response_digest=batch.put(call.response_raw),
+        appended_message_digests=[batch.put(message_json(m)) for m in call.appended],
+        response_message_digest=batch.put(message_json(call.response)) if call.response else "",
         extra_digest=batch.put(dict(call.extra)) if call.extra else "",
         tool_call_ids=list(call.tool_call_ids),
     )

@@ -21,10 +21,9 @@ from traces.access import Access, access, ingest_project, principal
 from traces.conf import app_css, inspector_settings
 from traces.core.export_html import render_export
 from traces.core.export_md import render_markdown
-from traces.core.formats.registry import adapters, get_adapter
 from traces.core.labels import clean_labels
 from traces.core.postmortem import build_postmortem
-from traces.forms import UploadForm
+from traces.forms import UploadForm, format_options
 from traces.listing import list_context
 from traces.offload import off_thread
 from traces.presenters import DiagramView, call_context, diagram_context, trace_context
@@ -47,7 +46,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
             **list_context(request.GET, principal(request), base=reverse("traces:list")),
             "projects": principal(request).projects(Access.INGEST),
             "form": UploadForm(),
-            "formats": adapters(),
+            "formats": format_options(),
             "upload_error": upload_error,
             "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
         },
@@ -215,11 +214,7 @@ def _runs_context(trace, who) -> dict:
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
     call = selectors.call_get(trace=trace, index=index)
-    try:
-        normalize = get_adapter(trace.format).normalize
-    except KeyError:
-        normalize = None
-    return render(request, "traces/call.html", call_context(trace, call, normalize))
+    return render(request, "traces/call.html", call_context(trace, call))
 
 
 @access(Access.READ)

@@ -38,7 +38,8 @@ from .model import (
     Trace,
 )
 
-RESULT_PREVIEW_CHARS = 4000
+RESULT_TEXT_CHARS = 4000
+"""How much of a tool result a ToolRun keeps (its stored text; the report previews less)."""
 COMPACTION_LOOKAHEAD = 3
 """Messages at the start of a request searched for a compaction block."""
 
@@ -119,7 +120,7 @@ class TraceBuilder:
             run = replace(
                 run,
                 status="paired",
-                result_text=timing.result_text[:RESULT_PREVIEW_CHARS],
+                result_text=timing.result_text[:RESULT_TEXT_CHARS],
                 pairing=timing.pairing,
             )
         self.tool_runs[position] = _with_inference(run)
@@ -150,9 +151,7 @@ class TraceBuilder:
         run = replace(run, transport=transport, is_error=run.is_error or bool(traffic.is_error))
         if run.status == "pending" and traffic.result_text is not None:
             # The server's answer is the result, even if no later request carries it.
-            run = replace(
-                run, status="paired", result_text=traffic.result_text[:RESULT_PREVIEW_CHARS]
-            )
+            run = replace(run, status="paired", result_text=traffic.result_text[:RESULT_TEXT_CHARS])
         self.tool_runs[position] = run
         return run
 
@@ -293,7 +292,7 @@ class TraceBuilder:
                         is_error=bool(timing.is_error),
                         batch_size=1,
                         input=timing.input,
-                        result_text=(timing.result_text or "")[:RESULT_PREVIEW_CHARS],
+                        result_text=(timing.result_text or "")[:RESULT_TEXT_CHARS],
                         started_at=timing.started_at,
                         ended_at=timing.ended_at,
                     )
@@ -471,7 +470,7 @@ class TraceBuilder:
                         result_call=call.index,
                         status="paired",
                         is_error=run.is_error or block.is_error,
-                        result_text=block.text[:RESULT_PREVIEW_CHARS],
+                        result_text=block.text[:RESULT_TEXT_CHARS],
                         pairing="id",  # a request carried the result under the call's id
                     )
                 )
@@ -487,7 +486,7 @@ class TraceBuilder:
                     status="orphan",
                     is_error=block.is_error,
                     batch_size=1,
-                    result_text=block.text[:RESULT_PREVIEW_CHARS],
+                    result_text=block.text[:RESULT_TEXT_CHARS],
                 )
             )
         )

@@ -31,6 +31,7 @@ from .whatif import build_what_if, what_if_inputs
 
 SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
+"""How much of a tool result a report's tool-run entry previews (live events send the same)."""
 OPTIONAL_CALL_KEYS = ("hook_events", "session_result")
 """Recorded facts about a call that only some formats have (Claude Agent SDK hook round
 trips and the session's final result); present in the report only when recorded."""

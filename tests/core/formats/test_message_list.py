@@ -18,7 +18,7 @@ from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
 from traces.core.formats.message_list import MessageListAdapter, normalize_message
 from traces.core.ingest import analyze_bytes
-from traces.core.rebuild import RESULT_PREVIEW_CHARS
+from traces.core.rebuild import RESULT_TEXT_CHARS
 from traces.core.report import build_report
 
 TAU = "tau_bench_messages/gpt-4o-airline.first50records.json"
@@ -99,7 +99,7 @@ def test_tau_bench_reused_ids_pair_by_position(tau, tau_records):
         ]
         runs = sorted((r for r in tau.tool_runs if r.loop == loop.index), key=lambda r: r.call)
         paired = [(r.name, r.result_text) for r in runs]
-        assert paired == [(n, t[:RESULT_PREVIEW_CHARS]) for n, t in expected]
+        assert paired == [(n, t[:RESULT_TEXT_CHARS]) for n, t in expected]
         assert all(r.result_call in (r.call + 1, None) for r in runs)
 
 

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..failed_generation import describe
+from ..rules.base import SEVERITY_ORDER
 from .svg import Element, format_number, svg_root, truncate
 
 Spacing = Literal["step", "time"]
@@ -60,7 +61,6 @@ ERROR = "var(--error, #c62828)"
 WARN = "var(--warn, #a15c00)"
 BORDER = "var(--border, #c9ccd6)"
 SEVERITY_COLOURS = {"error": ERROR, "warning": WARN, "info": ACCENT}
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
 MAX_TOOL_LANES = 6

@@ -10,11 +10,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("ids", nargs="*", help="trace ids (default: every closed trace)")
+        parser.add_argument(
+            "--missing-messages",
+            action="store_true",
+            help="only traces with calls stored before their normalised messages were kept",
+        )
 
-    def handle(self, *args, ids, **options):
+    def handle(self, *args, ids, missing_messages=False, **options):
         traces = models.Trace.objects.exclude(state=models.Trace.State.LIVE)
         if ids:
             traces = traces.filter(pk__in=ids)
+        if missing_messages:
+            stale = models.Call.objects.filter(appended_message_digests__isnull=True)
+            traces = traces.filter(pk__in=stale.values("trace_id"))
         count = 0
         for trace in traces.iterator():
             try:
