@@ -13,12 +13,11 @@ import zstandard
 
 from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
-from traces.core.containers import read_zip
 from traces.core.formats.inspect_ai import _Header, inspect_usage, version_tuple
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
 from traces.core.model import LineError, Trace
-from traces.core.records import Record, read_source
+from traces.core.records import Record, read_source, read_zip
 from traces.core.report import build_report
 
 FOLDER = "inspect_ai_eval_log"
