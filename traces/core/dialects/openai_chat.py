@@ -10,19 +10,21 @@ carry the id and name once and the arguments as string fragments.
 Public API (other adapters that meet Chat-shaped messages use it too):
 `normalize_message(raw) -> Message`, `usage_from(raw) -> Usage | None`,
 `read_response(body) -> (Message, stop_reason, Usage | None)`, `assemble_stream(text)`
-and `assemble_chunks(chunks)` that turn a stream into a completion body.
+and `assemble_chunks(chunks)` that turn a stream into a completion body (the `Dialect`
+of `dialects.base`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..coerce import non_negative, str_or_none
 from ..coerce import parse_arguments as _parse_arguments
 from ..coerce import text_of as _text_of
 from ..model import Block, Message, Usage
 from ..sse import iter_events
+from .base import Assembled, Reply
 from .pydantic_ai import is_retry_prompt
 
 RESULT_ROLES = {"tool", "function"}
@@ -213,21 +215,13 @@ def stop_reason_from(finish_reason: Any, message: Message | None = None) -> str 
     return STOP_REASONS.get(finish_reason, finish_reason)
 
 
-class ChatResponse(NamedTuple):
-    """A completion read into the canonical shape."""
-
-    message: Message
-    stop_reason: str | None
-    usage: Usage | None
-
-
-def read_response(body: Any) -> ChatResponse:
+def read_response(body: Any, messages: Sequence[Any] = ()) -> Reply:
     """A completion body (or a reassembled stream) as (Message, stop_reason, Usage)."""
     if not isinstance(body, dict):
-        return ChatResponse(Message("assistant", ()), None, None)
+        return Reply(Message("assistant", ()), None, None)
     message = normalize_message({"role": "assistant", **_choice_message(body)})
     stop = stop_reason_from(finish_reason_of(body), message)
-    return ChatResponse(message, stop, usage_from(body.get("usage")))
+    return Reply(message, stop, usage_from(body.get("usage")))
 
 
 def _choice_message(body: dict[str, Any]) -> dict[str, Any]:
@@ -285,6 +279,13 @@ def assemble_stream(text: str) -> tuple[dict[str, Any] | None, str | None]:
         else:
             chunks.append(data)
     return assemble_chunks(chunks, done=done)
+
+
+def assemble_pieces(body: list[Any]) -> Assembled | None:
+    """A response logged as the list of its `chat.completion.chunk` objects."""
+    if body and is_chunk(body[0]):
+        return assemble_chunks(body)
+    return None
 
 
 def assemble_chunks(
