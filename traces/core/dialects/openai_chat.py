@@ -16,7 +16,7 @@ of `dialects.base`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..coerce import non_negative, str_or_none
@@ -39,14 +39,16 @@ STOP_REASONS = {
 
 
 # -- messages ---------------------------------------------------------------------------
-def normalize_message(raw: Any) -> Message:
+def normalize_message(raw: Any, read_part: Callable[[Any], Block] | None = None) -> Message:
     """One Chat message `{role, content, tool_calls?, tool_call_id?}` as a `Message`.
 
     A whole completion body (`choices[...]`) is read as its first choice's message, so the
-    same function renders stored responses.
+    same function renders stored responses. `read_part` reads content parts where a
+    transcript mixes in another dialect's parts (message-list transcripts).
     """
+    read_part = read_part or part_block
     if not isinstance(raw, dict):
-        return Message("unknown", (_part_block(raw),))
+        return Message("unknown", (read_part(raw),))
     choice_message = _first_choice_message(raw)
     if choice_message is not None:
         raw = choice_message
@@ -57,7 +59,7 @@ def normalize_message(raw: Any) -> Message:
     reasoning = _reasoning_text(raw)
     if reasoning:
         blocks.append(Block("thinking", text=reasoning, raw={"reasoning": reasoning}))
-    blocks.extend(_content_blocks(raw.get("content")))
+    blocks.extend(_content_blocks(raw.get("content"), read_part))
     refusal = raw.get("refusal")
     if isinstance(refusal, str) and refusal:
         blocks.append(Block("other", text=f"refusal: {refusal}", raw={"refusal": refusal}))
@@ -92,15 +94,15 @@ def _reasoning_text(raw: dict[str, Any]) -> str:
     return ""
 
 
-def _content_blocks(content: Any) -> list[Block]:
+def _content_blocks(content: Any, read_part: Callable[[Any], Block]) -> list[Block]:
     if content is None or content == "":
         return []
     if isinstance(content, list):
-        return [_part_block(part) for part in content]
+        return [read_part(part) for part in content]
     return [Block("text", text=str(content), raw=content)]
 
 
-def _part_block(part: Any) -> Block:
+def part_block(part: Any) -> Block:
     """One content part: text, image_url, input_audio, file or refusal."""
     if isinstance(part, str):
         return Block("text", text=part, raw=part)

@@ -45,7 +45,7 @@ def normalize_item(raw: Any) -> Message:
     every output item, so the same function renders stored responses.
     """
     if not isinstance(raw, dict):
-        return Message("unknown", (_part_block(raw),))
+        return Message("unknown", (part_block(raw),))
     if isinstance(raw.get("output"), list) and "call_id" not in raw:
         return output_message(raw["output"])
     kind = raw.get("type")
@@ -76,7 +76,7 @@ def output_message(output: Iterable[Any]) -> Message:
 def item_block(item: Any) -> Block:
     """The one block a non-message item stands for."""
     if not isinstance(item, dict):
-        return _part_block(item)
+        return part_block(item)
     kind = str(item.get("type") or "")
     if kind == "reasoning":
         return _reasoning_block(item)
@@ -149,11 +149,11 @@ def _content_blocks(content: Any) -> tuple[Block, ...]:
     if content is None or content == "":
         return ()
     if isinstance(content, list):
-        return tuple(_part_block(part) for part in content)
+        return tuple(part_block(part) for part in content)
     return (Block("text", text=str(content), raw=content),)
 
 
-def _part_block(part: Any) -> Block:
+def part_block(part: Any) -> Block:
     """One content part: input_text/output_text, refusal, input_image/file/audio."""
     if isinstance(part, str):
         return Block("text", text=part, raw=part)
