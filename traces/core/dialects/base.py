@@ -10,7 +10,7 @@ keeps each vendor's mapping a page of plain functions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..model import Message, Usage
 
@@ -27,6 +27,7 @@ class Reply(NamedTuple):
     usage: Usage | None
 
 
+@runtime_checkable
 class Dialect(Protocol):
     """What the request-log reader asks of a vendor's API shapes."""
 
