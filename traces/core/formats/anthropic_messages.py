@@ -7,6 +7,9 @@ Shapes read (all seen in the wild):
   with streamed responses left as raw server-sent events in `body_raw`;
 - VCR cassettes (reshaped by `records`) and nock recordings `{status, headers, body}`
   that hold only a response.
+
+The records are read by `request_log` (the envelopes by `http_record`), the bodies by
+`dialects.anthropic`; this module says how such a log is recognised.
 """
 
 from __future__ import annotations
