@@ -11,12 +11,12 @@ prompt, the tools and the model, and which fields of its bodies are worth keepin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..dialects.base import Dialect
-from ..model import Exchange, LineError, Message, Pairing
+from ..model import Exchange, LineError, Pairing
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from .base import Adapter, AdapterEvent, Detection
@@ -155,6 +155,8 @@ class RequestLogAdapter(Adapter):
 
     # -- the exchange ----------------------------------------------------------------------
     def exchange(self, call: RecordedCall) -> Exchange:
+        """The call as an `Exchange` (a format whose transcript depends on earlier calls,
+        as the Responses API's server-kept history, rebuilds it here)."""
         return self.build(call, self.extra(call))
 
     def build(self, call: RecordedCall, extra: dict[str, Any]) -> Exchange:
@@ -187,10 +189,6 @@ class RequestLogAdapter(Adapter):
             extra=extra,
             tool_pairing=self.tool_pairing or {},
         )
-
-    @classmethod
-    def normalizer_for(cls, messages: Sequence[Any]) -> Callable[[Any], Message]:
-        return cls.normalize
 
     def system(self, call: RecordedCall) -> Any:
         """The system prompt as the request sent it."""
