@@ -106,3 +106,21 @@ def test_pretty_printed_json_document_is_one_record():
     source = read_source(body, "recording.json")
     assert source.layout == "json" and len(source.items) == 1
     assert len(analyze_bytes(body).calls) == 1
+
+
+def test_the_zip_reader_does_not_reach_back_into_the_record_reader():
+    """`records` reads an `.eval` archive through `containers`; were `containers` to import
+    `records` again the two would form an import cycle hidden behind a late import."""
+    import ast
+    from pathlib import Path
+
+    import traces.core.containers as containers
+
+    tree = ast.parse(Path(containers.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+    }
+    assert "records" not in imported
+    assert imported <= {"limits", "model"}

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from tests.eventstream import stream
 from tests.golden import assert_golden, golden_input
+from traces.core.formats.http_traffic import TrafficReader
 from traces.core.http_body import aws_event_stream, decode_body
-from traces.core.http_traffic import TrafficReader
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
 from traces.core.records import read_source

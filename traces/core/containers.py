@@ -9,10 +9,10 @@ eval still running has only `_journal/start.json`. Members are deflated (method 
 since 2026, Zstandard-compressed (method 93), which Python's `zipfile` reads only from
 3.14 on, so this module reads the central directory and the members itself.
 
-Every record it yields is `{"zip_member": <name>, "value": <parsed JSON>}`: the header
-first, then the samples in (id, epoch) order, so an adapter knows the log's version and
-status before it reads a sample. Summaries, reductions and the journal add nothing a
-trace needs and are not read.
+`records.read_zip` makes each chosen member one record `{"zip_member": <name>, "value":
+<parsed JSON>}`: the header first, then the samples in (id, epoch) order, so an adapter
+knows the log's version and status before it reads a sample. Summaries, reductions and
+the journal add nothing a trace needs and are not read.
 
 Hostile archives are refused with `InputRejected` before they can exhaust the server:
 the number of members is capped before the directory is walked, and every member's
@@ -33,8 +33,6 @@ from dataclasses import dataclass
 import zstandard
 
 from .limits import InputRejected, Limits
-from .model import LineError
-from .records import Record, Source, parse_line
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBERS = 100_000
@@ -76,29 +74,31 @@ class MemberError(ValueError):
     """One member cannot be read; the rest of the archive can."""
 
 
-def read_zip(data: bytes, limits: Limits, max_members: int = MAX_MEMBERS) -> Source:
-    """Records of an Inspect `.eval` archive (see the module docstring for their shape)."""
+def eval_members(data: bytes, max_members: int = MAX_MEMBERS) -> tuple[list[Member], str | None]:
+    """The members an Inspect `.eval` log is read from, in reading order (see the module
+    docstring), and the name of a chunked-layout sample when the archive has one.
+
+    Raises `InputRejected` when the archive holds no Inspect log at all.
+    """
     members = {member.name: member for member in central_directory(data, max_members)}
     chosen = _choose(members)
     chunked = next((name for name in members if CHUNKED_SAMPLE.match(name)), None)
-    unsupported = (
-        f"{chunked}: the chunked '.eval2' sample layout is not supported; convert the "
-        "log with `inspect log convert --to eval`"
-    )
     if not chosen:
         raise InputRejected(
-            unsupported
+            chunked_unsupported(chunked)
             if chunked
             else "The ZIP archive holds no Inspect AI log (no header.json and no "
             "samples/<id>_epoch_<n>.json); only Inspect .eval archives are read."
         )
-    items: list[Record | LineError] = []
-    budget = _Budget(limits)
-    for number, member in enumerate(chosen, start=1):
-        items.append(_record(data, member, number, budget, limits))
-    if chunked:
-        items.append(LineError(len(chosen), unsupported))
-    return Source("zip", len(chosen), items)
+    return chosen, chunked
+
+
+def chunked_unsupported(name: str) -> str:
+    """Why a sample in the chunked '.eval2' layout is not read."""
+    return (
+        f"{name}: the chunked '.eval2' sample layout is not supported; convert the "
+        "log with `inspect log convert --to eval`"
+    )
 
 
 def _choose(members: dict[str, Member]) -> list[Member]:
@@ -119,19 +119,6 @@ def _sample_order(member: Member) -> tuple[int, int | str, int]:
     if sample_id.isdigit():
         return (0, int(sample_id), epoch)
     return (1, sample_id, epoch)
-
-
-def _record(
-    data: bytes, member: Member, number: int, budget: _Budget, limits: Limits
-) -> Record | LineError:
-    try:
-        payload = member_bytes(data, member, budget, limits)
-    except MemberError as exc:
-        return LineError(number, f"{member.name}: {exc}")
-    parsed = parse_line(payload, number, limits)
-    if isinstance(parsed, LineError):
-        return LineError(number, f"{member.name}: {parsed.message}")
-    return Record(number, {"zip_member": member.name, "value": parsed})
 
 
 # -- the central directory ---------------------------------------------------------------

@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from .containers import MAX_MEMBERS, MemberError, _Budget, chunked_unsupported, eval_members
+from .containers import member_bytes as zip_member_bytes
 from .http_body import clean_headers, decode_body, jsonable
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .model import LineError
@@ -240,8 +242,6 @@ def stream_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMI
         )
     data = decompress(data, limits)
     if data.startswith(b"PK\x03\x04"):  # a ZIP archive: an Inspect AI .eval log
-        from .containers import read_zip  # late import: containers builds on this module
-
         return read_zip(data, limits)
     if not data or data.isspace():
         raise InputRejected("The file is empty: there is no trace in it.")
@@ -485,3 +485,25 @@ def vcr_interaction_to_pair(
         pair_response["body"] = None
         pair_response["body_raw"] = parsed if isinstance(parsed, str) else None
     return {"request": pair_request, "response": pair_response, "recorded_by": "vcr"}
+
+
+def read_zip(data: bytes, limits: Limits, max_members: int = MAX_MEMBERS) -> Source:
+    """Records of an Inspect `.eval` archive: one `{"zip_member", "value"}` record per
+    member `containers` chooses; a member that cannot be read is a `LineError`."""
+    chosen, chunked = eval_members(data, max_members)
+    items: list[Record | LineError] = []
+    budget = _Budget(limits)
+    for number, member in enumerate(chosen, start=1):
+        try:
+            payload = zip_member_bytes(data, member, budget, limits)
+        except MemberError as exc:
+            items.append(LineError(number, f"{member.name}: {exc}"))
+            continue
+        parsed = parse_line(payload, number, limits)
+        if isinstance(parsed, LineError):
+            items.append(LineError(number, f"{member.name}: {parsed.message}"))
+        else:
+            items.append(Record(number, {"zip_member": member.name, "value": parsed}))
+    if chunked:
+        items.append(LineError(len(chosen), chunked_unsupported(chunked)))
+    return Source("zip", len(chosen), items)

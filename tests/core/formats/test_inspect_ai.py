@@ -13,12 +13,12 @@ import zstandard
 
 from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
-from traces.core.containers import read_zip
-from traces.core.formats.inspect_ai import _Header, inspect_usage, version_tuple
+from traces.core.dialects.inspect_ai import inspect_usage
+from traces.core.formats.inspect_ai import version_tuple
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
 from traces.core.model import LineError, Trace
-from traces.core.records import Record, read_source
+from traces.core.records import Record, read_source, read_zip
 from traces.core.report import build_report
 
 FOLDER = "inspect_ai_eval_log"
@@ -359,17 +359,15 @@ def test_a_log_without_samples_is_refused_with_the_reason() -> None:
 def test_input_tokens_are_uncached_whatever_the_version(
     version: str | None, model: str, usage: dict[str, int], expected_input: int
 ) -> None:
-    header = _Header(inspect_version=version_tuple(version) if version else None)
-    result, _rule = inspect_usage(usage, None, header, model)
+    result, _rule = inspect_usage(usage, None, version_tuple(version) if version else None, model)
     assert result is not None
     assert result.input_tokens == expected_input
 
 
 def test_raw_anthropic_usage_decides_before_the_version() -> None:
     call = {"response": {"usage": {"input_tokens": 30, "cache_read_input_tokens": 900}}}
-    header = _Header(inspect_version=(0, 3, 95))
     usage, rule = inspect_usage(
-        {"input_tokens": 30, "input_tokens_cache_read": 900}, call, header, "x"
+        {"input_tokens": 30, "input_tokens_cache_read": 900}, call, (0, 3, 95), "x"
     )
     assert usage is not None and usage.input_tokens == 30
     assert "excludes" in rule

@@ -6,6 +6,7 @@ streaming guide (`message_start`, `content_block_*`, `message_delta`, `error` ev
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -13,6 +14,7 @@ import orjson
 from ..coerce import int_or_zero, str_or_none, text_of
 from ..model import Block, Message, Usage
 from ..sse import iter_events
+from .base import Assembled, Reply
 
 
 def block_from(raw: Any) -> Block:
@@ -63,6 +65,12 @@ def normalize_message(raw: Any) -> Message:
     else:
         blocks = (block_from(str(content)),)
     return Message(str(raw.get("role") or "unknown"), blocks)
+
+
+def read_response(body: dict[str, Any], messages: Sequence[Any] = ()) -> Reply:
+    """A message body (or a reassembled stream) as (Message, stop_reason, Usage)."""
+    message = normalize_message({"role": body.get("role") or "assistant", **body})
+    return Reply(message, body.get("stop_reason"), usage_from(body.get("usage")))
 
 
 def usage_from(raw: Any) -> Usage | None:
@@ -137,6 +145,11 @@ def assemble_stream(body: str) -> tuple[dict[str, Any] | None, str | None]:
     if message is None and error is None:
         error = "the event stream holds no message"
     return message, error
+
+
+def assemble_pieces(body: list[Any]) -> Assembled | None:
+    """Anthropic responses are never logged as lists of events: no list is a stream."""
+    return None
 
 
 def _apply_delta(

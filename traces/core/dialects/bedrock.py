@@ -11,21 +11,16 @@ flag), `reasoningContent` for thinking. A ConverseStream response is a sequence 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from ..coerce import non_negative, parse_arguments, str_or_none
 from ..model import Block, Message, Usage
+from .base import Assembled, Reply
 from .pydantic_ai import is_retry_prompt
 
 EXCEPTION_TYPES = {"exception", "error"}
-
-
-class Reply(NamedTuple):
-    message: Message
-    stop_reason: str | None
-    usage: Usage | None
 
 
 # -- messages ---------------------------------------------------------------------------
@@ -123,7 +118,8 @@ def tools_of(body: dict[str, Any]) -> list[Any]:
 
 
 # -- responses --------------------------------------------------------------------------
-def read_response(body: dict[str, Any]) -> Reply | None:
+def read_response(body: dict[str, Any], messages: Sequence[Any] = ()) -> Reply | None:
+    """A Converse response `{output.message, stopReason, usage}` as the canonical reply."""
     output = body.get("output")
     message = output.get("message") if isinstance(output, dict) else None
     if not isinstance(message, dict):
@@ -194,6 +190,16 @@ def event_of(frame: Any) -> tuple[str | None, Any]:
             return "exception", {"exception": kind, "message": str(text or kind)}
         return kind, payload
     return None, None
+
+
+def assemble_stream(text: str) -> Assembled:
+    """ConverseStream is binary: a text stream here means the body was mangled."""
+    return None, "the response is text, not a Bedrock event stream"
+
+
+def assemble_pieces(body: list[Any]) -> Assembled | None:
+    """A ConverseStream response: decoded event-stream frames or boto3-style events."""
+    return assemble_events(body) if is_event_list(body) else None
 
 
 def is_event_list(body: Any) -> bool:

@@ -13,13 +13,14 @@ name and order within the turn, and tool runs say so (`pairing: "name-order"`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from ..coerce import non_negative, str_or_none
 from ..model import Block, Message, Usage
 from ..sse import iter_events
+from .base import Assembled, Reply
 from .pydantic_ai import is_retry_prompt
 
 STOP_REASONS = {
@@ -28,12 +29,6 @@ STOP_REASONS = {
     "FINISH_REASON_UNSPECIFIED": None,
 }
 RESULT_KEYS = ("output", "result", "return_value", "content", "text")
-
-
-class Reply(NamedTuple):
-    message: Message
-    stop_reason: str | None
-    usage: Usage | None
 
 
 def call_id(name: str | None, turn: int | None, ordinal: int) -> str:
@@ -211,11 +206,16 @@ def candidate_content(body: Any) -> dict[str, Any] | None:
     return {**content, "role": "model"}
 
 
-def read_response(body: dict[str, Any], position: int, contents: Sequence[Any]) -> Reply | None:
+normalize_message = normalize_content
+"""The reader-facing name: every transcript entry of this dialect is one `Content`."""
+
+
+def read_response(body: dict[str, Any], messages: Sequence[Any]) -> Reply | None:
+    """The first candidate as the turn after `messages` (its tool ids follow from there)."""
     content = candidate_content(body)
     if content is None:
         return None
-    message = normalize_at(content, position, contents)
+    message = normalize_at(content, len(messages), messages)
     finish = finish_reason_of(body)
     if message.tool_uses and finish in (None, "STOP"):
         stop = "tool_use"
@@ -257,6 +257,13 @@ def error_text(body: Any) -> str | None:
     error = body["error"]
     status = error.get("status") or error.get("code") or "error"
     return f"{status}: {error.get('message') or ''}".strip()
+
+
+def assemble_pieces(body: list[Any]) -> Assembled | None:
+    """Vertex without `alt=sse` answers with a JSON array of chunks (one error: an error)."""
+    if error_text(body) is not None:
+        return None
+    return assemble_chunks(body)
 
 
 def assemble_chunks(chunks: Sequence[Any]) -> tuple[dict[str, Any] | None, str | None]:

@@ -10,19 +10,21 @@ carry the id and name once and the arguments as string fragments.
 Public API (other adapters that meet Chat-shaped messages use it too):
 `normalize_message(raw) -> Message`, `usage_from(raw) -> Usage | None`,
 `read_response(body) -> (Message, stop_reason, Usage | None)`, `assemble_stream(text)`
-and `assemble_chunks(chunks)` that turn a stream into a completion body.
+and `assemble_chunks(chunks)` that turn a stream into a completion body (the `Dialect`
+of `dialects.base`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..coerce import non_negative, str_or_none
 from ..coerce import parse_arguments as _parse_arguments
 from ..coerce import text_of as _text_of
 from ..model import Block, Message, Usage
 from ..sse import iter_events
+from .base import Assembled, Reply
 from .pydantic_ai import is_retry_prompt
 
 RESULT_ROLES = {"tool", "function"}
@@ -37,14 +39,16 @@ STOP_REASONS = {
 
 
 # -- messages ---------------------------------------------------------------------------
-def normalize_message(raw: Any) -> Message:
+def normalize_message(raw: Any, read_part: Callable[[Any], Block] | None = None) -> Message:
     """One Chat message `{role, content, tool_calls?, tool_call_id?}` as a `Message`.
 
     A whole completion body (`choices[...]`) is read as its first choice's message, so the
-    same function renders stored responses.
+    same function renders stored responses. `read_part` reads content parts where a
+    transcript mixes in another dialect's parts (message-list transcripts).
     """
+    read_part = read_part or part_block
     if not isinstance(raw, dict):
-        return Message("unknown", (_part_block(raw),))
+        return Message("unknown", (read_part(raw),))
     choice_message = _first_choice_message(raw)
     if choice_message is not None:
         raw = choice_message
@@ -55,7 +59,7 @@ def normalize_message(raw: Any) -> Message:
     reasoning = _reasoning_text(raw)
     if reasoning:
         blocks.append(Block("thinking", text=reasoning, raw={"reasoning": reasoning}))
-    blocks.extend(_content_blocks(raw.get("content")))
+    blocks.extend(_content_blocks(raw.get("content"), read_part))
     refusal = raw.get("refusal")
     if isinstance(refusal, str) and refusal:
         blocks.append(Block("other", text=f"refusal: {refusal}", raw={"refusal": refusal}))
@@ -90,15 +94,15 @@ def _reasoning_text(raw: dict[str, Any]) -> str:
     return ""
 
 
-def _content_blocks(content: Any) -> list[Block]:
+def _content_blocks(content: Any, read_part: Callable[[Any], Block]) -> list[Block]:
     if content is None or content == "":
         return []
     if isinstance(content, list):
-        return [_part_block(part) for part in content]
+        return [read_part(part) for part in content]
     return [Block("text", text=str(content), raw=content)]
 
 
-def _part_block(part: Any) -> Block:
+def part_block(part: Any) -> Block:
     """One content part: text, image_url, input_audio, file or refusal."""
     if isinstance(part, str):
         return Block("text", text=part, raw=part)
@@ -213,21 +217,13 @@ def stop_reason_from(finish_reason: Any, message: Message | None = None) -> str 
     return STOP_REASONS.get(finish_reason, finish_reason)
 
 
-class ChatResponse(NamedTuple):
-    """A completion read into the canonical shape."""
-
-    message: Message
-    stop_reason: str | None
-    usage: Usage | None
-
-
-def read_response(body: Any) -> ChatResponse:
+def read_response(body: Any, messages: Sequence[Any] = ()) -> Reply:
     """A completion body (or a reassembled stream) as (Message, stop_reason, Usage)."""
     if not isinstance(body, dict):
-        return ChatResponse(Message("assistant", ()), None, None)
+        return Reply(Message("assistant", ()), None, None)
     message = normalize_message({"role": "assistant", **_choice_message(body)})
     stop = stop_reason_from(finish_reason_of(body), message)
-    return ChatResponse(message, stop, usage_from(body.get("usage")))
+    return Reply(message, stop, usage_from(body.get("usage")))
 
 
 def _choice_message(body: dict[str, Any]) -> dict[str, Any]:
@@ -285,6 +281,13 @@ def assemble_stream(text: str) -> tuple[dict[str, Any] | None, str | None]:
         else:
             chunks.append(data)
     return assemble_chunks(chunks, done=done)
+
+
+def assemble_pieces(body: list[Any]) -> Assembled | None:
+    """A response logged as the list of its `chat.completion.chunk` objects."""
+    if body and is_chunk(body[0]):
+        return assemble_chunks(body)
+    return None
 
 
 def assemble_chunks(

@@ -14,12 +14,13 @@ what the matching `*_call_output` item quotes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..coerce import non_negative, str_or_none
 from ..model import Block, Message, Usage
 from ..sse import iter_events
+from .base import Assembled, Reply
 from .openai_chat import parse_arguments, text_of
 from .openai_chat import system_of as chat_system_of
 
@@ -44,7 +45,7 @@ def normalize_item(raw: Any) -> Message:
     every output item, so the same function renders stored responses.
     """
     if not isinstance(raw, dict):
-        return Message("unknown", (_part_block(raw),))
+        return Message("unknown", (part_block(raw),))
     if isinstance(raw.get("output"), list) and "call_id" not in raw:
         return output_message(raw["output"])
     kind = raw.get("type")
@@ -75,7 +76,7 @@ def output_message(output: Iterable[Any]) -> Message:
 def item_block(item: Any) -> Block:
     """The one block a non-message item stands for."""
     if not isinstance(item, dict):
-        return _part_block(item)
+        return part_block(item)
     kind = str(item.get("type") or "")
     if kind == "reasoning":
         return _reasoning_block(item)
@@ -148,11 +149,11 @@ def _content_blocks(content: Any) -> tuple[Block, ...]:
     if content is None or content == "":
         return ()
     if isinstance(content, list):
-        return tuple(_part_block(part) for part in content)
+        return tuple(part_block(part) for part in content)
     return (Block("text", text=str(content), raw=content),)
 
 
-def _part_block(part: Any) -> Block:
+def part_block(part: Any) -> Block:
     """One content part: input_text/output_text, refusal, input_image/file/audio."""
     if isinstance(part, str):
         return Block("text", text=part, raw=part)
@@ -214,20 +215,12 @@ def stop_reason_of(body: Any) -> str | None:
     return "end_turn"
 
 
-class ResponsesResponse(NamedTuple):
-    message: Message
-    stop_reason: str | None
-    usage: Usage | None
-
-
-def read_response(body: Any) -> ResponsesResponse:
+def read_response(body: Any, messages: Sequence[Any] = ()) -> Reply:
     """A response object (or a reassembled stream) as (Message, stop_reason, Usage)."""
     if not isinstance(body, dict):
-        return ResponsesResponse(Message("assistant", ()), None, None)
+        return Reply(Message("assistant", ()), None, None)
     output = body.get("output") if isinstance(body.get("output"), list) else []
-    return ResponsesResponse(
-        output_message(output), stop_reason_of(body), usage_from(body.get("usage"))
-    )
+    return Reply(output_message(output), stop_reason_of(body), usage_from(body.get("usage")))
 
 
 def error_text(body: Any) -> str | None:
@@ -266,6 +259,25 @@ def assemble_stream(text: str) -> tuple[dict[str, Any] | None, str | None]:
     from the item and delta events and the call is reported as cut short.
     """
     return assemble_events(data for _event, data in iter_events(text))
+
+
+def is_stream_event(value: Any) -> bool:
+    """One `response.*` streaming event (as logged one per line, or in a list)."""
+    if not isinstance(value, dict):
+        return False
+    kind = value.get("type")
+    return (
+        isinstance(kind, str)
+        and kind.startswith("response.")
+        and ("sequence_number" in value or "response" in value or "output_index" in value)
+    )
+
+
+def assemble_pieces(body: list[Any]) -> Assembled | None:
+    """A response logged as the list of its `response.*` events."""
+    if body and is_stream_event(body[0]):
+        return assemble_events(body)
+    return None
 
 
 def assemble_events(events: Iterable[Any]) -> tuple[dict[str, Any] | None, str | None]:

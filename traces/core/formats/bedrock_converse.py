@@ -11,32 +11,20 @@ Boto3-style event lists (`[{"contentBlockDelta": {...}}, ...]`) are read the sam
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..dialects import bedrock
-from ..http_traffic import TrafficReader
-from ..model import Exchange, LineError
-from ..records import Record
-from ..timeparse import to_epoch_seconds
-from .base import Adapter, AdapterEvent, Detection
-from .openai_chat import (
-    Outcome,
-    RequestRead,
-    other_keys,
-    read_http_response,
-    read_request,
-    request_url,
-    settle_outcome,
-)
+from .base import Detection
+from .http_record import read_request, request_url
 from .registry import register
+from .request_log import RecordedCall, RequestLogAdapter
 
-MAPPED_REQUEST_KEYS = {"messages", "system", "toolConfig"}
 ENDPOINT = re.compile(r"/model/[^/]+/converse(-stream)?(\?|$)")
 
 
 @register
-class BedrockConverseAdapter(Adapter):
+class BedrockConverseAdapter(RequestLogAdapter):
     name = "bedrock-converse"
     label = "AWS Bedrock Converse / ConverseStream log"
     where = (
@@ -45,93 +33,52 @@ class BedrockConverseAdapter(Adapter):
         "LangChain-AWS tests record it), or your own code that logs each Converse request "
         "and response as one JSON line."
     )
+    dialect = bedrock
     normalize = staticmethod(bedrock.normalize_message)
-
-    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
-        super().__init__(source_name, shared)
-        self._traffic = TrafficReader(_is_converse_request)
+    mapped_request_keys = frozenset({"messages", "system", "toolConfig"})
+    not_a_record = "not a Bedrock Converse record (no 'request', 'response' or output.message)"
+    reads_nock = False
 
     @classmethod
-    def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        best: Detection | None = None
-        for value in values:
-            claim = _recognise(value)
-            if claim is not None and (best is None or claim.score > best.score):
-                best = claim
-        return best
+    def recognise(cls, value: Any) -> Detection | None:
+        return _recognise(value)
 
-    def feed(self, record: Record) -> Iterator[AdapterEvent]:
-        value = record.value
-        if not isinstance(value, dict):
-            yield LineError(record.line, "expected a JSON object with request and response")
-        elif (traffic := self._traffic.read(record.line, value)) is not None:
-            yield traffic
-        elif "request" in value or "response" in value:
-            yield from self._pair(record.line, value, value.get("request"), value.get("response"))
-        elif _is_converse_response(value):
-            yield from self._pair(record.line, {}, None, value)
-        else:
-            yield LineError(
-                record.line,
-                "not a Bedrock Converse record (no 'request', 'response' or output.message)",
-            )
+    @staticmethod
+    def is_model_request(url: str, body: Any) -> bool:
+        return _is_converse_request(url, body)
 
-    def _pair(
-        self, line: int, value: dict[str, Any], request: Any, response: Any
-    ) -> Iterator[AdapterEvent]:
-        sent = read_request(request)
-        if request is not None and not isinstance(sent.body, dict):
-            yield LineError(line, "the request body is not a JSON object")
-            return
-        body = sent.body if isinstance(sent.body, dict) else {}
+    @staticmethod
+    def is_response(value: Any) -> bool:
+        return _is_converse_response(value)
+
+    def transcript(self, body: dict[str, Any]) -> Sequence[Any] | str:
         messages = body.get("messages", [])
         if not isinstance(messages, list):
-            yield LineError(line, "request 'messages' is not a list")
-            return
-        read = read_http_response(response)
-        streamed = bedrock.is_event_list(read.body)
-        if streamed:
-            read.body, read.problem = bedrock.assemble_events(read.body)
-        outcome = settle_outcome(read, _no_text_stream, bedrock.error_text)
-        yield self._exchange(line, value, request, sent, body, messages, outcome, streamed)
+            return "request 'messages' is not a list"
+        return messages
 
-    def _exchange(
-        self,
-        line: int,
-        value: dict[str, Any],
-        request: Any,
-        sent: RequestRead,
-        body: dict[str, Any],
-        messages: list[Any],
-        outcome: Outcome,
-        streamed: bool,
-    ) -> Exchange:
-        reply_body = outcome.body if isinstance(outcome.body, dict) else None
-        reply = bedrock.read_response(reply_body) if reply_body else None
-        return Exchange(
-            line=line,
-            messages=messages,
-            normalize=self.normalize,
-            system=bedrock.system_of(body),
-            tools=bedrock.tools_of(body),
-            model=bedrock.model_of_url(sent.url) or _str(body.get("modelId")),
-            response=reply.message if reply else None,
-            response_raw=outcome.body if outcome.body is not None else outcome.failed_body,
-            stop_reason=reply.stop_reason if reply else None,
-            usage=reply.usage if reply else None,
-            started_at=to_epoch_seconds(sent.timestamp or value.get("started_at")),
-            ended_at=to_epoch_seconds(outcome.read.timestamp or value.get("ended_at")),
-            status="error" if outcome.error else "ok",
-            http_status=outcome.read.http_status,
-            error=outcome.error,
-            request_recorded=request is not None,
-            extra=_extra(value, body, sent, outcome, streamed),
-        )
+    def system(self, call: RecordedCall) -> Any:
+        return bedrock.system_of(call.body)
 
+    def tools(self, body: dict[str, Any]) -> list[Any]:
+        return bedrock.tools_of(body)
 
-def _no_text_stream(text: str) -> tuple[None, str]:
-    """ConverseStream is binary: a text stream here means the body was mangled."""
-    return None, "the response is text, not a Bedrock event stream"
+    def model(self, call: RecordedCall) -> str | None:
+        return bedrock.model_of_url(call.sent.url) or _str(call.body.get("modelId"))
+
+    def extra(self, call: RecordedCall) -> dict[str, Any]:
+        extra = super().extra(call)
+        config = call.body.get("toolConfig")
+        if isinstance(config, dict) and config.get("toolChoice") is not None:
+            extra["tool_choice"] = config["toolChoice"]
+        reply = call.reply_body
+        for key in ("metrics", "additionalModelResponseFields", "trace"):
+            if reply.get(key) is not None:
+                extra[key] = reply[key]
+        # Streamed means event frames; a text stream is a mangled body (the call failed).
+        if call.outcome.streamed and call.outcome.read.stream_text is None:
+            extra["streamed"] = True
+        return extra
 
 
 def _str(value: Any) -> str | None:
@@ -171,28 +118,3 @@ def _recognise(value: Any) -> Detection | None:
     if isinstance(body, dict) and _is_converse_request("", body):
         return Detection(0.7, "request has Converse 'messages' with toolConfig/inferenceConfig")
     return None
-
-
-def _extra(
-    value: dict[str, Any],
-    body: dict[str, Any],
-    sent: RequestRead,
-    outcome: Outcome,
-    streamed: bool,
-) -> dict[str, Any]:
-    extra: dict[str, Any] = {
-        "request": {k: v for k, v in body.items() if k not in MAPPED_REQUEST_KEYS},
-        **sent.meta,
-        **outcome.read.meta,
-        **other_keys(value),
-    }
-    config = body.get("toolConfig")
-    if isinstance(config, dict) and config.get("toolChoice") is not None:
-        extra["tool_choice"] = config["toolChoice"]
-    reply = outcome.body if isinstance(outcome.body, dict) else {}
-    for key in ("metrics", "additionalModelResponseFields", "trace"):
-        if reply.get(key) is not None:
-            extra[key] = reply[key]
-    if streamed:
-        extra["streamed"] = True
-    return extra

@@ -33,8 +33,10 @@ from typing import Any
 
 import orjson
 
-from ..coerce import parse_arguments
+from ..coerce import str_or_none
 from ..dialects import anthropic
+from ..dialects import openai_chat as chat
+from ..dialects import openai_responses as responses
 from ..model import Block, Exchange, LineError, Message, ToolTiming
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -59,30 +61,24 @@ SNIFF_MESSAGES = 5
 SINGLE_MESSAGE_SHARE = 0.6
 """Share of sniffed records that must be single messages to claim a one-per-record file."""
 TIMESTAMP_KEYS = ("timestamp", "created_at", "ts")
+RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+CHAT_PARTS = frozenset({"image_url", "file", "input_audio", "refusal"})
+"""Content-part types read by those dialects; every other part is read as an Anthropic
+block (text, tool_use, tool_result, thinking, image...)."""
 
 
 # -- normalising one message ---------------------------------------------------------------
 def normalize_message(raw: Any) -> Message:
-    """One transcript message, OpenAI Chat or Anthropic shaped, as a canonical Message."""
-    if not isinstance(raw, dict):
-        return Message("unknown", (anthropic.block_from(raw),))
-    role = str(raw.get("role") or "unknown")
-    if role == "tool" or "tool_call_id" in raw or "tool_call_ids" in raw:
-        return Message(role, _tool_results(raw))
-    if role == "function":
-        return Message(role, (_result_block(raw, None),))
-    blocks: list[Block] = []
-    reasoning = raw.get("reasoning_content")
-    if isinstance(reasoning, str) and reasoning:
-        blocks.append(Block("thinking", text=reasoning, raw=reasoning))
-    blocks.extend(_content_blocks(raw.get("content")))
-    tool_calls = raw.get("tool_calls")
-    if isinstance(tool_calls, list):
-        blocks.extend(_tool_call(call) for call in tool_calls)
-    legacy_call = raw.get("function_call")
-    if isinstance(legacy_call, dict):
-        blocks.append(_tool_call({"function": legacy_call}))
-    return Message(role, tuple(blocks))
+    """One transcript message as a canonical Message: an OpenAI Chat message whose content
+    parts may be Anthropic blocks or Responses parts; tool results follow the benchmarks'
+    conventions (SWE-agent's `tool_call_ids`, failures written as "Error...")."""
+    if isinstance(raw, dict):
+        role = str(raw.get("role") or "unknown")
+        if role == "tool" or "tool_call_id" in raw or "tool_call_ids" in raw:
+            return Message(role, _tool_results(raw))
+        if role == "function":
+            return Message(role, (_result_block(raw, None),))
+    return chat.normalize_message(raw, read_part=_part)
 
 
 def _tool_results(raw: dict[str, Any]) -> tuple[Block, ...]:
@@ -100,55 +96,22 @@ def _result_block(raw: dict[str, Any], tool_id: Any) -> Block:
     return Block(
         "tool_result",
         text=text,
-        tool_id=_id_text(tool_id),
+        tool_id=str_or_none(tool_id),
         name=_str_or_none(raw.get("name")),
         is_error=is_error,
         raw=raw,
     )
 
 
-def _tool_call(call: Any) -> Block:
-    """An OpenAI `tool_calls[]` entry; arguments are a JSON string, kept as text if broken."""
-    if not isinstance(call, dict):
-        return Block("other", text="malformed tool call", raw=call)
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
-    return Block(
-        "tool_use",
-        tool_id=_id_text(call.get("id")),
-        name=_str_or_none(function.get("name")),
-        input=parse_arguments(function.get("arguments")),
-        raw=call,
-    )
-
-
-def _content_blocks(content: Any) -> tuple[Block, ...]:
-    if content is None or content == "":
-        return ()
-    if isinstance(content, str):
-        return (Block("text", text=content, raw=content),)
-    if isinstance(content, list):
-        return tuple(_part(part) for part in content)
-    return (_part(content),)
-
-
 def _part(part: Any) -> Block:
-    """One content part: OpenAI part types first, then Anthropic blocks."""
-    if isinstance(part, dict):
-        kind = part.get("type")
-        if kind in ("input_text", "output_text"):
-            return Block("text", text=str(part.get("text") or ""), raw=part)
-        if kind == "refusal":
-            return Block("text", text=str(part.get("refusal") or ""), raw=part)
-        if kind in ("image_url", "input_image"):
-            return Block("image", text="[image]", raw=part)
+    """One content part, read by the dialect whose type it is; Anthropic blocks otherwise
+    (their reader also takes plain strings and unknown types)."""
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind in RESPONSES_PARTS:
+        return responses.part_block(part)
+    if kind in CHAT_PARTS:
+        return chat.part_block(part)
     return anthropic.block_from(part)
-
-
-def _id_text(value: Any) -> str | None:
-    """A tool call id exactly as written (never stripped); non-strings as their text."""
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 def _str_or_none(value: Any) -> str | None:

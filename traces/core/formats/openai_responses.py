@@ -1,6 +1,6 @@
 """OpenAI Responses API request logs: one request/response pair per record.
 
-Shapes read (the same envelopes as the Chat adapter, whose HTTP-pair reading is reused):
+Shapes read (the envelopes of every request log, see `http_record`):
 `{"request": BODY, "response": BODY}` lines, HTTP pairs from proxies and VCR cassettes
 (streamed responses stay raw `response.*` server-sent events), and response-only
 records: a `response` object, a nock recording, or `response.*` events one per line.
@@ -20,27 +20,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..dialects import openai_responses as responses
-from ..http_traffic import TrafficReader
-from ..model import Exchange, LineError
+from ..model import Exchange
 from ..records import Record
 from ..timeparse import to_epoch_seconds
-from .base import Adapter, AdapterEvent, Detection
-from .openai_chat import (
-    Outcome,
-    RequestRead,
-    ResponseRead,
-    compact_text,
-    is_nock,
-    nock_response,
-    other_keys,
-    read_http_response,
-    read_request,
-    request_url,
-    settle_outcome,
-)
+from .base import AdapterEvent, Detection
+from .http_record import Outcome, compact_text, is_nock, read_request, request_url, stream_outcome
 from .registry import register
-
-MAPPED_REQUEST_KEYS = {"model", "input", "instructions", "tools"}
+from .request_log import RecordedCall, RequestLogAdapter
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,14 +53,17 @@ def _transcript(turn: _Turn | None) -> list[Any]:
 
 
 @register
-class OpenAIResponsesAdapter(Adapter):
+class OpenAIResponsesAdapter(RequestLogAdapter):
     name = "openai-responses"
     label = "OpenAI Responses API request log"
     where = (
         "Written by an HTTP logging proxy, a VCR cassette of /v1/responses traffic, or your "
         "own code that logs each Responses API request and response as one line."
     )
+    dialect = responses
     normalize = staticmethod(responses.normalize_item)
+    mapped_request_keys = frozenset({"model", "input", "instructions", "tools"})
+    not_a_record = "not a Responses API record (no 'request', 'response' or response object)"
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
@@ -82,20 +71,25 @@ class OpenAIResponsesAdapter(Adapter):
         self._conversations: dict[str, _Turn] = {}
         self._events: list[Any] = []
         self._events_line = 0
-        self._traffic = TrafficReader(_is_responses_request)
 
     @classmethod
-    def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        best: Detection | None = None
-        for value in values:
-            claim = _recognise(value)
-            if claim is not None and (best is None or claim.score > best.score):
-                best = claim
-        return best
+    def recognise(cls, value: Any) -> Detection | None:
+        return _recognise(value)
+
+    @staticmethod
+    def is_model_request(url: str, body: Any) -> bool:
+        """A Responses API call: its endpoint, or (behind a proxy) a body with `input`."""
+        if "/responses" in url.split("?")[0]:
+            return True
+        return isinstance(body, dict) and "input" in body
+
+    @staticmethod
+    def is_response(value: Any) -> bool:
+        return _is_response_object(value)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value
-        if _is_stream_event(value):
+        if responses.is_stream_event(value):
             if not self._events:
                 self._events_line = record.line
             self._events.append(value)
@@ -103,21 +97,7 @@ class OpenAIResponsesAdapter(Adapter):
                 yield from self._flush_events()
             return
         yield from self._flush_events()
-        if not isinstance(value, dict):
-            yield LineError(record.line, "expected a JSON object with request and response")
-        elif (traffic := self._traffic.read(record.line, value)) is not None:
-            yield traffic
-        elif "request" in value or "response" in value:
-            yield from self._pair(record.line, value, value.get("request"), value.get("response"))
-        elif is_nock(value):
-            yield from self._pair(record.line, value, None, nock_response(value))
-        elif _is_response_object(value):
-            yield from self._pair(record.line, {}, None, value)
-        else:
-            yield LineError(
-                record.line,
-                "not a Responses API record (no 'request', 'response' or response object)",
-            )
+        yield from super().feed(record)
 
     def close(self) -> Iterator[AdapterEvent]:
         yield from self._flush_events()
@@ -128,74 +108,49 @@ class OpenAIResponsesAdapter(Adapter):
             return
         events, self._events = self._events, []
         body, error = responses.assemble_events(events)
-        read = ResponseRead(body=body, problem=error)
-        outcome = settle_outcome(read, responses.assemble_stream, responses.error_text)
-        yield self._exchange(self._events_line, {}, None, {}, replace(outcome, streamed=True))
+        yield self.response_only(self._events_line, stream_outcome(body, error, responses))
 
-    def _pair(
-        self, line: int, value: dict[str, Any], request: Any, response: Any
-    ) -> Iterator[AdapterEvent]:
-        sent = read_request(request)
-        if request is not None and not isinstance(sent.body, dict):
-            yield LineError(line, "the request body is not a JSON object")
-            return
-        body = sent.body if isinstance(sent.body, dict) else {}
+    def transcript(self, body: dict[str, Any]) -> Sequence[Any] | str:
+        """The request's own input items (`exchange` prepends a server-kept history)."""
         if not isinstance(body.get("input"), (str, list, type(None))):
-            yield LineError(line, "request 'input' is neither a string nor a list of items")
-            return
-        read = read_http_response(response)
-        if _event_list(read.body):
-            read.body, read.problem = responses.assemble_events(read.body)
-            read.stream_text = None
-            outcome = replace(
-                settle_outcome(read, responses.assemble_stream, responses.error_text),
-                streamed=True,
-            )
-        else:
-            outcome = settle_outcome(read, responses.assemble_stream, responses.error_text)
-        yield self._exchange(line, value, request, body, outcome, sent)
+            return "request 'input' is neither a string nor a list of items"
+        return responses.input_items(body.get("input"))
 
-    def _exchange(
-        self,
-        line: int,
-        value: dict[str, Any],
-        request: Any,
-        body: dict[str, Any],
-        outcome: Outcome,
-        sent: RequestRead | None = None,
-    ) -> Exchange:
-        sent = sent or RequestRead(None, {}, "", None)
-        reply_body = outcome.body if isinstance(outcome.body, dict) else {}
-        own_items = responses.input_items(body.get("input"))
-        extra = _extra(value, body, sent, outcome)
-        parent = self._parent_turn(body, reply_body, extra)
+    def exchange(self, call: RecordedCall) -> Exchange:
+        own_items = list(call.messages)
+        extra = self.extra(call)
+        parent = self._parent_turn(call.body, call.reply_body, extra)
         messages = own_items if parent is None else [*_transcript(parent), *own_items]
         if parent is not None:
             extra["inherited_items"] = len(messages) - len(own_items)
-        self._remember(body, reply_body, parent, own_items, outcome)
-        reply = responses.read_response(outcome.body) if outcome.body is not None else None
-        tools = body.get("tools")
-        return Exchange(
-            line=line,
-            messages=messages,
-            normalize=self.normalize,
-            system=responses.system_of(body.get("instructions"), messages),
-            tools=tools if isinstance(tools, list) else [],
-            model=_model(body, reply_body),
-            response=reply.message if reply else None,
-            response_raw=outcome.body if outcome.body is not None else outcome.failed_body,
-            stop_reason=reply.stop_reason if reply else None,
-            usage=reply.usage if reply else None,
-            started_at=_time(sent.timestamp, value.get("started_at"), reply_body.get("created_at")),
-            ended_at=_time(
-                outcome.read.timestamp, value.get("ended_at"), reply_body.get("completed_at")
+        self._remember(call.body, call.reply_body, parent, own_items, call.outcome)
+        return self.build(replace(call, messages=messages), extra)
+
+    def system(self, call: RecordedCall) -> Any:
+        return responses.system_of(call.body.get("instructions"), call.messages)
+
+    def times(self, call: RecordedCall) -> tuple[float | None, float | None]:
+        reply = call.reply_body
+        return (
+            _time(call.sent.timestamp, call.value.get("started_at"), reply.get("created_at")),
+            _time(
+                call.outcome.read.timestamp, call.value.get("ended_at"), reply.get("completed_at")
             ),
-            status="error" if outcome.error else "ok",
-            http_status=outcome.read.http_status,
-            error=outcome.error,
-            request_recorded=request is not None,
-            extra=extra,
         )
+
+    def extra(self, call: RecordedCall) -> dict[str, Any]:
+        extra = super().extra(call)
+        reply = call.reply_body
+        for key in ("id", "status", "incomplete_details", "service_tier"):
+            if reply.get(key) is not None:
+                extra[f"response_{key}"] = reply[key]
+        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        details = usage.get("output_tokens_details")
+        if isinstance(details, dict) and details.get("reasoning_tokens"):
+            extra["reasoning_tokens"] = details["reasoning_tokens"]
+        if call.outcome.streamed:
+            extra["streamed"] = True
+        return extra
 
     def _parent_turn(
         self, body: dict[str, Any], reply_body: dict[str, Any], extra: dict[str, Any]
@@ -241,7 +196,7 @@ def _recognise(value: Any) -> Detection | None:
         return None
     if _is_response_object(value):
         return Detection(0.9, "a Responses API response object (object: response, output[])")
-    if _is_stream_event(value):
+    if responses.is_stream_event(value):
         return Detection(0.9, "Responses API stream events (response.*)")
     if is_nock(value) and _responses_text(value.get("body")):
         return Detection(0.92, "a recorded HTTP response holding a Responses API body")
@@ -264,13 +219,6 @@ def _recognise(value: Any) -> Detection | None:
     return None
 
 
-def _is_responses_request(url: str, body: Any) -> bool:
-    """A Responses API call: its endpoint, or (behind a proxy) a body with `input`."""
-    if "/responses" in url.split("?")[0]:
-        return True
-    return isinstance(body, dict) and "input" in body
-
-
 def _is_response_object(value: Any) -> bool:
     return (
         isinstance(value, dict)
@@ -279,23 +227,10 @@ def _is_response_object(value: Any) -> bool:
     )
 
 
-def _is_stream_event(value: Any) -> bool:
-    if not isinstance(value, dict):
-        return False
-    kind = value.get("type")
-    return (
-        isinstance(kind, str)
-        and kind.startswith("response.")
-        and ("sequence_number" in value or "response" in value or "output_index" in value)
-    )
-
-
-def _event_list(body: Any) -> bool:
-    return isinstance(body, list) and bool(body) and _is_stream_event(body[0])
-
-
 def _responses_body(response: Any) -> bool:
-    if _is_response_object(response) or _event_list(response):
+    if _is_response_object(response):
+        return True
+    if isinstance(response, list) and response and responses.is_stream_event(response[0]):
         return True
     if not isinstance(response, dict):
         return False
@@ -315,36 +250,9 @@ def _conversation_id(body: dict[str, Any]) -> str | None:
     return conversation if isinstance(conversation, str) and conversation else None
 
 
-def _model(request_body: dict[str, Any], reply_body: dict[str, Any]) -> str | None:
-    model = reply_body.get("model") or request_body.get("model")
-    return model if isinstance(model, str) else None
-
-
 def _time(*candidates: Any) -> float | None:
     for candidate in candidates:
         moment = to_epoch_seconds(candidate)
         if moment is not None:
             return moment
     return None
-
-
-def _extra(
-    value: dict[str, Any], body: dict[str, Any], sent: RequestRead, outcome: Outcome
-) -> dict[str, Any]:
-    extra: dict[str, Any] = {
-        "request": {k: v for k, v in body.items() if k not in MAPPED_REQUEST_KEYS},
-        **sent.meta,
-        **outcome.read.meta,
-        **other_keys(value),
-    }
-    reply = outcome.body if isinstance(outcome.body, dict) else {}
-    for key in ("id", "status", "incomplete_details", "service_tier"):
-        if reply.get(key) is not None:
-            extra[f"response_{key}"] = reply[key]
-    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-    details = usage.get("output_tokens_details")
-    if isinstance(details, dict) and details.get("reasoning_tokens"):
-        extra["reasoning_tokens"] = details["reasoning_tokens"]
-    if outcome.streamed:
-        extra["streamed"] = True
-    return extra

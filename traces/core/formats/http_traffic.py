@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from .coerce import str_or_none
-from .credentials import mask_url
-from .model import HttpTraffic
-from .sse import iter_events
+from ..coerce import str_or_none
+from ..credentials import mask_url
+from ..model import HttpTraffic
+from ..sse import iter_events
 
 TELEMETRY_PATHS = re.compile(
     r"(/traces/ingest|/telemetry/|/v1/(traces|metrics|logs)$|/api/public/(ingestion|otel)"
