@@ -24,7 +24,9 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from traces.core.render import charts, sequence_svg  # noqa: E402
+from traces.core.render import charts  # noqa: E402
+from traces.core.render import sequence as sequence_svg  # noqa: E402
+from traces.core.render.links import PrefixLinks  # noqa: E402
 
 TOOLS = ["read_file", "grep", "bash", "edit_file", "list_dir"]
 
@@ -157,13 +159,13 @@ def main() -> None:
     base = timed(lambda: orjson.dumps(report), args.repeat)
     window = timed(
         lambda: sequence_svg.render_sequence(
-            report, trace_url_prefix=prefix, start=middle, window=args.window
+            report, links=PrefixLinks(prefix), start=middle, window=args.window
         ),
         args.repeat,
     )
     timed_window = timed(
         lambda: sequence_svg.render_sequence(
-            report, trace_url_prefix=prefix, start=middle, window=args.window, spacing="time"
+            report, links=PrefixLinks(prefix), start=middle, window=args.window, spacing="time"
         ),
         args.repeat,
     )
@@ -174,7 +176,7 @@ def main() -> None:
     growth = timed(lambda: charts.figures(report), args.repeat)
 
     window_tree = sequence_svg.build_sequence(
-        report, trace_url_prefix=prefix, start=middle, window=args.window
+        report, links=PrefixLinks(prefix), start=middle, window=args.window
     )
     overview_tree = sequence_svg.build_overview(report, start=middle, window=args.window)
     window_bytes = len(window_tree.to_string().encode())
