@@ -93,13 +93,18 @@ def _stats(pm: PostMortem) -> str:
     return f'<dl class="stats">{body}</dl>'
 
 
+def _share(value: float, total: float) -> str:
+    """A bucket's share of the input, whole percent as on the trace page."""
+    return percent(100 * value / total if total else 0, scale=1, digits=0)
+
+
 def _tokens_section(pm: PostMortem) -> str:
     buckets = pm.totals.get("buckets") or {}
     total = sum(buckets.values()) or 0
     approx = "≈ " if pm.estimated else ""
     rows = "".join(
         f'<tr><td>{e(key.replace("_", " "))}</td><td class="num">{approx}{count(value)}</td>'
-        f'<td class="num">{percent(value / total if total else 0)}</td></tr>'
+        f'<td class="num">{_share(value, total)}</td></tr>'
         for key, value in buckets.items()
     )
     return (

@@ -78,13 +78,13 @@ def duration(value: Any) -> str:
     return f"{number * 1000:.0f} ms"
 
 
-def percent(value: Any, *, scale: float = 100.0) -> str:
-    """A fraction as a percentage with one decimal (12.3%); pass scale=1 for a value that
-    is already in percent."""
+def percent(value: Any, *, scale: float = 100.0, digits: int = 1) -> str:
+    """A fraction as a percentage (12.3%; `digits=0` for a share shown whole, 12%); pass
+    scale=1 for a value that is already in percent."""
     number = _number(value)
     if number is None:
         return MISSING
-    return f"{number * scale:.1f}%"
+    return f"{number * scale:.{digits}f}%"
 
 
 def plotly_money(field: str) -> str:
