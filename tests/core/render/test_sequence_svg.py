@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import corpus_files, corpus_id
 from tests.core.render.reports import call, finding, linear_loop, report, run
 from traces.core.ingest import analyze_bytes
-from traces.core.render import sequence as sequence_svg
+from traces.core.render import sequence
 from traces.core.render.links import PrefixLinks
 from traces.core.render.sequence import (
     UnknownLoop,
@@ -112,7 +112,7 @@ def test_request_arrows_get_fatter_as_the_transcript_grows(sample_report):
     root = parse(render_sequence(sample_report, links=PrefixLinks(PREFIX)))
     widths = [float(line_of(a).get("stroke-width")) for a in arrows(root, kind="request")]
     assert widths == sorted(widths) and widths[0] < widths[-1]
-    assert widths[-1] == pytest.approx(sequence_svg.MAX_STROKE)  # the loop's largest call
+    assert widths[-1] == pytest.approx(sequence.MAX_STROKE)  # the loop's largest call
     # Output is tiny next to input: responses stay thin.
     response_widths = [float(line_of(a).get("stroke-width")) for a in arrows(root, kind="response")]
     assert max(response_widths) < widths[0]
