@@ -24,7 +24,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from traces.core.render import charts, sequence_svg  # noqa: E402
+from traces.core.render import charts, sequence  # noqa: E402
+from traces.core.render.links import PrefixLinks  # noqa: E402
 
 TOOLS = ["read_file", "grep", "bash", "edit_file", "list_dir"]
 
@@ -156,27 +157,33 @@ def main() -> None:
 
     base = timed(lambda: orjson.dumps(report), args.repeat)
     window = timed(
-        lambda: sequence_svg.render_sequence(
-            report, trace_url_prefix=prefix, start=middle, window=args.window
+        lambda: sequence.render_sequence(
+            report, links=PrefixLinks(prefix), start=middle, window=args.window
         ),
         args.repeat,
     )
     timed_window = timed(
-        lambda: sequence_svg.render_sequence(
-            report, trace_url_prefix=prefix, start=middle, window=args.window, spacing="time"
+        lambda: sequence.render_sequence(
+            report, links=PrefixLinks(prefix), start=middle, window=args.window, spacing="time"
         ),
         args.repeat,
     )
     overview = timed(
-        lambda: sequence_svg.render_overview(report, start=middle, window=args.window),
+        lambda: sequence.render_overview(report, start=middle, window=args.window),
+        args.repeat,
+    )
+    view = timed(
+        lambda: sequence.sequence_view(
+            report, links=PrefixLinks(prefix), start=middle, window=args.window
+        ),
         args.repeat,
     )
     growth = timed(lambda: charts.figures(report), args.repeat)
 
-    window_tree = sequence_svg.build_sequence(
-        report, trace_url_prefix=prefix, start=middle, window=args.window
+    window_tree = sequence.build_sequence(
+        report, links=PrefixLinks(prefix), start=middle, window=args.window
     )
-    overview_tree = sequence_svg.build_overview(report, start=middle, window=args.window)
+    overview_tree = sequence.build_overview(report, start=middle, window=args.window)
     window_bytes = len(window_tree.to_string().encode())
     overview_bytes = len(overview_tree.to_string().encode())
     print(
@@ -195,6 +202,10 @@ def main() -> None:
     print(
         f"overview strip ({args.calls:,} marks):  {overview * 1000:8.2f} ms "
         f"= {overview / base:6.2f}x baseline"
+    )
+    print(
+        f"sequence_view (one window, both):  {view * 1000:8.2f} ms = {view / base:6.2f}x "
+        f"baseline (window + overview = {(window + overview) / base:6.2f}x)"
     )
     print(f"all Plotly figure dicts:          {growth * 1000:8.2f} ms = {growth / base:6.2f}x")
     print(

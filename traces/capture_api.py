@@ -49,7 +49,8 @@ def session_page(request: HttpRequest, session: str) -> HttpResponse:
     traces = capture.session_traces(session, principal(request))
     if traces:
         return HttpResponseRedirect(reverse("traces:detail", args=[traces[0].pk]))
-    base = request.build_absolute_uri(f"/proxy/s/{session}")
+    page = reverse("capture:session-page", args=[session])  # the SDKs' base, plus a slash
+    base = request.build_absolute_uri(page.rstrip("/"))
     return render(
         request,
         "traces/session_waiting.html",

@@ -16,6 +16,7 @@ from traces.core.model import Message
 from traces.core.render import charts as render_charts
 from traces.core.report_types import FindingEntry, StoredReport, ToolRunEntry
 from traces.core.rules.registry import rules
+from traces.links import TraceLinks
 
 
 @dataclass
@@ -377,14 +378,13 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
     window = _int_param(params, "window", 60, 10, 200)
     start = _int_param(params, "start", 1, 1, 1_000_000)
     spacing: Literal["step", "time"] = "time" if params.get("spacing") == "time" else "step"
-    prefix = f"/traces/{trace.pk}/"
 
     def href(window_start: int) -> str:
         return f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}#sequence"
 
     view = render.sequence_view(
         report,
-        trace_url_prefix=prefix,
+        links=TraceLinks(trace.pk),
         loop=loop,
         start=start,
         window=window,

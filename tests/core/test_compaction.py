@@ -11,7 +11,8 @@ import orjson
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces.core.ingest import analyze_bytes, analyze_files
 from traces.core.render.charts import transcript_growth_figure
-from traces.core.render.sequence_svg import render_sequence
+from traces.core.render.links import PrefixLinks
+from traces.core.render.sequence import render_sequence
 from traces.core.report import build_report
 
 
@@ -122,7 +123,7 @@ def test_compaction_is_drawn_in_the_diagram_and_the_growth_chart():
     report = _assert_compacted_codex(
         _codex(_line("2025-09-20T10:00:05Z", "compacted", summary)), "Codex compacted line", 7
     )
-    svg = render_sequence(report, trace_url_prefix="/traces/x/")
+    svg = render_sequence(report, links=PrefixLinks("/traces/x/"))
     assert svg.count('class="compaction"') == 1
     assert 'data-call="2"' in svg and "history compacted" in svg
     figure = transcript_growth_figure(report)
@@ -157,7 +158,7 @@ def test_no_compaction_no_marks():
     assert all("compaction" not in call for call in report["calls"])
     figure = transcript_growth_figure(report)
     assert figure is not None and "shapes" not in figure["layout"]
-    assert 'class="compaction"' not in render_sequence(report, trace_url_prefix="/t/")
+    assert 'class="compaction"' not in render_sequence(report, links=PrefixLinks("/t/"))
 
 
 def test_anthropic_compaction_block_keeps_the_loop_and_pairs_across_it():
@@ -222,7 +223,7 @@ def test_claude_code_compact_boundary_is_marked_with_its_metadata(corpus: Path):
     assert marked[0]["compaction"]["trigger"] == "auto"
     assert marked[0]["compaction"]["pre_tokens"] == 167_731
     assert 'class="compaction"' in render_sequence(
-        report, trace_url_prefix="/t/", loop=marked[0]["loop"], start=1, window=10_000
+        report, links=PrefixLinks("/t/"), loop=marked[0]["loop"], start=1, window=10_000
     )
 
 

@@ -12,7 +12,8 @@ import pytest
 from tests.golden import assert_golden, golden_input
 from traces.core.failed_generation import attempted_tool_calls, describe
 from traces.core.ingest import analyze_bytes
-from traces.core.render.sequence_svg import render_sequence
+from traces.core.render.links import PrefixLinks
+from traces.core.render.sequence import render_sequence
 from traces.core.report import build_report
 
 TAG = '<function=read_file>{"path": "b.txt"}</function>'
@@ -115,7 +116,7 @@ def test_the_failed_call_shows_its_attempt_and_the_retry_pairs():
         {"name": "read_file", "arguments": {"path": "b.txt"}}
     ]
     assert all("attempted_tool_calls" not in report["calls"][i] for i in (0, 2, 3))
-    svg = render_sequence(report, trace_url_prefix="/t/")
+    svg = render_sequence(report, links=PrefixLinks("/t/"))
     assert "tried read_file(" in svg
     assert "the model tried to call read_file(" in svg
 

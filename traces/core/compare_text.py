@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .accounting import BUCKETS
+from .formatting import money as _money
 
 
 def _signed(value: Any, money: bool = False) -> str:
@@ -15,12 +16,6 @@ def _signed(value: Any, money: bool = False) -> str:
     if isinstance(value, float) and not value.is_integer():
         return f"{value:+,.2f}"
     return f"{int(value):+,}"
-
-
-def _money(value: Any) -> str:
-    if value is None:
-        return "unknown"
-    return f"${value:.6f}" if abs(value) < 0.01 else f"${value:.4f}"
 
 
 def render_runs(result: dict[str, Any]) -> str:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from html import escape as _escape
 from typing import Any
 
+from .formatting import count, money, percent
 from .postmortem import PostMortem, build_postmortem
 from .render import sequence_view
+from .render.links import ANCHORS
 
 EXPORT_WINDOW = 120
 EXPORT_CSS = """
@@ -26,12 +28,9 @@ def e(value: Any) -> str:
     return _escape("" if value is None else str(value), quote=True)
 
 
-def _tokens(value: Any) -> str:
-    return "—" if value is None else f"{int(value):,}"
-
-
-def _usd(value: Any) -> str:
-    return "unknown" if value is None else f"${float(value):.4f}"
+def _anchor(call: Any) -> str:
+    """The id of call `call`'s row, the target of `ANCHORS.call(call)`."""
+    return ANCHORS.call(call).removeprefix(ANCHORS.base)
 
 
 def render_export(report: dict[str, Any], *, name: str, css: str, source_url: str = "") -> str:
@@ -41,7 +40,7 @@ def render_export(report: dict[str, Any], *, name: str, css: str, source_url: st
     diagram = ""
     note = ""
     if report.get("loops"):
-        view = sequence_view(report, trace_url_prefix="#", loop=loop, start=1, window=EXPORT_WINDOW)
+        view = sequence_view(report, links=ANCHORS, loop=loop, start=1, window=EXPORT_WINDOW)
         diagram = view["svg"]
         meta = view["window"]
         if meta["total"] > meta["shown"]:
@@ -84,14 +83,19 @@ def render_export(report: dict[str, Any], *, name: str, css: str, source_url: st
 def _stats(pm: PostMortem) -> str:
     totals = pm.totals
     cells = [
-        ("Calls", _tokens(totals.get("calls"))),
-        ("Failed calls", _tokens(totals.get("failed_calls"))),
-        ("Tool runs", _tokens(totals.get("tool_runs"))),
-        ("Output tokens", _tokens(totals.get("output_tokens"))),
-        ("Actual cost", _usd(pm.cost.get("actual")) + (" ≈" if pm.estimated else "")),
+        ("Calls", count(totals.get("calls"))),
+        ("Failed calls", count(totals.get("failed_calls"))),
+        ("Tool runs", count(totals.get("tool_runs"))),
+        ("Output tokens", count(totals.get("output_tokens"))),
+        ("Actual cost", money(pm.cost.get("actual")) + (" ≈" if pm.estimated else "")),
     ]
     body = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in cells)
     return f'<dl class="stats">{body}</dl>'
+
+
+def _share(value: float, total: float) -> str:
+    """A bucket's share of the input, whole percent as on the trace page."""
+    return percent(100 * value / total if total else 0, scale=1, digits=0)
 
 
 def _tokens_section(pm: PostMortem) -> str:
@@ -99,8 +103,8 @@ def _tokens_section(pm: PostMortem) -> str:
     total = sum(buckets.values()) or 0
     approx = "≈ " if pm.estimated else ""
     rows = "".join(
-        f'<tr><td>{e(key.replace("_", " "))}</td><td class="num">{approx}{_tokens(value)}</td>'
-        f'<td class="num">{(100 * value / total if total else 0):.0f}%</td></tr>'
+        f'<tr><td>{e(key.replace("_", " "))}</td><td class="num">{approx}{count(value)}</td>'
+        f'<td class="num">{_share(value, total)}</td></tr>'
         for key, value in buckets.items()
     )
     return (
@@ -108,10 +112,10 @@ def _tokens_section(pm: PostMortem) -> str:
         '<thead><tr><th>Input bucket</th><th class="num">Tokens</th>'
         '<th class="num">Share</th></tr></thead>'
         f"<tbody>{rows}</tbody><tfoot><tr><th>Input total</th>"
-        f'<td class="num">{approx}{_tokens(total)}</td><td></td></tr></tfoot></table>'
-        f"<p>Cost: actual {e(_usd(pm.cost.get('actual')))}, uncached "
-        f"{e(_usd(pm.cost.get('uncached')))}, with the stable prefix cached "
-        f"{e(_usd(pm.cost.get('prefix_cached')))}.</p></section>"
+        f'<td class="num">{approx}{count(total)}</td><td></td></tr></tfoot></table>'
+        f"<p>Cost: actual {e(money(pm.cost.get('actual')))}, uncached "
+        f"{e(money(pm.cost.get('uncached')))}, with the stable prefix cached "
+        f"{e(money(pm.cost.get('prefix_cached')))}.</p></section>"
     )
 
 
@@ -136,9 +140,8 @@ def _first_error(pm: PostMortem) -> str:
     return (
         '<section class="panel panel-error"><h2>Where it first went wrong</h2>'
         f'<p><span class="badge badge-error">error</span> <code>{e(f["rule"])}</code> on '
-        f'<a href="#calls/{e(f.get("call"))}/">call {e(f.get("call"))}</a>: {e(f["message"])}</p>'
-        + _calls_table(pm.calls_around_error, pm)
-        + "</section>"
+        f'<a href="{e(ANCHORS.call(int(f.get("call") or 0)))}">call {e(f.get("call"))}</a>: '
+        f"{e(f['message'])}</p>" + _calls_table(pm.calls_around_error, pm) + "</section>"
     )
 
 
@@ -183,13 +186,13 @@ def _calls_table(calls: list[dict[str, Any]], pm: PostMortem, anchors: bool = Fa
             f"{e(f['rule'])}</span> "
             for f in pm.findings_for_call.get(call["index"], [])
         )
-        row_id = f' id="calls/{call["index"]}/"' if anchors else ""
+        row_id = f' id="{e(_anchor(call["index"]))}"' if anchors else ""
         rows.append(
             f'<tr{row_id}><td class="num">'
-            f'<a href="#calls/{call["index"]}/">#{call["index"]}</a></td>'
+            f'<a href="{e(ANCHORS.call(call["index"]))}">#{call["index"]}</a></td>'
             f'<td class="model">{e(call.get("model") or "—")}</td>'
-            f'<td class="num">{approx}{_tokens(total)}</td>'
-            f'<td class="num">{_tokens(call.get("output_tokens"))}</td>'
+            f'<td class="num">{approx}{count(total)}</td>'
+            f'<td class="num">{count(call.get("output_tokens"))}</td>'
             f'<td>{state}</td><td class="flags">{flags}</td></tr>'
         )
     return (
@@ -208,7 +211,7 @@ def _findings(pm: PostMortem) -> str:
         items = "".join(
             f'<li class="finding sev-{e(f["severity"])}">'
             + (
-                f'<a href="#calls/{e(f["call"])}/">call {e(f["call"])}</a> '
+                f'<a href="{e(ANCHORS.call(f["call"]))}">call {e(f["call"])}</a> '
                 if f.get("call")
                 else ""
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .formatting import count, money
 from .postmortem import PostMortem
 
 _BACKTICKS = re.compile(r"`+")
@@ -29,22 +30,14 @@ def block(text: str, info: str = "text") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def _tokens(value: Any) -> str:
-    return "—" if value is None else f"{int(value):,}"
-
-
-def _usd(value: Any) -> str:
-    return "unknown" if value is None else f"${float(value):.4f}"
-
-
 def _call_row(call: dict[str, Any], findings: list[dict[str, Any]]) -> str:
     total_in = sum((call.get("buckets") or {}).values())
     flags = ", ".join(code(f["rule"]) for f in findings) or ""
     state = code(call["error"]) if call.get("status") == "error" else code(call.get("stop_reason"))
     estimate = "" if call.get("tokens_exact", True) else "≈"
     return (
-        f"| {call['index']} | {code(call.get('model') or '?')} | {estimate}{_tokens(total_in)} "
-        f"| {_tokens(call.get('output_tokens'))} | {state} | {flags} |"
+        f"| {call['index']} | {code(call.get('model') or '?')} | {estimate}{count(total_in)} "
+        f"| {count(call.get('output_tokens'))} | {state} | {flags} |"
     )
 
 
@@ -82,12 +75,12 @@ def render_markdown(pm: PostMortem, url: str = "") -> str:
         "",
         "| | tokens |",
         "|---|---:|",
-        *[f"| {name.replace('_', ' ')} | {approx}{_tokens(v)} |" for name, v in buckets.items()],
-        f"| **input total** | {approx}{_tokens(total_in)} |",
-        f"| output | {_tokens(pm.totals.get('output_tokens'))} |",
+        *[f"| {name.replace('_', ' ')} | {approx}{count(v)} |" for name, v in buckets.items()],
+        f"| **input total** | {approx}{count(total_in)} |",
+        f"| output | {count(pm.totals.get('output_tokens'))} |",
         "",
-        f"Cost: actual {_usd(pm.cost.get('actual'))}, uncached {_usd(pm.cost.get('uncached'))}, "
-        f"with the stable prefix cached {_usd(pm.cost.get('prefix_cached'))}.",
+        f"Cost: actual {money(pm.cost.get('actual'))}, uncached {money(pm.cost.get('uncached'))}, "
+        f"with the stable prefix cached {money(pm.cost.get('prefix_cached'))}.",
         "",
     ]
     if pm.estimated:

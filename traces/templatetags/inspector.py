@@ -1,4 +1,4 @@
-"""Template helpers: a foldable, highlighted JSON tree and compact number formats.
+"""Template helpers: a foldable, highlighted JSON tree, and the core's number formats as filters.
 
 Every string from a trace is untrusted; all of it passes through `escape` here and
 nothing is marked safe before it has been.
@@ -12,6 +12,8 @@ import orjson
 from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+
+from traces.core import formatting
 
 register = template.Library()
 
@@ -100,26 +102,13 @@ def fold(value: Any) -> SafeString:
 @register.filter
 def tokens(value: Any) -> str:
     """1234567 -> '1.23 M', 12345 -> '12.3 k'; exact figures go in titles."""
-    if value is None or value == "":
-        return "—"
-    number = float(value)
-    if abs(number) >= 1_000_000:
-        return f"{number / 1_000_000:.2f} M"
-    if abs(number) >= 10_000:
-        return f"{number / 1000:.1f} k"
-    return f"{int(number):,}"
+    return formatting.tokens_compact(value)
 
 
 @register.filter
 def seconds(value: Any) -> str:
-    if value is None:
-        return "—"
-    number = float(value)
-    if number >= 3600:
-        return f"{number / 3600:.1f} h"
-    if number >= 60:
-        return f"{int(number // 60)} m {int(number % 60)} s"
-    return f"{number:.1f} s" if number >= 1 else f"{number * 1000:.0f} ms"
+    """A duration: '250 ms', '12.5 s', '1 min 5 s', '2 h 3 min'."""
+    return formatting.duration(value)
 
 
 @register.filter
@@ -130,16 +119,7 @@ def get_item(mapping: Any, key: Any) -> Any:
 @register.filter
 def usd(value: Any) -> str:
     """Dollars with enough precision for per-call costs; 'unknown' when not priced."""
-    if value is None or value == "":
-        return "unknown"
-    number = float(value)
-    if number == 0:
-        return "$0"
-    if number < 0.01:
-        return f"${number:.4f}"
-    if number < 10:
-        return f"${number:.3f}"
-    return f"${number:,.2f}"
+    return formatting.money(value)
 
 
 @register.filter
@@ -150,9 +130,9 @@ def signed(value: Any, kind: str = "int") -> SafeString:
         return mark_safe('<span class="delta-zero">—</span>')
     number = float(value)
     if kind == "usd":
-        text = f"${abs(number):.4f}" if abs(number) < 1 else f"${abs(number):,.2f}"
+        text = formatting.money(abs(number))
     elif kind == "pct":
-        text = f"{abs(number) * 100:.1f}%"
+        text = formatting.percent(abs(number))
     elif kind in ("pp", "pp-neutral"):
         text = f"{abs(number) * 100:.1f} pp"
     elif kind == "float":
@@ -170,9 +150,7 @@ def signed(value: Any, kind: str = "int") -> SafeString:
 @register.filter
 def percent(value: Any) -> str:
     """A fraction as a percentage ('—' when unknown)."""
-    if value is None or value == "":
-        return "—"
-    return f"{float(value) * 100:.1f}%"
+    return formatting.percent(value)
 
 
 @register.filter

@@ -12,8 +12,9 @@ import pytest
 from tests.conftest import corpus_files, corpus_id
 from tests.core.render.reports import call, finding, linear_loop, report, run
 from traces.core.ingest import analyze_bytes
-from traces.core.render import sequence_svg
-from traces.core.render.sequence_svg import (
+from traces.core.render import sequence
+from traces.core.render.links import PrefixLinks
+from traces.core.render.sequence import (
     UnknownLoop,
     build_overview,
     build_sequence,
@@ -77,7 +78,7 @@ def sample_report() -> dict:
 
 
 def test_sample_has_billed_model_arrows_and_unbilled_tool_arrows(sample_report):
-    root = parse(render_sequence(sample_report, trace_url_prefix=PREFIX))
+    root = parse(render_sequence(sample_report, links=PrefixLinks(PREFIX)))
     # 4 calls: a request and a response each; 4 tool runs: a call and a result each.
     assert len(arrows(root, billed="true")) == 8
     assert len(arrows(root, billed="false")) == 8
@@ -94,7 +95,7 @@ def test_sample_has_billed_model_arrows_and_unbilled_tool_arrows(sample_report):
 
 
 def test_every_arrow_is_a_labelled_link_to_its_call_with_a_hover_title(sample_report):
-    root = parse(render_sequence(sample_report, trace_url_prefix=PREFIX))
+    root = parse(render_sequence(sample_report, links=PrefixLinks(PREFIX)))
     for arrow in arrows(root):
         assert arrow.tag == f"{NS}a"
         assert arrow.get("href") == f"{PREFIX}calls/{arrow.get('data-call')}/"
@@ -108,17 +109,17 @@ def test_every_arrow_is_a_labelled_link_to_its_call_with_a_hover_title(sample_re
 
 
 def test_request_arrows_get_fatter_as_the_transcript_grows(sample_report):
-    root = parse(render_sequence(sample_report, trace_url_prefix=PREFIX))
+    root = parse(render_sequence(sample_report, links=PrefixLinks(PREFIX)))
     widths = [float(line_of(a).get("stroke-width")) for a in arrows(root, kind="request")]
     assert widths == sorted(widths) and widths[0] < widths[-1]
-    assert widths[-1] == pytest.approx(sequence_svg.MAX_STROKE)  # the loop's largest call
+    assert widths[-1] == pytest.approx(sequence.MAX_STROKE)  # the loop's largest call
     # Output is tiny next to input: responses stay thin.
     response_widths = [float(line_of(a).get("stroke-width")) for a in arrows(root, kind="response")]
     assert max(response_widths) < widths[0]
 
 
 def test_parallel_batch_is_a_fan_from_one_point(sample_report):
-    root = parse(render_sequence(sample_report, trace_url_prefix=PREFIX))
+    root = parse(render_sequence(sample_report, links=PrefixLinks(PREFIX)))
     fan = arrows(root, kind="tool-call", call="2")
     assert len(fan) == 2 and all(has_class(a, "parallel") for a in fan)
     starts = {(line_of(a).get("x1"), line_of(a).get("y1")) for a in fan}
@@ -134,13 +135,13 @@ def test_parallel_batch_is_a_fan_from_one_point(sample_report):
 
 
 def test_tool_lanes_one_per_name_and_one_lane_when_many(sample_report):
-    root = parse(render_sequence(sample_report, trace_url_prefix=PREFIX))
+    root = parse(render_sequence(sample_report, links=PrefixLinks(PREFIX)))
     titles = [e.text for e in root.iter(f"{NS}text") if has_class(e, "seq-lane-title")]
     assert titles == ["model", "your code", "find_free_slots", "check_availability", "create_event"]
 
     calls = [call(n) for n in range(1, 10)]
     runs = [run(f"t{n}", f"tool_{n}", n, n + 1) for n in range(1, 9)]
-    root = parse(render_sequence(report(calls, runs), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(report(calls, runs), links=PrefixLinks(PREFIX)))
     titles = [e.text for e in root.iter(f"{NS}text") if has_class(e, "seq-lane-title")]
     assert titles == ["model", "your code", "tools"]
     ends = {line_of(a).get("x2") for a in arrows(root, kind="tool-call")}
@@ -176,7 +177,7 @@ def trouble_report() -> dict:
 
 
 def test_dangling_call_ends_in_a_red_open_head_and_never_returns():
-    root = parse(render_sequence(trouble_report(), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(trouble_report(), links=PrefixLinks(PREFIX)))
     dangling = arrows(root, kind="tool-call", tool_id="t2b")
     assert len(dangling) == 1 and has_class(dangling[0], "dangling")
     assert "error" in line_of(dangling[0]).get("stroke")
@@ -187,7 +188,7 @@ def test_dangling_call_ends_in_a_red_open_head_and_never_returns():
 
 
 def test_orphan_result_arrives_in_red_from_nowhere():
-    root = parse(render_sequence(trouble_report(), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(trouble_report(), links=PrefixLinks(PREFIX)))
     orphan = arrows(root, kind="tool-result", tool_id="ghost")
     assert len(orphan) == 1 and has_class(orphan[0], "orphan")
     assert orphan[0].get("data-call") == "4"
@@ -200,7 +201,7 @@ def test_orphan_result_arrives_in_red_from_nowhere():
 
 
 def test_failed_call_has_a_red_response_with_the_error_truncated():
-    root = parse(render_sequence(trouble_report(), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(trouble_report(), links=PrefixLinks(PREFIX)))
     failed = arrows(root, kind="response", call="3")[0]
     assert has_class(failed, "error")
     assert "error" in line_of(failed).get("stroke")
@@ -211,13 +212,13 @@ def test_failed_call_has_a_red_response_with_the_error_truncated():
 
 
 def test_error_tool_result_is_marked():
-    root = parse(render_sequence(trouble_report(), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(trouble_report(), links=PrefixLinks(PREFIX)))
     result = arrows(root, kind="tool-result", tool_id="t2a")[0]
     assert has_class(result, "tool-error") and label_of(result).startswith("error result")
 
 
 def test_every_finding_gets_a_badge_linking_to_the_call_findings():
-    root = parse(render_sequence(trouble_report(), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(trouble_report(), links=PrefixLinks(PREFIX)))
     found = badges(root)
     # 6 findings in the window: 2 on tool arrows, 4 on call 3 (3 badges + one "+1").
     assert sorted(b.get("data-rule") for b in found) == [
@@ -260,7 +261,7 @@ def hostile_report() -> dict:
 
 @pytest.mark.parametrize("spacing", ["step", "time"])
 def test_hostile_text_is_escaped_and_the_output_parses(spacing):
-    markup = render_sequence(hostile_report(), trace_url_prefix=PREFIX, spacing=spacing)
+    markup = render_sequence(hostile_report(), links=PrefixLinks(PREFIX), spacing=spacing)
     root = parse(markup)
     assert "<script" not in markup
     assert "\x01" not in markup and "\x1f" not in markup
@@ -273,7 +274,7 @@ def test_hostile_text_is_escaped_and_the_output_parses(spacing):
 
 
 def test_hostile_overview_and_view_parse():
-    view = sequence_view(hostile_report(), trace_url_prefix=PREFIX + '"><script>')
+    view = sequence_view(hostile_report(), links=PrefixLinks(PREFIX + '"><script>'))
     for markup in (view["svg"], view["overview"]):
         parse(markup)
         assert "<script" not in markup
@@ -303,7 +304,7 @@ def test_svg_builder_escapes_and_checks_names():
 
 def test_a_two_thousand_call_loop_renders_one_bounded_window():
     long = linear_loop(2000)
-    tree = build_sequence(long, trace_url_prefix=PREFIX, start=1000, window=60)
+    tree = build_sequence(long, links=PrefixLinks(PREFIX), start=1000, window=60)
     root = parse(tree.to_string())
     requests = arrows(root, kind="request")
     assert [int(a.get("data-call")) for a in requests] == list(range(1000, 1060))
@@ -345,21 +346,21 @@ def test_loops_are_chosen_by_index():
     calls = [call(1, loop=1), call(2, loop=2), call(3, loop=1), call(4, loop=2)]
     two_loops = report(calls)
     assert sequence_window(two_loops).loop == 1
-    root = parse(render_sequence(two_loops, trace_url_prefix=PREFIX, loop=2))
+    root = parse(render_sequence(two_loops, links=PrefixLinks(PREFIX), loop=2))
     assert [a.get("data-call") for a in arrows(root, kind="request")] == ["2", "4"]
     with pytest.raises(UnknownLoop):
-        render_sequence(two_loops, trace_url_prefix=PREFIX, loop=7)
+        render_sequence(two_loops, links=PrefixLinks(PREFIX), loop=7)
 
 
 def test_empty_report_renders_a_note():
-    root = parse(render_sequence(report([]), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(report([]), links=PrefixLinks(PREFIX)))
     assert arrows(root) == []
     assert any(has_class(e, "seq-empty") for e in root.iter(f"{NS}text"))
     parse(render_overview(report([])))
 
 
 def test_a_result_carried_after_the_window_is_named_on_the_tool_arrow():
-    root = parse(render_sequence(linear_loop(10), trace_url_prefix=PREFIX, window=3))
+    root = parse(render_sequence(linear_loop(10), links=PrefixLinks(PREFIX), window=3))
     last_tool = arrows(root, kind="tool-call", call="3")[0]
     assert "result in call 4" in label_of(last_tool)
 
@@ -380,7 +381,7 @@ def request_ys(root: ET.Element) -> list[float]:
 def test_time_spacing_is_monotone_and_shows_long_pauses():
     starts = [0.0, 3.0, 6.0, 126.0, 129.0, 132.0]
     timed = timed_report(starts)
-    root = parse(render_sequence(timed, trace_url_prefix=PREFIX, spacing="time"))
+    root = parse(render_sequence(timed, links=PrefixLinks(PREFIX), spacing="time"))
     assert root.get("data-spacing") == "time"
     ys = request_ys(root)
     assert ys == sorted(ys) and len(set(ys)) == len(ys)
@@ -388,7 +389,7 @@ def test_time_spacing_is_monotone_and_shows_long_pauses():
     assert gaps[2] > 3 * max(gaps[0], gaps[1], gaps[3], gaps[4])  # the two-minute pause
     all_ys = [float(line_of(a).get("y1")) for a in arrows(root)]
     assert all(math.isfinite(y) for y in all_ys)
-    step = parse(render_sequence(timed, trace_url_prefix=PREFIX, spacing="step"))
+    step = parse(render_sequence(timed, links=PrefixLinks(PREFIX), spacing="step"))
     step_gaps = {round(b - a, 3) for a, b in itertools.pairwise(request_ys(step))}
     assert len(step_gaps) == 1  # even steps
     gutter = [e.text for e in root.iter(f"{NS}text") if (e.text or "").startswith("+")]
@@ -398,7 +399,7 @@ def test_time_spacing_is_monotone_and_shows_long_pauses():
 def test_time_spacing_falls_back_to_steps_without_timings():
     partly = timed_report([0.0, 3.0, 6.0])
     partly["calls"][1]["started_at"] = None
-    root = parse(render_sequence(partly, trace_url_prefix=PREFIX, spacing="time"))
+    root = parse(render_sequence(partly, links=PrefixLinks(PREFIX), spacing="time"))
     assert root.get("data-spacing") == "step"
     assert request_ys(root) == sorted(request_ys(root))
 
@@ -437,7 +438,7 @@ def test_overview_mark_height_follows_input_tokens(sample_report):
 
 
 def test_sequence_view_bundles_diagram_overview_and_window(sample_report):
-    view = sequence_view(sample_report, trace_url_prefix=PREFIX, start=3, window=2)
+    view = sequence_view(sample_report, links=PrefixLinks(PREFIX), start=3, window=2)
     assert view["window"]["start"] == 3 and view["window"]["end"] == 4
     root = parse(view["svg"])
     assert [a.get("data-call") for a in arrows(root, kind="request")] == ["3", "4"]
@@ -452,7 +453,7 @@ def test_a_tool_finding_on_the_carrying_call_sits_on_the_result_arrow():
         finding("slow-tool", 1, "info", tool_call_id="big"),
         finding("unknown-tool", 2, tool_call_id="not-in-the-window"),
     ]
-    root = parse(render_sequence(report(calls, runs, findings), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(report(calls, runs, findings), links=PrefixLinks(PREFIX)))
     placed = {b.get("data-rule"): b for b in badges(root)}
     result_line = span_of(arrows(root, kind="tool-result", tool_id="big")[0])
     call_line = span_of(arrows(root, kind="tool-call", tool_id="big")[0])
@@ -472,7 +473,7 @@ def test_results_of_calls_made_before_the_trace_and_pending_calls():
         run("earlier", "read_file", None, 1),  # asked in history the trace does not hold
         run("waiting", "bash", 2, None, status="pending"),  # a live trace, result not yet in
     ]
-    root = parse(render_sequence(report(calls, runs), trace_url_prefix=PREFIX))
+    root = parse(render_sequence(report(calls, runs), links=PrefixLinks(PREFIX)))
     history = arrows(root, kind="tool-result", tool_id="earlier")
     assert len(history) == 1 and has_class(history[0], "history")
     assert history[0].get("data-call") == "1"
@@ -488,7 +489,7 @@ def test_results_of_calls_made_before_the_trace_and_pending_calls():
 def test_real_rollouts_render_every_call_tool_run_and_finding(path):
     real = build_report(analyze_bytes(path.read_bytes(), filename=path.name))
     meta = sequence_window(real, window=30)
-    root = parse(render_sequence(real, trace_url_prefix=PREFIX, window=30, spacing="time"))
+    root = parse(render_sequence(real, links=PrefixLinks(PREFIX), window=30, spacing="time"))
     shown = set(range(meta.first_call, meta.last_call + 1))
     assert {int(a.get("data-call")) for a in arrows(root, kind="request")} == shown
     asked = [r for r in real["tool_runs"] if r["call"] in shown]

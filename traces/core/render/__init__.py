@@ -14,7 +14,7 @@ from .charts import (
     timeline_figure,
     transcript_growth_figure,
 )
-from .sequence_svg import (
+from .sequence import (
     SequenceWindow,
     UnknownLoop,
     render_overview,

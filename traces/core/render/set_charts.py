@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .charts import COLOURS, Figure, Theme, _axis, _colours, _layout, escape
+from ..formatting import plotly_money
+from .chart_style import COLOURS, Figure, Theme, _axis, _colours, _layout, escape
 
 MEASURES = (
-    ("cost", "Cost per run", "USD", "$%{x:.4f}"),
+    ("cost", "Cost per run", "USD", plotly_money("x")),
     ("calls", "Calls per run", "calls", "%{x:,} calls"),
     ("input_tokens", "Input tokens per run", "tokens", "%{x:,} tokens"),
     ("wall_time", "Wall time per run", "seconds", "%{x:.1f} s"),

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..formatting import plotly_money
 from ..whatif.params import LIFETIME_LABELS
 from ..whatif.series import Series
-from .charts import COLOURS, MANY_CALLS, Figure, Theme, _axis, _colours, _layout, _loop_title
+from .chart_style import COLOURS, MANY_CALLS, Figure, Theme, _axis, _colours, _layout, _loop_title
 
 SIMULATED = "#0ea5e9"
 
@@ -92,7 +93,9 @@ def cost_figure(
                 },
                 "marker": {"size": 5},
                 "connectgaps": False,
-                "hovertemplate": f"after call %{{x}}<br>{label}: $%{{y:,.4f}}<extra></extra>",
+                "hovertemplate": (
+                    f"after call %{{x}}<br>{label}: {plotly_money('y')}<extra></extra>"
+                ),
             }
         )
     if not data:

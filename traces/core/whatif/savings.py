@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import formatting
 from .outcome import names
 from .params import LIFETIME_LABELS
 
@@ -17,13 +18,8 @@ TOP = 3
 
 
 def money(value: float) -> str:
-    if value >= 1:
-        return f"${value:,.2f}"
-    if value >= 0.01:
-        return f"${value:.3f}"
-    if value >= 0.001:
-        return f"${value:.4f}"
-    return f"${value:.5f}"
+    """Dollars as everywhere else (`formatting.money`); the sentences are stored in reports."""
+    return formatting.money(value)
 
 
 def _sentence(

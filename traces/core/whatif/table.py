@@ -5,30 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..formatting import count, duration, money, percent
 from .params import LIFETIME_LABELS
-from .savings import money
 
 
 def _tokens(value: Any, exact: bool = True) -> str:
-    if value is None:
-        return "—"
-    return f"{'' if exact or not value else '≈'}{int(value):,}"
-
-
-def _usd(value: Any) -> str:
-    if value is None:
-        return "unknown"
-    if value < 0:
-        return f"-{money(-value)}"
-    return money(value) if value else "$0"
+    return count(value, exact=exact)
 
 
 def _percent(value: Any) -> str:
-    return "—" if value is None else f"{value:.1f}%"
-
-
-def _seconds(value: Any) -> str:
-    return "—" if value is None else f"{value:,.1f} s"
+    return percent(value, scale=1)  # the report keeps this one in percent already
 
 
 def render_table(name: str, what_if: Mapping[str, Any]) -> str:
@@ -47,11 +33,11 @@ def render_table(name: str, what_if: Mapping[str, Any]) -> str:
     for scenario in what_if.get("scenarios") or []:
         exact = scenario.get("exact", True)
         tokens = None if scenario["id"] == "prompt-cache" else scenario.get("tokens_saved")
-        dollars = "—" if scenario["id"] == "concurrent-tools" else _usd(scenario.get("usd_saved"))
+        dollars = "—" if scenario["id"] == "concurrent-tools" else money(scenario.get("usd_saved"))
         lines.append(
             f"  {scenario['title']:<38} {_tokens(tokens, exact):>14}"
             f" {dollars:>14} {_percent(scenario.get('percent_usd')):>7}"
-            f" {_seconds(scenario.get('seconds_saved')):>11}"
+            f" {duration(scenario.get('seconds_saved')):>11}"
         )
         lines.extend(f"    {detail}" for detail in _details(scenario))
         lines.extend(f"    note: {note}" for note in scenario.get("notes") or [])
@@ -69,21 +55,21 @@ def _details(scenario: Mapping[str, Any]) -> list[str]:
             f"{item['tool']}: cap {item['cap'] if item['cap'] is not None else 'none'}"
             f" (median {item['median_result']:,}, largest {item['largest_result']:,}):"
             f" {_tokens(item['tokens_before'], item['exact'])} → "
-            f"{_tokens(item['tokens_after'], item['exact'])} tokens, {_usd(item['usd_saved'])}"
+            f"{_tokens(item['tokens_after'], item['exact'])} tokens, {money(item['usd_saved'])}"
             for item in items
         ]
     if kind == "batch-serial-calls":
         return [
             f"call {item['call']} ({', '.join(item['tools'])}) batched into call"
             f" {item['batched_into']}: {item['input_tokens']:,} tokens,"
-            f" {_usd(item['usd_saved'])}, {_seconds(item['model_seconds'])}"
+            f" {money(item['usd_saved'])}, {duration(item['model_seconds'])}"
             for item in items
         ]
     if kind == "concurrent-tools":
         return [
             f"call {item['call']} ({len(item['tools'])} tools): "
             + (
-                f"{_seconds(item['wall_s'])} → {_seconds(item['slowest_s'])}"
+                f"{duration(item['wall_s'])} → {duration(item['slowest_s'])}"
                 if item["timings"] == "recorded"
                 else "timings missing"
             )
@@ -92,9 +78,9 @@ def _details(scenario: Mapping[str, Any]) -> list[str]:
     if kind == "prompt-cache":
         costs = scenario.get("prefix_cached_usd") or {}
         return [
-            f"actual {_usd(scenario.get('actual_usd'))} · no caching"
-            f" {_usd(scenario.get('uncached_usd'))} · prefix cached, 5-minute"
-            f" {_usd(costs.get('5m'))}, 1-hour {_usd(costs.get('1h'))}",
+            f"actual {money(scenario.get('actual_usd'))} · no caching"
+            f" {money(scenario.get('uncached_usd'))} · prefix cached, 5-minute"
+            f" {money(costs.get('5m'))}, 1-hour {money(costs.get('1h'))}",
             *(
                 f"call {r['call']} writes the prefix again: {r['gap']} after call {r['after_call']}"
                 for r in scenario.get("rewrites") or []

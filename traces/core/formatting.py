@@ -1,0 +1,93 @@
+"""One way to write each quantity a person reads: money, token counts, durations, percentages.
+
+The pages (template tags), the exports, the SVG diagram, the charts' text and the what-if
+tables all format through here, so "$0.012" or "1 min 5 s" reads the same everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+UNKNOWN_MONEY = "unknown"
+"""What a missing price reads as: a cost that could not be computed, not zero."""
+MISSING = "—"
+"""What any other missing figure reads as."""
+
+
+def _number(value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    return float(value)
+
+
+def money(value: Any) -> str:
+    """Dollars with enough digits for a per-call cost: $12.35, $0.123, $0.0042, $0.00042.
+
+    Negative amounts keep a leading "-"; an unknown cost is "unknown", never "$0".
+    """
+    number = _number(value)
+    if number is None:
+        return UNKNOWN_MONEY
+    if number < 0:
+        return f"-{money(-number)}"
+    if number == 0:
+        return "$0"
+    if number >= 1:
+        return f"${number:,.2f}"
+    if number >= 0.01:
+        return f"${number:.3f}"
+    if number >= 0.001:
+        return f"${number:.4f}"
+    return f"${number:.5f}"
+
+
+def count(value: Any, *, exact: bool = True) -> str:
+    """An exact whole number with thousands separators (1,234), "≈" before an estimate."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    return f"{'' if exact or not number else '≈'}{int(number):,}"
+
+
+def tokens_compact(value: Any) -> str:
+    """A token count for a glance: 1234567 -> '1.23 M', 12345 -> '12.3 k', 999 -> '999'."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    if abs(number) >= 1_000_000:
+        return f"{number / 1_000_000:.2f} M"
+    if abs(number) >= 10_000:
+        return f"{number / 1000:.1f} k"
+    return f"{int(number):,}"
+
+
+def duration(value: Any) -> str:
+    """Seconds as people say them: 250 ms, 12.5 s, 1 min 5 s, 2 h 3 min."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    if number < 0:
+        return f"-{duration(-number)}"
+    if number >= 3600:
+        hours, rest = divmod(int(number), 3600)
+        return f"{hours} h {rest // 60} min"
+    if number >= 60:
+        return f"{int(number // 60)} min {int(number % 60)} s"
+    if number >= 1 or number == 0:
+        return f"{number:.1f} s"
+    return f"{number * 1000:.0f} ms"
+
+
+def percent(value: Any, *, scale: float = 100.0, digits: int = 1) -> str:
+    """A fraction as a percentage (12.3%; `digits=0` for a share shown whole, 12%); pass
+    scale=1 for a value that is already in percent."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    return f"{number * scale:.{digits}f}%"
+
+
+def plotly_money(field: str) -> str:
+    """Dollars in a Plotly hover template ("$%{y:,.4f}"): d3-format runs in the browser, so
+    the charts' hovers keep four decimals, enough for a cumulative per-call cost."""
+    return f"$%{{{field}:,.4f}}"

@@ -1,0 +1,136 @@
+"""The whole loop as a thin strip: one mark per call, the shown window highlighted, each
+window's region a link, so a 50,000-call loop is still one small document."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..svg import Element, format_number, svg_root
+from .scene import call_input_tokens, calls_by_index
+from .style import ACCENT, DASH_RANGE, ERROR
+from .window import SequenceWindow
+
+
+def draw_overview(
+    report: Mapping[str, Any],
+    meta: SequenceWindow,
+    *,
+    window_href: Callable[[int], str] | None = None,
+    width: float = 960.0,
+    height: float = 56.0,
+) -> Element:
+    """The overview strip of `meta`'s loop as an element tree; marks are drawn as two
+    paths, not one element per call, so a 50,000-call loop stays a small document.
+
+    One thin mark per call (height = input tokens, red for failed calls and calls with
+    error findings), the shown window highlighted, and each window's region a link to
+    `window_href(start)` (default "?loop=L&start=S&window=W").
+    """
+    if window_href is None:
+
+        def window_href(position: int) -> str:
+            loop_part = f"loop={meta.loop}&" if meta.loop is not None else ""
+            return f"?{loop_part}start={position}&window={meta.window}"
+
+    root = svg_root(
+        width,
+        height,
+        {
+            "class": "seq-overview",
+            "data-loop": meta.loop,
+            "data-start": meta.start,
+            "data-end": meta.end,
+            "data-total": meta.total,
+            "preserveAspectRatio": "none",
+        },
+    )
+    shown = f"; calls {meta.start}{DASH_RANGE}{meta.end} shown" if meta.total else ""
+    root.add("title", text=f"Overview of the loop: {meta.total:,} calls{shown}")
+    if not meta.total:
+        return root
+    indexes = meta.indexes
+    by_index = calls_by_index(report)
+    red = _red_calls(report, set(indexes))
+    slot = width / meta.total
+    bar = max(slot * 0.8, min(slot, 1.0))
+    usable = height - 6
+    tokens = [call_input_tokens(by_index[i])[0] if i in by_index else 0 for i in indexes]
+    peak = max(tokens, default=0) or 1
+    normal: list[str] = []
+    failed: list[str] = []
+    for position, (index, amount) in enumerate(zip(indexes, tokens, strict=True)):
+        mark = max(1.5, usable * amount / peak)
+        x = position * slot
+        target = failed if index in red else normal
+        target.append(
+            f"M{format_number(x)},{format_number(height - mark)}"
+            f"h{format_number(bar)}v{format_number(mark)}h{format_number(-bar)}z"
+        )
+    if normal:
+        root.add("path", {"class": "ov-mark", "d": "".join(normal), "fill": ACCENT})
+    if failed:
+        root.add("path", {"class": "ov-mark error", "d": "".join(failed), "fill": ERROR})
+    _overview_windows(root, meta, window_href, slot, height)
+    return root
+
+
+def _red_calls(report: Mapping[str, Any], indexes: set[int]) -> set[int]:
+    red = {
+        int(c["index"])
+        for c in report.get("calls") or ()
+        if c.get("status") == "error" and c.get("index") in indexes
+    }
+    red.update(
+        f["call"]
+        for f in report.get("findings") or ()
+        if f.get("severity") == "error" and f.get("call") in indexes
+    )
+    return red
+
+
+MAX_OVERVIEW_LINKS = 400
+
+
+def _overview_windows(
+    root: Element,
+    meta: SequenceWindow,
+    window_href: Callable[[int], str],
+    slot: float,
+    height: float,
+) -> None:
+    regions = math.ceil(meta.total / meta.window)
+    stride = meta.window * math.ceil(regions / MAX_OVERVIEW_LINKS)
+    links = root.add("g", {"class": "ov-windows"})
+    for position in range(1, meta.total + 1, stride):
+        last = min(meta.total, position + stride - 1)
+        span = f"{position}{DASH_RANGE}{last}"
+        link = links.add("a", {"href": window_href(position), "aria-label": f"Show calls {span}"})
+        region = link.add(
+            "rect",
+            {
+                "class": "ov-window",
+                "x": (position - 1) * slot,
+                "y": 0,
+                "width": (last - position + 1) * slot,
+                "height": height,
+                "fill": "transparent",
+            },
+        )
+        region.add("title", text=f"calls {span}")
+    root.add(
+        "rect",
+        {
+            "class": "ov-current",
+            "x": (meta.start - 1) * slot,
+            "y": 0.5,
+            "width": max(2.0, meta.shown * slot),
+            "height": height - 1,
+            "fill": ACCENT,
+            "fill-opacity": 0.14,
+            "stroke": ACCENT,
+            "stroke-width": 1,
+            "pointer-events": "none",
+        },
+    )
