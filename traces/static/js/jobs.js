@@ -19,6 +19,7 @@
       return;
     }
     bar.removeAttribute("value");  // parsing: how many records there are is not known yet
+    if (!job.records_parsed) { state.textContent = "parsing…"; return; }
     state.textContent = number(job.records_parsed) + " records parsed · " + number(job.calls_rebuilt) + " calls rebuilt";
   }
 
