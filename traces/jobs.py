@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.urls import reverse
 from huey.contrib.djhuey import db_task
 
@@ -79,7 +78,7 @@ def forget(job: models.Job) -> None:
 def queue_upload_job(job: models.Job, written: int) -> None:
     """The file is complete: record its size and queue the ingest."""
     models.Job.objects.filter(pk=job.pk).update(bytes_total=written)
-    transaction.on_commit(lambda: queue.enqueue(ingest_upload_job, str(job.pk)))
+    queue.enqueue(ingest_upload_job, str(job.pk))  # the job row is committed already
 
 
 def queue_reanalysis(trace: models.Trace) -> models.Job:
@@ -91,7 +90,7 @@ def queue_reanalysis(trace: models.Trace) -> models.Job:
         filename=trace.source_filename[:300],
         bytes_total=trace.source_bytes,
     )
-    transaction.on_commit(lambda: queue.enqueue(reanalyze_job, str(job.pk)))
+    queue.enqueue(reanalyze_job, str(job.pk))
     return job
 
 
