@@ -72,7 +72,7 @@ def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
         return None
     if trace.state != models.Trace.State.LIVE or not trace.format:
         return None
-    entry = sessions.cache.entry(trace_id)
+    entry = sessions.report_cache.entry(trace_id)
     with entry.lock:
         session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
         covered = entry.lines_fed

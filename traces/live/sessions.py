@@ -118,5 +118,12 @@ cache = SessionCache()
 """This process's sessions (tests swap it to act as another process)."""
 
 
+report_cache = SessionCache()
+"""The report builder's sessions, apart from the appends': a refresh never holds a lock an
+append waits for, wherever the queue runs it (a worker process builds its own from the
+stored chunks, as this one does when it falls behind)."""
+
+
 def forget_sessions() -> None:
     cache.clear()
+    report_cache.clear()
