@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "channels",
+    "huey.contrib.djhuey",
     "traces",
 ]
 
@@ -112,6 +113,31 @@ CHANNEL_LAYERS = {
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
     )
 }
+
+# Where large uploads are streamed before a background job ingests them.
+INSPECTOR_DATA_DIR = Path(os.environ.get("INSPECTOR_DATA_DIR") or LOCAL_DIR / "data")
+
+# Background work (live report refreshes, large uploads, reanalysis) runs on Huey.
+# INSPECTOR_QUEUE: "embedded" (the default without REDIS_URL) runs Huey's own consumer
+# threads inside the web process on an in-memory queue, so nothing else needs running;
+# "redis" (the default with REDIS_URL) queues in Redis for `manage.py run_huey` workers
+# on any machine; "immediate" runs each task inline when it is queued (tests).
+INSPECTOR_QUEUE = os.environ.get("INSPECTOR_QUEUE", "redis" if REDIS_URL else "embedded")
+HUEY = (
+    {
+        "huey_class": "huey.RedisHuey",
+        "name": os.environ.get("INSPECTOR_QUEUE_NAME", "loop-inspector"),
+        "url": REDIS_URL,
+        "immediate": False,
+        "consumer": {"workers": 2, "worker_type": "thread"},
+    }
+    if INSPECTOR_QUEUE == "redis"
+    else {
+        "huey_class": "huey.MemoryHuey",
+        "name": "loop-inspector",
+        "immediate": INSPECTOR_QUEUE == "immediate",
+    }
+)
 
 # Per-token rate limits count in the cache: Redis when given, so every process shares them.
 CACHES = {

@@ -8,7 +8,7 @@ urlpatterns = [
     path("accounts/", include("traces.account_urls")),
     path("admin/", admin.site.urls),
     path("", include("traces.team_urls")),
-    path("", include("traces.live_urls")),
+    path("", include("traces.live.urls")),
     path("", include("traces.capture_urls")),
     path("", include("traces.urls")),
 ]

@@ -45,3 +45,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("browser"):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def queue_runs_tasks_inline():
+    """Tests in this process run queue tasks inline with Huey's own immediate mode (set
+    explicitly: on the Redis leg the settings queue to Redis for workers). The test that
+    needs a real worker turns it off for itself (tests/jobs/test_worker_process.py)."""
+    from huey.contrib.djhuey import HUEY
+
+    was = HUEY.immediate
+    HUEY.immediate = True
+    yield
+    HUEY.immediate = was

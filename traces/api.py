@@ -12,9 +12,10 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from traces import deletion, live, live_api, selectors, services, set_api, team
+from traces import deletion, job_api, live, selectors, services, set_api, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.labels import clean_labels
+from traces.live import api as live_api
 from traces.offload import off_thread
 from traces.uploads import UploadRefused, read_upload
 
@@ -28,10 +29,16 @@ async def traces_collection(request: HttpRequest) -> JsonResponse:
     Several `file` fields make one trace (a session and its subagents' files).
     `labels=a,b` tags the trace; `set=NAME` stores each run of the files in that run set
     instead (see traces.set_api).
-    `?live=1` (empty body) creates a live trace instead: see traces.live_api.
+    `?live=1` (empty body) creates a live trace instead: see traces.live.api.
+    A single file over INSPECTOR["BACKGROUND_UPLOAD_BYTES"] is answered 202 with a job
+    to follow instead: see traces.job_api.
     """
     if request.GET.get("live") == "1":
         return await sync_to_async(live_api.create_live)(request)
+    if job_api.goes_to_background(request):
+        answer = await job_api.background_upload(request)
+        if answer is not None:
+            return answer
     try:
         upload = await off_thread(read_upload, request)
     except UploadRefused as exc:

@@ -26,6 +26,16 @@ DEFAULTS: dict[str, Any] = {
     "INGEST_WORKERS": 2,
     "MAX_DOCUMENT_VALUES": 5_000_000,
     "MAX_DECOMPRESSION_RATIO": 200,
+    # Live traces: closed after this long without a line; a busy trace's report rebuilt
+    # at most every LIVE_REPORT_INTERVAL s; sessions kept per process; how long a held
+    # last message may still grow.
+    "LIVE_IDLE_SECONDS": 600,
+    "LIVE_REPORT_INTERVAL": 1.0,
+    "LIVE_SESSIONS": 32,
+    "LIVE_SETTLE_SECONDS": 2.0,
+    # Uploads over this many bytes are streamed to INSPECTOR_DATA_DIR and ingested by a
+    # background job (202 and a status URL); smaller ones are ingested in the request.
+    "BACKGROUND_UPLOAD_BYTES": 8 * 1024 * 1024,
 }
 
 

@@ -436,3 +436,56 @@ class LiveEvent(models.Model):
     class Meta:
         ordering = ["trace", "seq"]
         constraints = [models.UniqueConstraint("trace", "seq", name="unique_live_event_seq")]
+
+
+class LiveRefresh(models.Model):
+    """A live trace's report refresh, coalesced across processes and queue workers: at
+    most one queued (`scheduled_at`), never two running (`running_since`), and none
+    before `not_before`. Conditional UPDATEs on this row are the lock."""
+
+    trace = models.OneToOneField(
+        Trace, on_delete=models.CASCADE, primary_key=True, related_name="refresh"
+    )
+    scheduled_at = models.DateTimeField(null=True, blank=True)
+    running_since = models.DateTimeField(null=True, blank=True)
+    not_before = models.DateTimeField(null=True, blank=True)
+
+
+class Job(models.Model):
+    """Background work a client can follow: a large upload's ingest, or a reanalysis."""
+
+    class Kind(models.TextChoices):
+        UPLOAD = "upload"
+        REANALYZE = "reanalyze"
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.QUEUED)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    trace = models.ForeignKey(
+        Trace, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    filename = models.CharField(max_length=300, blank=True)
+    path = models.CharField(max_length=1000, blank=True)
+    """The streamed upload under INSPECTOR_DATA_DIR, removed once ingested."""
+    options = models.JSONField(default=dict, blank=True)
+    """Name, format and labels asked for with the upload."""
+    bytes_total = models.BigIntegerField(default=0)
+    bytes_read = models.BigIntegerField(default=0)
+    records_parsed = models.IntegerField(default=0)
+    calls_rebuilt = models.IntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]

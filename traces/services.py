@@ -16,7 +16,7 @@ from traces.access import local_mode
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
 from traces.core.gcpause import without_cycle_collection
-from traces.core.ingest import analyze_bytes, analyze_files
+from traces.core.ingest import Progress, analyze_bytes, analyze_files
 from traces.core.labels import clean_labels
 from traces.core.limits import InputRejected
 from traces.core.mapping import Mapping, load_mapping
@@ -123,6 +123,7 @@ def ingest_prepare(
     format_name: str | None = None,
     mapping: Mapping | None = None,
     redact_credentials: bool = False,
+    progress: Progress | None = None,
 ) -> PreparedIngest:
     """Parse, rebuild, report and compress: the slow, CPU-bound half of an ingest. It needs
     no database, so the web layer runs it in its ingest pool (see `traces.offload`).
@@ -141,7 +142,12 @@ def ingest_prepare(
         with ThreadPoolExecutor(max_workers=1) as pool:
             archived = pool.submit(_archive, data)
             core = analyze_bytes(
-                data, filename=filename, format_name=format_name, limits=limits(), mapping=mapping
+                data,
+                filename=filename,
+                format_name=format_name,
+                limits=limits(),
+                mapping=mapping,
+                progress=progress,
             )
             report = build_report(core, prices=price_table())
             compressed, sha256 = archived.result()

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from traces import api, compare_views, set_api, set_views, views, whatif_views
+from traces import api, compare_views, job_api, set_api, set_views, views, whatif_views
 
 app_name = "traces"
 
@@ -39,4 +39,5 @@ urlpatterns = [
     path("api/labels", set_api.labels_list, name="api-labels"),
     path("api/traces", api.traces_collection, name="api-traces"),
     path("api/traces/<uuid:trace_id>", api.trace_report, name="api-trace"),
+    path("api/jobs/<uuid:job_id>", job_api.job_detail, name="api-job"),
 ]

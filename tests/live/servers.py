@@ -25,6 +25,8 @@ def server_env(**overrides: str) -> dict[str, str]:
     (an empty value removes the variable)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE",)}
     env["DJANGO_SETTINGS_MODULE"] = "inspector.settings"
+    # Servers run their queue tasks in-process unless a test starts workers for them.
+    env["INSPECTOR_QUEUE"] = "embedded"
     for name, value in overrides.items():
         if value:
             env[name] = value

@@ -16,6 +16,7 @@ from inspector.asgi import application
 from tests.live.conftest import run_async
 from tests.live.events import agent_lines
 from traces import live, models
+from traces.live import events as live_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -149,7 +150,7 @@ def test_a_lost_broadcast_is_filled_from_storage_and_a_repeated_one_is_dropped(m
 
 async def _a_lost_broadcast_is_filled_from_storage_and_a_repeated_one_is_dropped(monkeypatch):
     sent = []
-    real_broadcast = live.broadcast
+    real_broadcast = live_events.broadcast
 
     def unreliable(trace_id, first_seq, texts):
         sent.append(texts)
@@ -160,7 +161,7 @@ async def _a_lost_broadcast_is_filled_from_storage_and_a_repeated_one_is_dropped
         real_broadcast(trace_id, first_seq, texts)
         real_broadcast(trace_id, first_seq, texts)
 
-    monkeypatch.setattr(live, "broadcast", unreliable)
+    monkeypatch.setattr(live_events, "broadcast", unreliable)
     trace = await create(name="lossy")
     watcher = await viewer(trace.pk)
     lines = agent_lines(3)

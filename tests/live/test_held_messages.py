@@ -43,7 +43,7 @@ def last_texts(report: dict) -> dict[int, str]:
 
 @pytest.fixture
 def settle_after_30_seconds():
-    with override_settings(INSPECTOR={"LIVE_SETTLE_SECONDS": 30, "LIVE_REPORT_PROCESS": False}):
+    with override_settings(INSPECTOR={"LIVE_SETTLE_SECONDS": 30}):
         inspector_settings.cache_clear()
         yield
     inspector_settings.cache_clear()

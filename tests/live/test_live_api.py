@@ -13,8 +13,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
-from traces import live, models, services
+from traces import models, services
 from traces.conf import inspector_settings
+from traces.live import sessions as live_sessions
 from traces.selectors import trace_source_bytes
 
 pytestmark = pytest.mark.django_db
@@ -189,16 +190,16 @@ def test_random_batches_and_process_changes_store_what_an_upload_stores(client, 
     lines.insert(7, b'{"type": "response", "call_id": oops}')  # a broken line mid-way
     rng = random.Random(4)
     trace_id = create(client)
-    other_process = live._SessionCache()
-    this_process = live._sessions
+    other_process = live_sessions.SessionCache()
+    this_process = live_sessions.cache
     sent = 0
     step = 0
     while sent < len(lines):
         size = rng.randint(1, 4)
         # Alternate the process that appends: one cache or the other, sometimes none.
-        monkeypatch.setattr(live, "_sessions", other_process if step % 2 else this_process)
+        monkeypatch.setattr(live_sessions, "cache", other_process if step % 2 else this_process)
         if step % 3 == 2:
-            live._sessions.clear()
+            live_sessions.cache.clear()
         reply = send(client, trace_id, sent, ndjson(lines[sent : sent + size]))
         assert reply.status_code == 200
         sent = reply.json()["total"]

@@ -53,6 +53,7 @@ EXPECTED_RULES = {
     "traces:export-html": Access.READ,
     "traces:api-traces": Access.INGEST,
     "traces:api-trace": Access.READ,
+    "traces:api-job": Access.INGEST,
     "live:lines": Access.INGEST,
     "live:close": Access.INGEST,
     "team:delete": Access.MEMBER,

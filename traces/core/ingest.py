@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
@@ -115,11 +116,14 @@ def analyze_bytes(
     format_name: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     mapping: Mapping | None = None,
+    progress: Progress | None = None,
 ) -> Trace:
     """Read, detect, adapt and rebuild a whole file. Raises `InputRejected` for non-traces.
 
     Records stream through: each line is parsed, adapted and dropped in turn. With a
     `mapping` (a log of the user's own, described by a mapping file) no format is detected.
+    `progress(records read, calls rebuilt)` is called now and then (a background ingest
+    shows it while it runs).
     """
     source = stream_source(data, filename, limits)
     items, head = _peek(source.items)
@@ -131,14 +135,35 @@ def analyze_bytes(
     if mapping is not None:
         return _analyze_mapped([(filename, source.lines_total, items)], mapping)
     session = TraceSession(choose_format(values, format_name))
-    session.feed(items)
+    session.feed(items if progress is None else _reporting(items, session, progress))
     trace = session.finish(source.lines_total)
+    if progress is not None:
+        progress(trace.records_ingested, len(trace.calls))
     if not trace.calls and not trace.tool_runs:
         raise InputRejected(
             f"Read as {session.choice.name}, but no model call could be rebuilt: "
             + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
         )
     return trace
+
+
+Progress = Callable[[int, int], None]
+"""Told (records read so far, calls rebuilt so far) during a long ingest."""
+
+PROGRESS_EVERY = 0.25
+"""Seconds between two progress reports."""
+
+
+def _reporting(
+    items: Iterable[Record | LineError], session: TraceSession, progress: Progress
+) -> Iterator[Record | LineError]:
+    """The items, unchanged, telling `progress` how far the session is every so often."""
+    told = time.monotonic()
+    for count, item in enumerate(items, start=1):
+        yield item
+        if count % 256 == 0 and time.monotonic() - told >= PROGRESS_EVERY:
+            progress(count, len(session.builder.calls))
+            told = time.monotonic()
 
 
 def _analyze_mapped(sources: list[tuple[str, int, Iterable[Any]]], mapping: Mapping) -> Trace:

@@ -11,7 +11,7 @@ import datetime
 import io
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -207,6 +207,22 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, memoryview]]:
             stop -= 1
         yield number, view[start:stop]
         start = end + 1
+
+
+def numbered_items(
+    lines: Sequence[bytes], first_line: int, limits: Limits = DEFAULT_LIMITS
+) -> Iterator[Record | LineError]:
+    """Records and LineErrors of lines numbered from `first_line` (a live batch, each line
+    with or without its newline); blank lines (after a BOM or CR) count but yield nothing,
+    as in an upload."""
+    for number, line in enumerate(lines, start=first_line):
+        raw = line.rstrip(b"\n").rstrip(b"\r")
+        if raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        if not raw.strip():
+            continue
+        parsed = parse_line(raw, number, limits)
+        yield parsed if isinstance(parsed, LineError) else Record(number, parsed)
 
 
 @dataclass(slots=True)

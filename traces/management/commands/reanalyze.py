@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from traces import models, services
+from traces import jobs, models, services
 
 
 class Command(BaseCommand):
@@ -15,14 +15,24 @@ class Command(BaseCommand):
             action="store_true",
             help="only traces with calls stored before their normalised messages were kept",
         )
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="queue one job per trace for the workers instead of running them here",
+        )
 
-    def handle(self, *args, ids, missing_messages=False, **options):
+    def handle(self, *args, ids, missing_messages=False, queue=False, **options):
         traces = models.Trace.objects.exclude(state=models.Trace.State.LIVE)
         if ids:
             traces = traces.filter(pk__in=ids)
         if missing_messages:
             stale = models.Call.objects.filter(appended_message_digests__isnull=True)
             traces = traces.filter(pk__in=stale.values("trace_id"))
+        if queue:
+            for trace in traces.iterator():
+                job = jobs.queue_reanalysis(trace)
+                self.stdout.write(f"{trace.pk} {trace.name}: job {job.pk}")
+            return
         count = 0
         for trace in traces.iterator():
             try:

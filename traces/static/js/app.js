@@ -119,6 +119,11 @@
           resolve(xhr.status === 201 ? { url: body.url } : null);
           return;
         }
+        if (xhr.status === 202 && body && body.status_url && window.LoopInspectorJobs) {
+          // A large upload: ingested in the background; follow its job.
+          window.LoopInspectorJobs.follow(body, row, bar, state, el).then(resolve);
+          return;
+        }
         if (xhr.status === 201 && body) {
           bar.value = 100;
           state.textContent = "";

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from traces import live_api
+from traces.live import api as live_api
 
 app_name = "live"
 

@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from traces import live, models, team
+from traces import models, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.limits import InputRejected
+from traces.live import writes as live
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 

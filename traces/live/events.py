@@ -1,0 +1,306 @@
+"""What changed in a live trace, stored as rows and told to viewers as numbered events.
+
+After each batch the new calls, changed tool runs and line errors are written (by the
+same row functions as an upload) and become `LiveEvent` rows, broadcast on commit; a
+viewer that connects late reads the backlog from those rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+
+from traces import models, services
+from traces.broadcast import broadcast
+from traces.conf import inspector_settings, price_table
+from traces.core.accounting import BUCKETS
+from traces.core.ingest import TraceSession
+from traces.core.model import Call, ToolRun
+from traces.core.model import Trace as CoreTrace
+from traces.core.pricing import call_cost
+from traces.core.rebuild import TraceBuilder
+from traces.core.report import RESULT_PREVIEW_CHARS
+from traces.core.summary import outcome_of
+
+BROADCAST_CHUNK = 100
+"""Events per channel-layer message: keeps each message small for Redis."""
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """How far the stored rows go: calls and line errors are appended, runs replaced."""
+
+    calls: int = 0
+    runs: tuple[ToolRun, ...] = ()
+    errors: int = 0
+
+    @classmethod
+    def of(cls, session: TraceSession) -> Marks:
+        builder = session.builder
+        return cls(len(builder.calls), tuple(builder.tool_runs), len(builder.line_errors))
+
+
+def store_changes(
+    trace: models.Trace,
+    session: TraceSession | None,
+    before: Marks,
+    core: CoreTrace,
+    *,
+    rows_html: bool = True,
+) -> list[tuple[str, dict[str, Any]]]:
+    """Write the calls, tool runs and line errors that are new since `before`; the events
+    that tell viewers about them; and the trace's counts (the report follows later)."""
+    new_calls = core.calls[before.calls :]
+    changed_runs = [
+        (position, run)
+        for position, run in enumerate(core.tool_runs, start=1)
+        if position > len(before.runs)
+        or (before.runs[position - 1] is not run and before.runs[position - 1] != run)
+    ]
+    errors = session.builder.line_errors[before.errors :] if session is not None else []
+    rows = services.store_calls(trace, new_calls)
+    if changed_runs:
+        services.store_tool_runs(trace, changed_runs)
+    services.store_line_errors(trace, errors)
+    for name, value in _counts(core, trace.lines_total).items():
+        setattr(trace, name, value)
+    events: list[tuple[str, dict[str, Any]]] = []
+    if rows:
+        names = _tool_names(changed_runs)
+        html = _call_rows_html(trace, rows, new_calls, names) if rows_html else ["" for _ in rows]
+        events += [
+            ("call", _call_payload(trace, call, names.get(call.index, []), row_html))
+            for call, row_html in zip(new_calls, html, strict=True)
+        ]
+    events += [("tool_run", _run_payload(position, run)) for position, run in changed_runs]
+    return events
+
+
+def _counts(core: CoreTrace, lines_total: int) -> dict[str, Any]:
+    """The Trace row's counts and token sums, without the (later) report."""
+    reported = [c.usage for c in core.calls if c.usage is not None]
+    starts = [c.started_at for c in core.calls if c.started_at is not None]
+    ends = [c.ended_at for c in core.calls if c.ended_at is not None]
+    outcome = outcome_of(core)
+    return {
+        "lines_total": lines_total,
+        "records_ingested": core.records_ingested,
+        "calls_count": len(core.calls),
+        "failed_calls": sum(1 for c in core.calls if c.status == "error"),
+        "loops_count": len(core.loops),
+        "tool_runs_count": len(core.tool_runs),
+        "line_errors_count": len(core.line_errors),
+        "input_tokens": sum(u.input_tokens for u in reported),
+        "output_tokens": sum(u.output_tokens for u in reported),
+        "cache_read_tokens": sum(u.cache_read_tokens for u in reported),
+        "cache_write_tokens": sum(u.cache_write_tokens for u in reported),
+        "started_at": min(starts) if starts else None,
+        "ended_at": max(ends) if ends else None,
+        "outcome_kind": outcome.kind,
+        "outcome_text": outcome.text[:500],
+    }
+
+
+def save_events(trace: models.Trace, events: list[tuple[str, dict[str, Any]]]) -> None:
+    """Number the events after the trace's last, store them, broadcast them on commit."""
+    if not events:
+        return
+    first = trace.events_seq + 1
+    rows = [
+        models.LiveEvent(trace=trace, seq=seq, type=kind, payload=payload)
+        for seq, (kind, payload) in enumerate(events, start=first)
+    ]
+    models.LiveEvent.objects.bulk_create(rows, batch_size=500)
+    trace.events_seq = first + len(rows) - 1
+    # Encoded once here, not once per viewer.
+    texts = [encode_event(row.seq, row.type, row.payload) for row in rows]
+    trace_id = trace.pk
+
+    def send() -> None:
+        for start in range(0, len(texts), BROADCAST_CHUNK):
+            broadcast(trace_id, first + start, texts[start : start + BROADCAST_CHUNK])
+
+    transaction.on_commit(send)
+
+
+def event_message(seq: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The JSON a viewer receives: `{"type", "seq", "data"}`."""
+    return {"type": kind, "seq": seq, "data": payload}
+
+
+def encode_event(seq: int, kind: str, payload: dict[str, Any]) -> str:
+    return orjson.dumps(event_message(seq, kind, payload)).decode()
+
+
+def events_after(*, trace_id: Any, after: int, limit: int = 5000) -> list[dict[str, Any]]:
+    """Stored events of a trace with seq > after, in order (a viewer's backlog)."""
+    rows = models.LiveEvent.objects.filter(trace_id=trace_id, seq__gt=after).order_by("seq")
+    return [event_message(r.seq, r.type, r.payload) for r in rows[:limit]]
+
+
+def encoded_events_after(*, trace_id: Any, after: int, limit: int = 5000) -> list[tuple]:
+    """The same as `events_after`, as broadcast: `(seq, JSON text)` pairs."""
+    rows = models.LiveEvent.objects.filter(trace_id=trace_id, seq__gt=after).order_by("seq")
+    return [(r.seq, encode_event(r.seq, r.type, r.payload)) for r in rows[:limit]]
+
+
+def _tool_names(changed_runs: list[tuple[int, ToolRun]]) -> dict[int, list[str]]:
+    names: dict[int, list[str]] = {}
+    for _, run in changed_runs:
+        if run.call is not None:
+            names.setdefault(run.call, []).append(run.name or "?")
+    return names
+
+
+_ROW = re.compile(r"<tr\b.*?</tr>", re.DOTALL)
+
+
+def _call_rows_html(
+    trace: models.Trace, rows: list[models.Call], calls: Sequence[Call], names: dict[int, list]
+) -> list[str]:
+    """Each new call's table row, rendered by the trace page's own row template."""
+    for row, call in zip(rows, calls, strict=True):
+        row.tool_names = names.get(call.index, [])
+        row.appended_count = row.message_count - row.prefix_len
+        # The report (accounting and its estimates) follows; until then: cost from usage,
+        # and "≈ —" for the tokens of a call that reported none.
+        row.account = {"cost_usd": _cost(call), "buckets": dict.fromkeys(BUCKETS, "")}
+        row.findings = []
+    html = render_to_string("traces/_call_rows.html", {"trace": trace, "calls": rows})
+    body = html.split("<tbody>", 1)[-1]
+    found = _ROW.findall(body)
+    return found if len(found) == len(rows) else ["" for _ in rows]
+
+
+def _cost(call: Call) -> float | None:
+    """A call's cost from its own usage (the report adds the estimates for the others)."""
+    if call.usage is None:
+        return None
+    price = price_table().lookup(call.model)
+    return None if price is None else round(call_cost(call.usage, price[1]), 6)
+
+
+def _call_payload(
+    trace: models.Trace, call: Call, tool_names: list[str], row_html: str
+) -> dict[str, Any]:
+    usage = call.usage
+    return {
+        "index": call.index,
+        "loop": call.loop,
+        "base_call": call.base_call,
+        "line": call.line,
+        "model": call.model,
+        "status": call.status,
+        "stop_reason": call.stop_reason,
+        "error": call.error,
+        "http_status": call.http_status,
+        "usage_reported": usage is not None,
+        # The report's meanings (core.report_types.LiveCallEntry): uncached input, and
+        # both cache figures, so input + cache reads + cache writes is the whole input.
+        "input_tokens": usage.input_tokens if usage else None,
+        "cache_write_tokens": usage.cache_write_tokens if usage else None,
+        "cache_read_tokens": usage.cache_read_tokens if usage else None,
+        "output_tokens": usage.output_tokens if usage else None,
+        "started_at": call.started_at,
+        "ended_at": call.ended_at,
+        "message_count": call.message_count,
+        "tool_call_ids": list(call.tool_call_ids),
+        "tool_names": tool_names,
+        "cost_usd": _cost(call),
+        "url": reverse("traces:call", args=[trace.pk, call.index]),
+        "row_html": row_html,
+    }
+
+
+def _run_payload(position: int, run: ToolRun) -> dict[str, Any]:
+    return {
+        "position": position,
+        "id": run.id,
+        "name": run.name,
+        "loop": run.loop,
+        "call": run.call,
+        "result_call": run.result_call,
+        "status": run.status,
+        "is_error": run.is_error,
+        "batch_size": run.batch_size,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "duration_s": run.duration_s,
+        "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
+    }
+
+
+def _finding_key(finding: dict[str, Any]) -> tuple:
+    return (finding["rule"], finding.get("call"), finding.get("tool_call_id"), finding.get("loop"))
+
+
+def finding_events(
+    previous: dict[str, Any], report: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Findings the previous report did not have (by rule, call, tool call and loop), then
+    those it had and this one has not, marked `"resolved": true`."""
+    known = {_finding_key(f) for f in previous.get("findings", [])}
+    current = {_finding_key(f) for f in report.get("findings", [])}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("finding", f) for f in report.get("findings", []) if _finding_key(f) not in known
+    ]
+    events += [
+        ("finding", {**f, "resolved": True})
+        for f in previous.get("findings", [])
+        if _finding_key(f) not in current
+    ]
+    return events
+
+
+def held_payload(held: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `held` event: the last message of each loop that the adapter still holds,
+    shown at once as possibly still growing; a viewer settles it when its loop's next
+    line proves it complete, after LIVE_SETTLE_SECONDS without a line, or at close."""
+    return {"messages": held, "settle_seconds": float(inspector_settings()["LIVE_SETTLE_SECONDS"])}
+
+
+def held_messages(trace: models.Trace) -> list[dict[str, Any]]:
+    """A live trace's held messages, each saying whether it may still grow: not once a
+    later line of its loop completed it, nor once the trace has been quiet a moment."""
+    if trace.state != models.Trace.State.LIVE:
+        return []
+    quiet = trace.live_activity_at is None or (
+        timezone.now() - trace.live_activity_at
+    ).total_seconds() >= float(inspector_settings()["LIVE_SETTLE_SECONDS"])
+    return [
+        {**message, "growing": not (message.get("complete") or quiet)}
+        for message in (trace.report or {}).get("held", [])
+    ]
+
+
+RUNNING = {
+    "kind": "running",
+    "text": "Running: the loop is still being recorded; the outcome is decided when the "
+    "trace closes.",
+    "loop": None,
+    "call": None,
+}
+
+
+def state_payload(trace: models.Trace) -> dict[str, Any]:
+    return {
+        "state": trace.state,
+        "lines": trace.lines_total,
+        "calls": trace.calls_count,
+        "tool_runs": trace.tool_runs_count,
+        "findings": trace.flags_count,
+        "outcome": {"kind": trace.outcome_kind, "text": trace.outcome_text},
+        "cost_usd": (trace.report.get("totals") or {}).get("cost_usd"),
+    }
+
+
+def empty_trace(format_name: str) -> CoreTrace:
+    return TraceBuilder(format_name).snapshot(0, 0)

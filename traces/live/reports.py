@@ -1,0 +1,83 @@
+"""A live trace's full report (accounting and lint rules), rebuilt from its session and stored.
+
+Appends store calls and tool runs at once; the report, linear in the trace, follows
+later in a queue task (traces.live.worker). It is built on an immutable snapshot without
+any lock and stored only if it covers more lines than the stored report.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import orjson
+from django.db import transaction
+from django.db.models import F
+
+from traces import models, services
+from traces.conf import price_table
+from traces.core.report import build_report
+from traces.live import sessions
+from traces.live.events import empty_trace, finding_events, save_events, state_payload
+from traces.live.sessions import locked_trace
+
+
+@lru_cache(maxsize=64)
+def empty_report(format_id: str) -> bytes:
+    """The report of a trace with no line yet (the same for every new trace of a format;
+    the capture receivers create many)."""
+    return orjson.dumps(build_report(empty_trace(format_id), prices=price_table()))
+
+
+def needs_report(trace_id: Any) -> bool:
+    """Whether a live trace has lines its stored report does not cover."""
+    return (
+        models.Trace.objects.filter(
+            pk=trace_id, state=models.Trace.State.LIVE, report_lines__lt=F("lines_total")
+        )
+        .exclude(format="")
+        .exists()
+    )
+
+
+def refresh_report(trace_id: Any) -> bool:
+    """Rebuild a live trace's report and store it; push the findings it adds or resolves."""
+    if not needs_report(trace_id):
+        return False
+    result = report_of(trace_id)
+    if result is None:
+        return False
+    covered, report = result
+    with transaction.atomic():
+        trace = locked_trace(trace_id)
+        stale = trace.report_lines >= covered or covered > trace.lines_total
+        if trace.state != models.Trace.State.LIVE or stale:
+            return False
+        events = finding_events(trace.report, report)
+        trace.report = report
+        trace.report_lines = covered
+        trace.flags_count = len(report["findings"])
+        events.append(("state", state_payload(trace)))
+        save_events(trace, events)
+        trace.save(update_fields=["report", "report_lines", "flags_count", "events_seq"])
+        services.store_rule_counts(trace, report)
+    return True
+
+
+def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
+    """(lines covered, report) of a live trace, from this process's session of it."""
+    try:
+        trace = models.Trace.objects.defer("report").get(pk=trace_id)
+    except models.Trace.DoesNotExist:
+        return None
+    if trace.state != models.Trace.State.LIVE or not trace.format:
+        return None
+    entry = sessions.report_cache.entry(trace_id)
+    with entry.lock:
+        session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
+        covered = entry.lines_fed
+        snapshot = session.snapshot(covered)
+        held = session.held()
+    report = build_report(snapshot, prices=price_table())
+    report["held"] = held
+    return covered, report

@@ -1,0 +1,129 @@
+"""Each process's cache of live sessions: a core `TraceSession` per live trace, fed new lines.
+
+A process whose session is behind the stored total (another process appended) first
+replays the chunks it missed; one without a session rebuilds it from all chunks. The
+cache is an optimisation only: any process (a web process, a queue worker) can rebuild
+any trace's session from its stored chunks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from traces import models
+from traces.conf import inspector_settings, limits
+from traces.core import archive
+from traces.core.ingest import FormatChoice, TraceSession
+from traces.core.model import LineError
+from traces.core.records import Record, numbered_items
+
+
+def split_body(body: bytes) -> list[bytes]:
+    """NDJSON request body -> lines; a last line without its newline is a line too."""
+    if not body:
+        return []
+    lines = body.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def terminated(line: bytes) -> bytes:
+    """Each stored line ends with one newline, so the chunks concatenate into JSONL."""
+    return line if line.endswith(b"\n") else line + b"\n"
+
+
+def parse_lines(lines: Sequence[bytes], first_line: int) -> Iterator[Record | LineError]:
+    """The core's record reader on a batch of lines numbered from `first_line`."""
+    return numbered_items(lines, first_line, limits())
+
+
+def locked_trace(trace_id: Any, *, with_report: bool = True) -> models.Trace:
+    """The trace row, locked until the transaction ends (appends skip the big report)."""
+    rows = models.Trace.objects.select_for_update()
+    return (rows if with_report else rows.defer("report")).get(pk=trace_id)
+
+
+@dataclass
+class LiveEntry:
+    """One live trace's session in this process; `lock` serialises its use here."""
+
+    trace_id: str
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    session: TraceSession | None = None
+    lines_fed: int = 0
+    held: list[dict[str, Any]] = field(default_factory=list)
+    """The held responses last told to viewers (see `events.held_payload`)."""
+
+    def reset(self) -> None:
+        self.session = None
+        self.lines_fed = 0
+        self.held = []
+
+    def synced(self, trace: models.Trace, *, through: int, from_scratch: bool) -> TraceSession:
+        """The session, fed exactly the first `through` stored lines (replaying chunks)."""
+        choice = FormatChoice(trace.format, trace.detection_reason)
+        stale = self.session is None or self.session.choice.name != choice.name
+        if from_scratch or stale or self.lines_fed > through:
+            self.session = TraceSession(choice, trace.source_filename)
+            self.lines_fed = 0
+        assert self.session is not None
+        if self.lines_fed < through:
+            missed = trace.chunks.filter(
+                first_line__gt=self.lines_fed, first_line__lte=through
+            ).order_by("first_line")
+            for chunk in missed.only("data", "first_line", "line_count"):
+                if chunk.first_line != self.lines_fed + 1:  # never expected: start over
+                    self.reset()
+                    return self.synced(trace, through=through, from_scratch=True)
+                lines = split_body(archive.decompress(chunk.data))
+                self.session.feed(parse_lines(lines, chunk.first_line))
+                self.lines_fed = chunk.first_line + chunk.line_count - 1
+        return self.session
+
+
+class SessionCache:
+    """An LRU of live entries, at most LIVE_SESSIONS (a cold one is rebuilt from chunks)."""
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, LiveEntry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def entry(self, trace_id: Any) -> LiveEntry:
+        key = str(trace_id)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = LiveEntry(key)
+            self._entries.move_to_end(key)
+            while len(self._entries) > inspector_settings()["LIVE_SESSIONS"]:
+                self._entries.popitem(last=False)
+            return entry
+
+    def forget(self, trace_id: Any) -> None:
+        with self._lock:
+            self._entries.pop(str(trace_id), None)
+
+    def clear(self) -> None:
+        """Drop every session (tests use it to act as a fresh process)."""
+        with self._lock:
+            self._entries.clear()
+
+
+cache = SessionCache()
+"""This process's sessions (tests swap it to act as another process)."""
+
+
+report_cache = SessionCache()
+"""The report builder's sessions, apart from the appends': a refresh never holds a lock an
+append waits for, wherever the queue runs it (a worker process builds its own from the
+stored chunks, as this one does when it falls behind)."""
+
+
+def forget_sessions() -> None:
+    cache.clear()
+    report_cache.clear()
