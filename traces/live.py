@@ -4,7 +4,7 @@ The HTTP API, the ingest websocket and `manage.py tail` all call `append_lines`,
 live trace takes the same path as an upload, a few lines at a time: the core's
 `TraceSession` reads them with the same adapter, the rows are written by the same
 functions as `services.trace_ingest`, and the original bytes are kept byte-identical (one
-zstd `SourceChunk` per accepted batch, in line order).
+zstd object in storage per accepted batch, a `SourceChunk` row naming it, in line order).
 
 Offsets make appends idempotent: a batch says how many lines the client had sent before
 it; lines already stored at those positions are acknowledged, not stored twice, and a
@@ -55,10 +55,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from traces import live_worker, models, services
+from traces import live_worker, models, originals, services
 from traces.broadcast import broadcast
 from traces.conf import inspector_settings, limits, price_table
-from traces.core import archive
 from traces.core.accounting import BUCKETS
 from traces.core.ingest import FormatChoice, TraceSession, choose_format
 from traces.core.limits import InputRejected
@@ -285,11 +284,10 @@ def _append_locked(
         if values:
             choice = choose_format(values)  # InputRejected when no adapter claims them
             trace.format, trace.detection_reason = choice.name, choice.reason[:500]
-    models.SourceChunk.objects.create(
-        trace=trace,
+    originals.chunk_create(
+        trace,
         seq=total,  # unique and in order: the lines stored before this chunk
-        raw_bytes=len(data),
-        data=archive.compress(data),
+        data=data,
         first_line=total + 1,
         line_count=len(fresh),
     )
@@ -326,10 +324,9 @@ def _close_locked(entry: _LiveEntry, trace: models.Trace) -> None:
     report = build_report(core, prices=price_table())
     events = _store_changes(trace, session, before, core)
     events += _finding_events(trace.report, report)
-    chunks = trace.chunks.order_by("seq").values_list("data", flat=True)
     digest = hashlib.sha256()
-    for stored in chunks:
-        digest.update(archive.decompress(stored))
+    for data in originals.chunks_bytes(originals.trace_chunks(trace)):
+        digest.update(data)
     trace.source_sha256 = digest.hexdigest()
     stored_lines = trace.lines_total
     trace.report = report
@@ -406,11 +403,12 @@ class _LiveEntry:
             missed = trace.chunks.filter(
                 first_line__gt=self.lines_fed, first_line__lte=through
             ).order_by("first_line")
-            for chunk in missed.only("data", "first_line", "line_count"):
+            chunks = list(missed.only("key", "first_line", "line_count"))
+            for chunk, data in zip(chunks, originals.chunks_bytes(chunks), strict=True):
                 if chunk.first_line != self.lines_fed + 1:  # never expected: start over
                     self.reset()
                     return self.synced(trace, through=through, from_scratch=True)
-                lines = split_body(archive.decompress(chunk.data))
+                lines = split_body(data)
                 self.session.feed(parse_lines([_terminated(x) for x in lines], chunk.first_line))
                 self.lines_fed = chunk.first_line + chunk.line_count - 1
         return self.session
