@@ -103,14 +103,15 @@ INSPECTOR_DATA_DIR = Path(os.environ.get("INSPECTOR_DATA_DIR") or LOCAL_DIR / "d
 INSPECTOR_S3_BUCKET = os.environ.get("INSPECTOR_S3_BUCKET", "")
 
 
-def _s3_storage() -> dict:
-    """django-storages' S3 backend; credentials come from boto3's usual chain
-    (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, an instance role)."""
+def s3_storage(bucket: str) -> dict:
+    """django-storages' S3 backend for the bucket, from the INSPECTOR_S3_* variables;
+    credentials come from boto3's usual chain (AWS_ACCESS_KEY_ID and
+    AWS_SECRET_ACCESS_KEY, a profile, an instance role)."""
     endpoint = os.environ.get("INSPECTOR_S3_ENDPOINT_URL") or None
     return {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
-            "bucket_name": INSPECTOR_S3_BUCKET,
+            "bucket_name": bucket,
             "endpoint_url": endpoint,
             "region_name": os.environ.get("INSPECTOR_S3_REGION") or None,
             "location": os.environ.get("INSPECTOR_S3_PREFIX", ""),
@@ -126,7 +127,7 @@ def _s3_storage() -> dict:
 
 STORAGES = {
     "default": (
-        _s3_storage()
+        s3_storage(INSPECTOR_S3_BUCKET)
         if INSPECTOR_S3_BUCKET
         else {
             "BACKEND": "django.core.files.storage.FileSystemStorage",
