@@ -52,6 +52,14 @@ def _port() -> int:
     return free_port()
 
 
+def _cannot_run(reason: str) -> None:
+    """Skip with the reason; in CI (.ci/run sets CI=true) fail instead, so the S3 tests
+    cannot silently stop running there."""
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def s3_endpoint(tmp_path_factory) -> str:
     """moto's S3 server (`moto[server]`, a dev dependency) on a loopback port."""
@@ -59,7 +67,7 @@ def s3_endpoint(tmp_path_factory) -> str:
         import boto3  # noqa: F401
         import moto.server  # noqa: F401
     except ImportError as exc:
-        pytest.skip(f"moto[server] is not installed ({exc}); run `make setup`")
+        _cannot_run(f"moto[server] is not installed ({exc}); run `make setup`")
     log_path = tmp_path_factory.mktemp("moto") / "moto.log"
     port = _port()
     with open(log_path, "ab") as log:
@@ -73,7 +81,7 @@ def s3_endpoint(tmp_path_factory) -> str:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None or time.monotonic() > deadline:
-                pytest.skip(f"moto's S3 server did not start: {log_path.read_text()[-500:]}")
+                _cannot_run(f"moto's S3 server did not start: {log_path.read_text()[-500:]}")
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
