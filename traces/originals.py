@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -58,13 +59,25 @@ def get(name: str) -> bytes:
         return stored.read()
 
 
+_readers: ThreadPoolExecutor | None = None
+_readers_lock = threading.Lock()
+
+
+def _reader_pool() -> ThreadPoolExecutor:
+    """Kept for the process's life: each thread keeps its own S3 connection."""
+    global _readers
+    with _readers_lock:
+        if _readers is None:
+            _readers = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="originals")
+        return _readers
+
+
 def get_many(names: Sequence[str]) -> Iterator[bytes]:
-    """The objects' bytes in order; a few at a time in threads when there are many."""
-    if len(names) < 3:
+    """The objects' bytes in order; from an object store, several requests at a time."""
+    if len(names) < 3 or isinstance(storage(), FileSystemStorage):
         yield from (get(name) for name in names)
         return
-    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-        yield from pool.map(get, names)
+    yield from _reader_pool().map(get, names)
 
 
 # -- a trace's chunks ---------------------------------------------------------------------
@@ -104,6 +117,10 @@ def discard(names: Iterable[str]) -> None:
 def remove_prefix(prefix: str) -> int:
     """Delete every object under the prefix (and, in a folder, the emptied folder)."""
     store = storage()
+    if hasattr(store, "bucket") and hasattr(store, "_normalize_name"):
+        # S3: one request per 1,000 objects, not one each (a live trace has many).
+        found = store.bucket.objects.filter(Prefix=store._normalize_name(prefix) + "/")
+        return sum(len(reply.get("Deleted", ())) for reply in found.delete())
     try:
         folders, files = store.listdir(prefix)
     except FileNotFoundError:
