@@ -12,6 +12,7 @@ deletion commits, including any left by a write whose transaction rolled back.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -25,6 +26,8 @@ from django.db.models.signals import post_delete
 
 from traces import models
 from traces.core import archive
+
+log = logging.getLogger(__name__)
 
 READ_THREADS = 8
 """Objects fetched at once when a file is many chunks (a live trace): an object store
@@ -54,9 +57,28 @@ def put(name: str, compressed: bytes) -> str:
     return storage().save(name, ContentFile(compressed))
 
 
+class OriginalMissing(LookupError):
+    """A row names an object the store does not have (its folder or bucket was changed)."""
+
+
 def get(name: str) -> bytes:
-    with storage().open(name, "rb") as stored:
-        return stored.read()
+    store = storage()
+    try:
+        if _is_bucket(store):  # one GET, where open() would HEAD first
+            return store.bucket.Object(store._normalize_name(name)).get()["Body"].read()
+        with store.open(name, "rb") as stored:
+            return stored.read()
+    except FileNotFoundError as exc:
+        raise OriginalMissing(name) from exc
+    except Exception as exc:
+        if getattr(exc, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+            raise OriginalMissing(name) from exc
+        raise
+
+
+def _is_bucket(store: Storage) -> bool:
+    """django-storages' S3Storage, whose boto3 bucket does batch and single-request work."""
+    return hasattr(store, "bucket") and hasattr(store, "_normalize_name")
 
 
 _readers: ThreadPoolExecutor | None = None
@@ -108,16 +130,19 @@ def trace_chunks(trace: models.Trace) -> list[models.SourceChunk]:
 
 
 def discard(names: Iterable[str]) -> None:
-    """Remove objects whose rows will never exist (the ingest that wrote them failed)."""
+    """Remove objects whose rows will never exist (the ingest that wrote them failed).
+    Called while that failure propagates: a store that fails too is logged, not raised."""
     for name in names:
-        with contextlib.suppress(OSError):
+        try:
             storage().delete(name)
+        except Exception:
+            log.warning("could not remove %s from storage", name, exc_info=True)
 
 
 def remove_prefix(prefix: str) -> int:
     """Delete every object under the prefix (and, in a folder, the emptied folder)."""
     store = storage()
-    if hasattr(store, "bucket") and hasattr(store, "_normalize_name"):
+    if _is_bucket(store):
         # S3: one request per 1,000 objects, not one each (a live trace has many).
         found = store.bucket.objects.filter(Prefix=store._normalize_name(prefix) + "/")
         return sum(len(reply.get("Deleted", ())) for reply in found.delete())
@@ -153,7 +178,8 @@ def set_file_bytes(set_file: models.RunSetFile) -> bytes:
 
 # -- deletion -----------------------------------------------------------------------------
 def _after_commit_remove(prefix: str) -> None:
-    transaction.on_commit(lambda: remove_prefix(prefix))
+    # Robust: the rows are gone whatever the store answers; a failure is logged.
+    transaction.on_commit(lambda: remove_prefix(prefix), robust=True)
 
 
 def _trace_deleted(sender: Any, instance: models.Trace, **kwargs: Any) -> None:

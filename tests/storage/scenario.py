@@ -116,3 +116,13 @@ def _live_trace(client, data: bytes) -> dict:
         assert sent.status_code == 200, sent.content
     assert client.post(reverse("live:close", args=[trace_id])).status_code == 200
     return {"id": trace_id, "data": data}
+
+
+def missing_original(client, remove: Callable[[str], object]) -> None:
+    """An object removed behind the rows' back (a store moved or misconfigured): the
+    download says so with a 404, never a 500."""
+    trace_id = upload(client, single_file(2), "lost")
+    remove(models.SourceChunk.objects.get(trace_id=trace_id).key)
+    reply = client.get(reverse("traces:download", args=[trace_id]))
+    assert reply.status_code == 404
+    assert reply.content == b"The original of this trace is missing from storage."

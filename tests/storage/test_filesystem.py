@@ -83,3 +83,7 @@ def test_purge_and_cascades_remove_objects_once_committed(
         models.Trace.objects.filter(pk=trace.pk).delete()
     assert listing(originals.trace_prefix(trace.pk)) == []
     assert not (originals_folder / originals.trace_prefix(trace.pk)).exists()
+
+
+def test_a_missing_object_is_a_clear_404(client, originals_folder):
+    scenario.missing_original(client, lambda key: (originals_folder / key).unlink())

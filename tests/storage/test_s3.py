@@ -124,7 +124,7 @@ def bucket(s3_endpoint):
         pages = client.get_paginator("list_objects_v2").paginate(Bucket=name, Prefix=prefix)
         return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
 
-    return name, listing
+    return name, listing, client
 
 
 def test_every_kind_of_original_round_trips_through_the_bucket(
@@ -134,12 +134,14 @@ def test_every_kind_of_original_round_trips_through_the_bucket(
 
     from inspector.settings import s3_storage
 
-    name, listing = bucket
+    name, listing, s3 = bucket
     for variable, value in s3_env(s3_endpoint, name).items():
         monkeypatch.setenv(variable, value)
     with override_settings(STORAGES={**settings.STORAGES, "default": s3_storage(name)}):
         made = scenario.exercise(client, listing, django_capture_on_commit_callbacks)
-    # The twin, two files, three live batches and the set's two runs; the first is gone.
+        scenario.missing_original(client, lambda key: s3.delete_object(Bucket=name, Key=key))
+    # The twin, two files, three live batches and the set's two runs (the first trace
+    # was deleted, the lost one's object removed).
     assert len(listing("originals/")) == 1 + 2 + 3 + 2
     assert any(key.startswith(f"originals/{made['live'][:2]}/") for key in listing(""))
     assert len(listing("sets/")) == 1
@@ -201,7 +203,7 @@ def _manage(env: dict[str, str], *args: str) -> str:
 def test_ingest_in_one_process_and_download_from_another(
     s3_endpoint, bucket, database_url, tmp_path
 ):
-    name, listing = bucket
+    name, listing, _ = bucket
     env = server_env(DATABASE_URL=database_url, REDIS_URL="", **s3_env(s3_endpoint, name))
     migrate(env)
     single = scenario.single_file(4)
