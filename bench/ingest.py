@@ -120,6 +120,7 @@ def make_log(calls: int, result_bytes: int, seed: int = 7) -> bytes:
 
 def setup_django(db_path: str) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
+    os.environ["INSPECTOR_DATA_DIR"] = str(Path(db_path).parent / "data")  # originals
     os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
     import django
@@ -147,7 +148,7 @@ def ingest(data: bytes) -> tuple[float, object]:
 def stored_bytes(trace) -> dict[str, int]:
     from django.db import connection
 
-    from traces import models
+    from traces import models, originals
 
     digests: set[str] = set()
     row_bytes = 0
@@ -172,7 +173,8 @@ def stored_bytes(trace) -> dict[str, int]:
         digests.add(run.input_digest)
         row_bytes += 150 + len(run.result_preview.encode())
     blob_bytes = sum(len(b.data) for b in models.Blob.objects.filter(digest__in=digests))
-    archive = sum(c.data.__len__() for c in models.SourceChunk.objects.filter(trace=trace))
+    store = originals.storage()
+    archive = sum(store.size(c.key) for c in models.SourceChunk.objects.filter(trace=trace))
     connection.close()
     return {"blobs": blob_bytes, "rows": row_bytes, "archive": archive}
 

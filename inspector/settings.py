@@ -1,6 +1,7 @@
 """Settings, read from the environment: SQLite and in-memory channels unless told otherwise.
 
-DATABASE_URL selects another database (PostgreSQL); REDIS_URL selects channels_redis.
+DATABASE_URL selects another database (PostgreSQL); REDIS_URL selects channels_redis;
+INSPECTOR_S3_BUCKET keeps originals in S3-compatible object storage instead of a folder.
 """
 
 from __future__ import annotations
@@ -96,6 +97,47 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(LOCAL_DIR / "test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Originals (uploaded files, zstd-compressed) go through Django's storage API: a folder
+# by default; an S3-compatible bucket when INSPECTOR_S3_BUCKET is set, so every web and
+# worker machine reads and writes the same store (see traces.originals).
+INSPECTOR_DATA_DIR = Path(os.environ.get("INSPECTOR_DATA_DIR") or LOCAL_DIR / "data")
+INSPECTOR_S3_BUCKET = os.environ.get("INSPECTOR_S3_BUCKET", "")
+
+
+def s3_storage(bucket: str) -> dict:
+    """django-storages' S3 backend for the bucket, from the INSPECTOR_S3_* variables;
+    credentials come from boto3's usual chain (AWS_ACCESS_KEY_ID and
+    AWS_SECRET_ACCESS_KEY, a profile, an instance role)."""
+    endpoint = os.environ.get("INSPECTOR_S3_ENDPOINT_URL") or None
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": bucket,
+            "endpoint_url": endpoint,
+            "region_name": os.environ.get("INSPECTOR_S3_REGION") or None,
+            "location": os.environ.get("INSPECTOR_S3_PREFIX", ""),
+            # MinIO, moto and most S3-compatible servers only route path-style requests.
+            "addressing_style": os.environ.get("INSPECTOR_S3_ADDRESSING_STYLE")
+            or ("path" if endpoint else None),
+            "file_overwrite": True,  # names are unique per trace chunk; a retry rewrites
+            "default_acl": None,
+            "querystring_auth": True,  # objects are private; no URL is ever handed out
+        },
+    }
+
+
+STORAGES = {
+    "default": (
+        s3_storage(INSPECTOR_S3_BUCKET)
+        if INSPECTOR_S3_BUCKET
+        else {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(INSPECTOR_DATA_DIR), "allow_overwrite": True},
+        }
+    ),
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CHANNEL_LAYERS = {
     "default": (
@@ -114,8 +156,8 @@ CHANNEL_LAYERS = {
     )
 }
 
-# Where large uploads are streamed before a background job ingests them.
-INSPECTOR_DATA_DIR = Path(os.environ.get("INSPECTOR_DATA_DIR") or LOCAL_DIR / "data")
+# INSPECTOR_DATA_DIR (above) also receives large uploads, streamed to `uploads/` before a
+# background job ingests them.
 
 # Background work (live report refreshes, large uploads, reanalysis) runs on Huey.
 # INSPECTOR_QUEUE: "embedded" (the default without REDIS_URL) runs Huey's own consumer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,26 @@ from tests.browser_setup import browser_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def originals_folder(tmp_path_factory) -> Path:
+    """Originals go to a folder of this test run, never the checkout's ./data: through the
+    settings here, and through INSPECTOR_DATA_DIR for the servers and commands tests start."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    folder = tmp_path_factory.mktemp("inspector-data")
+    os.environ["INSPECTOR_DATA_DIR"] = str(folder)
+    storages = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(folder), "allow_overwrite": True},
+        },
+    }
+    with override_settings(STORAGES=storages):
+        yield folder
 
 
 @pytest.fixture(scope="session")

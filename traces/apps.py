@@ -14,6 +14,9 @@ class TracesConfig(AppConfig):
         problem = shared_mode_problem(settings)
         if problem:
             raise ImproperlyConfigured(problem)
+        from traces import originals
+
+        originals.connect_signals()
 
 
 def shared_mode_problem(settings) -> str | None:

@@ -1,4 +1,4 @@
-"""Storage only: traces, their original bytes, content-addressed blobs and derived rows."""
+"""Storage only: traces, where their original bytes are, content-addressed blobs, derived rows."""
 
 from __future__ import annotations
 
@@ -174,13 +174,13 @@ class RunSet(models.Model):
 
 class RunSetFile(models.Model):
     """A file as it was uploaded into a set (a ZIP, an .eval), kept byte-identical and
-    compressed; its runs are stored as traces of their own."""
+    compressed in storage (traces.originals); its runs are stored as traces of their own."""
 
     run_set = models.ForeignKey(RunSet, on_delete=models.CASCADE, related_name="files")
     filename = NulSafeCharField(max_length=300)
     sha256 = models.CharField(max_length=64)
     raw_bytes = models.BigIntegerField()
-    data = models.BinaryField()
+    key = models.CharField(max_length=300, help_text="The zstd object's name in storage.")
     runs = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -305,7 +305,8 @@ class TraceRule(models.Model):
 
 
 class SourceChunk(models.Model):
-    """The uploaded bytes, compressed; concatenated in order they are the file as received.
+    """Where the uploaded bytes are: each chunk is one zstd object in storage (see
+    traces.originals); concatenated in order they are the file as received.
 
     A live trace stores one chunk per accepted batch of lines: `first_line` (1-based) and
     `line_count` say which lines it holds, so a process can replay what it missed.
@@ -314,7 +315,7 @@ class SourceChunk(models.Model):
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="chunks")
     seq = models.PositiveIntegerField()
     raw_bytes = models.BigIntegerField()
-    data = models.BinaryField()
+    key = models.CharField(max_length=300, help_text="The zstd object's name in storage.")
     first_line = models.PositiveIntegerField(default=1)
     line_count = models.PositiveIntegerField(default=0)
     filename = NulSafeCharField(

@@ -12,8 +12,8 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from traces import models
-from traces.core import archive, blobs
+from traces import models, originals
+from traces.core import blobs
 from traces.core.credentials import mask_secrets
 from traces.core.listquery import SORTS, ListQuery
 from traces.core.model import Message
@@ -146,15 +146,16 @@ def trace_get(*, trace_id: Any) -> models.Trace:
 
 def trace_source_bytes(*, trace: models.Trace) -> bytes:
     """The file exactly as it was received (live batches concatenate back into it)."""
-    return b"".join(archive.decompress(chunk.data) for chunk in trace.chunks.order_by("seq"))
+    return b"".join(originals.chunks_bytes(originals.trace_chunks(trace)))
 
 
 def trace_source_files(*, trace: models.Trace) -> list[tuple[str, bytes]]:
     """(name, bytes) of each file, for traces made of several whole files; else empty."""
-    chunks = list(trace.chunks.order_by("seq"))
+    chunks = originals.trace_chunks(trace)
     if len(chunks) < 2 or not all(chunk.filename for chunk in chunks):
         return []
-    return [(chunk.filename, archive.decompress(chunk.data)) for chunk in chunks]
+    contents = originals.chunks_bytes(chunks)
+    return [(chunk.filename, data) for chunk, data in zip(chunks, contents, strict=True)]
 
 
 def blob_values(digests: list[str]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 import orjson
 from django.db import connection, transaction
 
-from traces import models, selectors
+from traces import models, originals, selectors
 from traces.access import local_mode
 from traces.conf import limits, price_table
 from traces.core import archive, blobs
@@ -177,7 +178,53 @@ def ingest_store(
     project: models.Project | None = None,
     created_by: Any = None,
 ) -> IngestResult:
-    """Write a prepared ingest in one transaction: the trace, its original bytes, its rows."""
+    """Write a prepared ingest: the original's objects to storage first, then the trace and
+    its rows in one transaction (the objects are removed again if that fails)."""
+    trace_id = uuid.uuid4()
+    chunks = _chunk_rows(trace_id, prepared)
+    try:
+        trace = _store_trace(prepared, trace_id, chunks, labels, run_set, project, created_by)
+    except BaseException:
+        originals.discard(chunk.key for chunk in chunks)
+        raise
+    return IngestResult(trace, prepared.core)
+
+
+def _chunk_rows(trace_id: uuid.UUID, prepared: PreparedIngest) -> list[models.SourceChunk]:
+    """Store each compressed file in storage; their chunk rows, unsaved. Several files are
+    one chunk each, with its name; one file is one chunk of all the lines."""
+    single = len(prepared.files) == 1
+    rows: list[models.SourceChunk] = []
+    try:
+        for seq, ((filename, data), packed) in enumerate(
+            zip(prepared.files, prepared.compressed, strict=True)
+        ):
+            lines = prepared.core.lines_total if single else 0
+            rows.append(
+                originals.chunk_row(
+                    trace_id,
+                    seq,
+                    packed,
+                    raw_bytes=len(data),
+                    line_count=lines,
+                    filename="" if single else filename[:300],
+                )
+            )
+    except BaseException:
+        originals.discard(row.key for row in rows)
+        raise
+    return rows
+
+
+def _store_trace(
+    prepared: PreparedIngest,
+    trace_id: uuid.UUID,
+    chunks: list[models.SourceChunk],
+    labels: Sequence[str],
+    run_set: models.RunSet | None,
+    project: models.Project | None,
+    created_by: Any,
+) -> models.Trace:
     core, files = prepared.core, prepared.files
     with transaction.atomic():
         trace = _create_trace(
@@ -192,30 +239,11 @@ def ingest_store(
             project=project,
             created_by=created_by,
             redacted=prepared.redacted,
+            trace_id=trace_id,
         )
-        if len(files) == 1:
-            models.SourceChunk.objects.create(
-                trace=trace,
-                seq=0,
-                raw_bytes=len(files[0][1]),
-                data=prepared.compressed[0],
-                line_count=core.lines_total,
-            )
-        else:
-            models.SourceChunk.objects.bulk_create(
-                models.SourceChunk(
-                    trace=trace,
-                    seq=seq,
-                    raw_bytes=len(data),
-                    data=packed,
-                    filename=filename[:300],
-                )
-                for seq, ((filename, data), packed) in enumerate(
-                    zip(files, prepared.compressed, strict=True)
-                )
-            )
+        models.SourceChunk.objects.bulk_create(chunks)
         _store_rows(trace, core)
-    return IngestResult(trace, core)
+    return trace
 
 
 def trace_ingest(
@@ -286,8 +314,10 @@ def _create_trace(
     project: models.Project | None = None,
     created_by: Any = None,
     redacted: dict[str, int] | None = None,
+    trace_id: uuid.UUID | None = None,
 ) -> models.Trace:
     trace = models.Trace.objects.create(
+        id=trace_id or uuid.uuid4(),
         project=project or models.Project.default(),
         created_by=created_by,
         redacted=redacted or {},
@@ -456,15 +486,16 @@ def run_set_ingest(
 
 
 def _keep_set_file(run_set: models.RunSet, filename: str, data: bytes, runs: int) -> None:
+    sha256 = hashlib.sha256(data).hexdigest()
+    if run_set.files.filter(sha256=sha256).exists():
+        return
+    # Named by the set and the bytes' digest: a racing upload of the same file writes the
+    # same object with the same bytes, and the unique constraint keeps one row.
+    key = originals.set_file_put(run_set.pk, sha256, data)
     models.RunSetFile.objects.get_or_create(
         run_set=run_set,
-        sha256=hashlib.sha256(data).hexdigest(),
-        defaults={
-            "filename": filename[:300],
-            "raw_bytes": len(data),
-            "data": archive.compress(data),
-            "runs": runs,
-        },
+        sha256=sha256,
+        defaults={"filename": filename[:300], "raw_bytes": len(data), "key": key, "runs": runs},
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import zipfile
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +27,12 @@ from traces.core.postmortem import build_postmortem
 from traces.forms import UploadForm, format_options
 from traces.listing import list_context
 from traces.offload import off_thread
+from traces.originals import OriginalMissing
 from traces.presenters import DiagramView, call_context, diagram_context, trace_context
 from traces.uploads import UploadRefused, parsed_form
 from traces.whatif_views import what_if_context
+
+log = logging.getLogger(__name__)
 
 
 @access(Access.READ)
@@ -255,12 +259,18 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
 @require_safe
 def download(request: HttpRequest, trace_id) -> HttpResponse:
     trace = selectors.trace_get(trace_id=trace_id)
-    files = selectors.trace_source_files(trace=trace)
+    try:
+        files = selectors.trace_source_files(trace=trace)
+        data = b"" if files else selectors.trace_source_bytes(trace=trace)
+    except OriginalMissing as exc:
+        log.error("trace %s: object %s is missing from storage", trace.pk, exc)
+        return HttpResponse(
+            "The original of this trace is missing from storage.", status=404,
+            content_type="text/plain; charset=utf-8",
+        )  # fmt: skip
     if files:
         return _download_files(trace, files, request.GET.get("file"))
-    response = HttpResponse(
-        selectors.trace_source_bytes(trace=trace), content_type="application/octet-stream"
-    )
+    response = HttpResponse(data, content_type="application/octet-stream")
     filename = _slug(trace.source_filename) if trace.source_filename else f"trace-{trace.pk}.jsonl"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -1,7 +1,8 @@
 """Shared mode keeps credentials out of storage and pages; deleting frees unused blobs.
 
-The planted-key test searches every table of the database (compressed originals and
-blobs unpacked) and every page, export and download of the trace.
+The planted-key test searches every table of the database (compressed blobs unpacked),
+every object in storage (the originals, unpacked) and every page, export and download of
+the trace.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
-from traces import models, services
+from traces import models, originals, services
 from traces.access import Principal
 from traces.core import archive, blobs
 from traces.core.redact import redact
@@ -60,6 +61,23 @@ def database_holds(needle: bytes) -> list[str]:
                         if needle in text:
                             found.append(f"{table}.{column}")
     return sorted(set(found))
+
+
+def storage_holds(needle: bytes, prefix: str = "originals") -> list[str]:
+    """Names of the objects in storage whose bytes (unpacked) hold `needle`."""
+    store = originals.storage()
+    try:
+        folders, files = store.listdir(prefix)
+    except FileNotFoundError:
+        return []
+    found = [
+        f"{prefix}/{name}"
+        for name in files
+        if any(needle in text for text in _readings(originals.get(f"{prefix}/{name}")))
+    ]
+    for folder in folders:
+        found += storage_holds(needle, f"{prefix}/{folder}")
+    return sorted(found)
 
 
 def _readings(value) -> list[bytes]:
@@ -110,6 +128,7 @@ def test_a_planted_key_is_nowhere_in_a_shared_mode_trace(shared, corpus):
     assert trace.calls_count >= 3
     assert trace.redacted["authorization"] >= 3 and trace.redacted["x-api-key"] >= 3
     assert database_holds(PLANTED.encode()) == []
+    assert storage_holds(PLANTED.encode()) == []
     assert pages_holding(client, trace, PLANTED) == []
     page = client.get(f"/traces/{trace.pk}/").content.decode()
     assert "The original was redacted at upload" in page and "x-api-key" in page
@@ -125,7 +144,8 @@ def test_a_project_keeping_originals_holds_the_key_in_its_original_only(shared, 
     )
     trace = models.Trace.objects.get(pk=response.json()["id"])
     assert trace.redacted == {}
-    assert database_holds(PLANTED.encode()) == ["traces_sourcechunk.data"]
+    assert database_holds(PLANTED.encode()) == []
+    assert storage_holds(PLANTED.encode()) == [originals.chunk_name(trace.pk, 0)]
     assert pages_holding(client, trace, PLANTED) == [f"/traces/{trace.pk}/download"]
 
 
@@ -153,7 +173,7 @@ def test_local_mode_keeps_originals_byte_identical(db):
     data = ndjson([orjson.dumps(line) for line in lines])
     trace = services.trace_ingest(data=data, name="local", filename="t.jsonl").trace
     assert trace.redacted == {}
-    assert archive.decompress(trace.chunks.get().data) == data
+    assert originals.chunk_bytes(trace.chunks.get()) == data
 
 
 def system_prompt_lines(system: str, question: str) -> bytes:

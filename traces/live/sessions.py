@@ -14,9 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from traces import models
+from traces import models, originals
 from traces.conf import inspector_settings, limits
-from traces.core import archive
 from traces.core.ingest import FormatChoice, TraceSession
 from traces.core.model import LineError
 from traces.core.records import Record, numbered_items
@@ -76,11 +75,12 @@ class LiveEntry:
             missed = trace.chunks.filter(
                 first_line__gt=self.lines_fed, first_line__lte=through
             ).order_by("first_line")
-            for chunk in missed.only("data", "first_line", "line_count"):
+            chunks = list(missed.only("key", "first_line", "line_count"))
+            for chunk, data in zip(chunks, originals.chunks_bytes(chunks), strict=True):
                 if chunk.first_line != self.lines_fed + 1:  # never expected: start over
                     self.reset()
                     return self.synced(trace, through=through, from_scratch=True)
-                lines = split_body(archive.decompress(chunk.data))
+                lines = split_body(data)
                 self.session.feed(parse_lines(lines, chunk.first_line))
                 self.lines_fed = chunk.first_line + chunk.line_count - 1
         return self.session

@@ -34,9 +34,8 @@ import orjson
 from django.db import transaction
 from django.utils import timezone
 
-from traces import models, services
+from traces import models, originals, services
 from traces.conf import inspector_settings, limits, price_table
-from traces.core import archive
 from traces.core.ingest import TraceSession, choose_format
 from traces.core.limits import InputRejected
 from traces.core.records import Record
@@ -250,11 +249,10 @@ def _append_locked(
         if values:
             choice = choose_format(values)  # InputRejected when no adapter claims them
             trace.format, trace.detection_reason = choice.name, choice.reason[:500]
-    models.SourceChunk.objects.create(
-        trace=trace,
+    originals.chunk_create(
+        trace,
         seq=total,  # unique and in order: the lines stored before this chunk
-        raw_bytes=len(data),
-        data=archive.compress(data),
+        data=data,
         first_line=total + 1,
         line_count=len(fresh),
     )
@@ -291,10 +289,9 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
     report = build_report(core, prices=price_table())
     events = store_changes(trace, session, before, core)
     events += finding_events(trace.report, report)
-    chunks = trace.chunks.order_by("seq").values_list("data", flat=True)
     digest = hashlib.sha256()
-    for stored in chunks:
-        digest.update(archive.decompress(stored))
+    for data in originals.chunks_bytes(originals.trace_chunks(trace)):
+        digest.update(data)
     trace.source_sha256 = digest.hexdigest()
     stored_lines = trace.lines_total
     trace.report = report
