@@ -488,21 +488,25 @@ def _insert_values(model: type, trace: models.Trace, rows: list[dict[str, Any]])
 
 
 def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[models.Call]:
-    """Insert new calls (and their blobs); a live trace adds them a batch at a time."""
+    """Insert new calls (and their blobs); a live trace adds them a batch at a time.
+
+    Written with plain SQL (`traces.rowwriter`); the unsaved rows returned carry the same
+    values, for the live page's row HTML (which needs no primary key)."""
     batch = BlobBatch()
-    rows = [call_row(trace, call, batch) for call in calls]
+    values = [call_values(call, batch) for call in calls]
     batch.save()
-    return models.Call.objects.bulk_create(rows, batch_size=500)
+    _insert_values(models.Call, trace, values)
+    return [models.Call(trace=trace, **row) for row in values]
 
 
 def store_tool_runs(trace: models.Trace, runs: Iterable[tuple[int, ToolRun]]) -> None:
     """Insert or replace tool runs by position (1-based): a live trace's runs change state
     (pending -> paired) as later lines arrive."""
     batch = BlobBatch()
-    rows = [tool_run_row(trace, position, run, batch) for position, run in runs]
+    values = [tool_run_values(position, run, batch) for position, run in runs]
     batch.save()
-    trace.tool_runs.filter(position__in=[row.position for row in rows]).delete()
-    models.ToolRun.objects.bulk_create(rows, batch_size=500)
+    trace.tool_runs.filter(position__in=[row["position"] for row in values]).delete()
+    _insert_values(models.ToolRun, trace, values)
 
 
 def store_line_errors(trace: models.Trace, errors: Iterable[CoreLineError]) -> None:
