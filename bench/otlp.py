@@ -37,6 +37,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
+from proxy import daphne_cpu  # noqa: E402  (bench/proxy.py)
 
 from tests.capture.scenario import ports  # noqa: E402
 from tests.live.servers import daphne, migrate, server_env  # noqa: E402
@@ -137,6 +138,7 @@ def main() -> int:
             provider.add_span_processor(processor)
             trace_ids = make_runs(provider, args.runs, args.calls)
             total_spans = args.runs * args.calls * 2 + args.runs
+            cpu_before = daphne_cpu(base)
             started = time.perf_counter()
             provider.force_flush(timeout_millis=300_000)
             exported = time.perf_counter() - started
@@ -150,6 +152,7 @@ def main() -> int:
                     reported_at = now
                     break
                 time.sleep(0.02)
+            cpu_after = daphne_cpu(base)
             print(f"daphne at {base} (SQLite, in-memory layer)")
             print(
                 f"{args.runs} runs x {args.calls * 2} spans (+1 root each) = {total_spans} spans; "
@@ -159,6 +162,12 @@ def main() -> int:
             viewable_s = viewable_at or float("nan")
             print(f"viewable (every run's {args.calls} calls stored): {viewable_s:.2f} s")
             print(f"reported (every run's report complete): {reported_at or float('nan'):.2f} s")
+            if cpu_before is not None and cpu_after is not None:
+                print(
+                    f"daphne CPU from the export's start to every report complete: "
+                    f"{cpu_after - cpu_before:.2f} s (the figure other processes on a shared "
+                    "machine do not change)"
+                )
     return 0
 
 

@@ -1,12 +1,16 @@
-"""Server time of the trace page and the post-mortem on a 2,000-call trace.
+"""Server time of every page of a long trace (2,000 calls; 10,000 with --calls 10000).
 
 The trace is a chat transcript (one JSON list of messages: the message-list format), so
 2,000 calls take megabytes, not the gigabytes a request log re-sending its transcript
 would. It goes through the real upload path, then the pages are fetched with Django's
-test client (no network), as a ratio to the rules page measured in the same run. Target
-(issue "See the loop"): the trace page under 1 s of server time.
+test client (no network), as a ratio to the rules page measured in the same run. Targets: the
+trace page under 1 s of server time (issue "See the loop"); at 10,000 calls, the ingest
+in at most 5 s and every page (trace page, last call, post-mortem, diagram.json, what-if
+JSON) under 1 s (issue 14). Server time is printed as wall time and as the process's CPU
+time: on a shared machine the CPU time is the figure that does not depend on the others.
 
     .venv/bin/python bench/page.py [--calls 2000] [--repeat 5]
+    .venv/bin/python bench/page.py --calls 10000 --repeat 3
 """
 
 from __future__ import annotations
@@ -57,13 +61,15 @@ def transcript(calls: int) -> bytes:
     return orjson.dumps({"messages": messages}) + b"\n"
 
 
-def median_time(fn, repeat: int) -> float:
-    samples = []
+def median_time(fn, repeat: int) -> tuple[float, float]:
+    """Median wall and median CPU seconds of `fn` over `repeat` runs."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         fn()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main() -> None:
@@ -85,34 +91,49 @@ def main() -> None:
         from traces import services
 
         data = transcript(args.calls)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         trace = services.trace_ingest(data=data, name="bench", filename="bench.json").trace
-        ingest_s = time.perf_counter() - started
+        ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
         client = Client(HTTP_HOST="127.0.0.1")
 
         def get(path: str) -> None:
             reply = client.get(path)
             assert reply.status_code == 200, reply.status_code
 
+        prefix = f"/traces/{trace.pk}/"
+        late = max(1, args.calls - 100)
+        pages = (
+            ("trace page (first window)", prefix),
+            (f"trace page (window at {late})", f"{prefix}?start={late}"),
+            ("post-mortem", f"{prefix}postmortem"),
+            (f"call {args.calls} inspector (last)", f"{prefix}calls/{args.calls}/"),
+            ("diagram.json", f"{prefix}diagram.json"),
+            ("what-if JSON", f"{prefix}what-if.json"),
+        )
+        get("/rules/")  # warm: templates compiled, tokenizer and caches loaded
         base = median_time(lambda: get("/rules/"), args.repeat)
-        page = median_time(lambda: get(f"/traces/{trace.pk}/"), args.repeat)
-        later = median_time(lambda: get(f"/traces/{trace.pk}/?start=1900"), args.repeat)
-        postmortem = median_time(lambda: get(f"/traces/{trace.pk}/postmortem"), args.repeat)
-        call = median_time(lambda: get(f"/traces/{trace.pk}/calls/{args.calls}/"), args.repeat)
-        size = len(client.get(f"/traces/{trace.pk}/").content)
+        timings = []
+        for label, path in pages:
+            get(path)
+            timings.append((label, median_time(lambda path=path: get(path), args.repeat)))
+        size = len(client.get(prefix).content)
     print(
         f"trace: {trace.calls_count} calls, {trace.tool_runs_count} tool runs, "
-        f"{len(data) / 1024:.0f} KiB file, ingested in {ingest_s:.2f} s"
+        f"{len(data) / 1024:.0f} KiB file, ingested in {ingest_s:.2f} s "
+        f"(CPU {ingest_cpu:.2f} s; target at 10,000 calls: 5 s)"
     )
-    print(f"baseline: rules page             {base * 1000:8.1f} ms")
-    for label, seconds in (
-        ("trace page (first window)", page),
-        ("trace page (window at 1900)", later),
-        ("post-mortem", postmortem),
-        (f"call {args.calls} inspector", call),
-    ):
-        print(f"{label:32s} {seconds * 1000:8.1f} ms  ({seconds / base:5.1f}x baseline)")
-    print(f"trace page size: {size / 1024:.0f} KiB (target: under 1 s of server time)")
+    print(f"{'page':36s} {'wall':>9s} {'CPU':>9s}")
+    print(f"{'baseline: rules page':36s} {base[0] * 1000:6.1f} ms {base[1] * 1000:6.1f} ms")
+    for label, (wall, cpu) in timings:
+        print(
+            f"{label:36s} {wall * 1000:6.1f} ms {cpu * 1000:6.1f} ms  "
+            f"({wall / base[0]:5.1f}x baseline wall, {cpu / max(base[1], 1e-6):5.1f}x CPU)"
+        )
+    slowest = max(cpu for _, (_, cpu) in timings)
+    print(
+        f"trace page size: {size / 1024:.0f} KiB; slowest page {slowest * 1000:.0f} ms CPU "
+        "(target: every page under 1 s of server time)"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,11 @@ one run, alternating direct and proxied requests so both see the same machine:
 - streamed calls: time to the first SSE byte, direct vs proxied, and what the proxy adds;
 - 100 concurrent streams through the proxy: all complete, none corrupted (byte-compared);
 - proxied call -> live viewer: from the client's last byte to a websocket viewer of the
-  session's trace receiving that call.
+  session's trace receiving that call;
+- the floor, to judge the figures by: a bare ASGI app under daphne (bench/floor_asgi.py)
+  and a 404 through Django's whole middleware stack, against the fake upstream; and the
+  daphne process's CPU time per request (proxied unrecorded and recorded), read from
+  /proc, which the other processes on a shared machine do not change.
 
     .venv/bin/python bench/proxy.py [--calls 200] [--streams 100]
 
@@ -21,11 +25,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import socket
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -36,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from tests.capture.fake_upstream import FakeUpstream  # noqa: E402
 from tests.capture.scenario import SECRET, Script, ports  # noqa: E402
 from tests.conftest import CORPUS  # noqa: E402
-from tests.live.servers import daphne, migrate, server_env  # noqa: E402
+from tests.live.servers import daphne, free_port, migrate, server_env  # noqa: E402
 from tests.live.wsclient import connect  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "What is the weather like in New York?"}]
@@ -109,6 +118,102 @@ async def concurrent_streams(base: str, count: int, expected: bytes) -> tuple[in
     proxy_error = [r for r in results if isinstance(r, bytes) and b"Loop Inspector proxy" in r]
     corrupted = len(results) - len(completed) - len(proxy_error)
     return len(completed), corrupted, seconds
+
+
+def daphne_cpu(base: str) -> float | None:
+    """CPU seconds used so far by the daphne listening at `base` (None off Linux)."""
+    port = base.rsplit(":", 1)[1]
+    try:
+        listing = subprocess.run(
+            ["ss", "-ltnpH", f"sport = :{port}"], capture_output=True, text=True, check=False
+        ).stdout
+        pid = int(listing.split("pid=")[1].split(",")[0])
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, ValueError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def daphne_app(env: dict[str, str], log_path: Path, app: str) -> Iterator[str]:
+    """daphne serving another ASGI app (the floor's bare one) on a free port."""
+    port = ports() or free_port()
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def latencies(client: httpx.Client, method: str, url: str, calls: int, content=None) -> list:
+    for _ in range(5):
+        client.request(method, url, content=content, headers=HEADERS)
+    found = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        client.request(method, url, content=content, headers=HEADERS)
+        found.append((time.perf_counter() - started) * 1000)
+    return found
+
+
+def floor(base: str, upstream: str, folder: Path, calls: int) -> None:
+    """What any request costs here, to judge the proxy's added latency by."""
+    env = server_env(DATABASE_URL=f"sqlite:///{folder / 'floor.sqlite3'}", REDIS_URL="")
+    with (
+        daphne_app(env, folder / "floor.log", "bench.floor_asgi:application") as tiny,
+        httpx.Client(timeout=60) as client,
+    ):
+        direct = latencies(client, "GET", f"{upstream}/v1/models", calls)
+        bare = latencies(client, "GET", f"{tiny}/", calls)
+        stack = latencies(client, "GET", f"{base}/proxy/nope/x", calls)
+        print(f"floor, {calls} GETs each; ms p50 / p95")
+        for label, found in (
+            ("fake upstream (direct)", direct),
+            ("bare ASGI app under daphne", bare),
+            ("404 through Django's whole stack", stack),
+        ):
+            print(f"  {label:34s} {statistics.median(found):6.2f} / {percentile(found, 0.95):6.2f}")
+        cases = (
+            ("404 through Django's whole stack", "GET", f"{base}/proxy/nope/x", None),
+            (
+                "proxied, not recorded (count_tokens)",
+                "POST",
+                f"{base}/proxy/anthropic/v1/messages/count_tokens",
+                body(False),
+            ),
+            (
+                "proxied and recorded (messages)",
+                "POST",
+                f"{base}/proxy/s/bench-cpu/anthropic/v1/messages",
+                body(False),
+            ),
+        )
+        for label, method, url, content in cases:
+            time.sleep(1.0)  # earlier recordings done
+            before = daphne_cpu(base)
+            latencies(client, method, url, calls, content)
+            time.sleep(1.0)  # this run's recordings done
+            after = daphne_cpu(base)
+            if before is None or after is None:
+                print("  daphne CPU per request: not measurable here (needs ss and /proc)")
+                return
+            per_request = (after - before) * 1000 / (calls + 5)
+            print(f"  daphne CPU per request, {label:36s} {per_request:6.2f} ms")
 
 
 def events_seq(database: Path, trace_id: str) -> int:
@@ -199,6 +304,8 @@ def main() -> int:
                 )
                 print(row("streamed: first SSE byte", first_d, first_p))
                 print(row("streamed: whole stream", total_d, total_p))
+            print()
+            floor(base, upstream.base, Path(folder), args.calls)
             print()
             expected = script.tool_use_stream.body
             done, corrupted, seconds = asyncio.run(concurrent_streams(base, args.streams, expected))

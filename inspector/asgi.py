@@ -2,10 +2,14 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+from inspector.middleware import InlineASGIHandler  # noqa: E402
+
+# Django's get_asgi_application(), with the middleware's hooks inline on the event loop.
+django_asgi_app = InlineASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
@@ -64,10 +65,25 @@ def cross_site_problem(request: HttpRequest) -> str | None:
 class CrossSiteGuard:
     """Middleware: 403 for unsafe requests a browser sends from another site."""
 
+    sync_capable = True
+    async_capable = True  # async views (proxy, OTLP) stay on the event loop
+
     def __init__(self, get_response) -> None:
         self.get_response = get_response
+        self._is_async = iscoroutinefunction(get_response)
+        if self._is_async:
+            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest):
+        if self._is_async:
+            return self._acall(request)
+        return self._refusal(request) or self.get_response(request)
+
+    async def _acall(self, request: HttpRequest):
+        return self._refusal(request) or await self.get_response(request)
+
+    @staticmethod
+    def _refusal(request: HttpRequest):
         if local_mode() and not is_loopback(request.META.get("REMOTE_ADDR")):
             # Bound to another address by mistake: no login, so nobody else gets in.
             response = JsonResponse({"error": LOCAL_ONLY}, status=403)
@@ -78,7 +94,7 @@ class CrossSiteGuard:
             response = JsonResponse({"error": f"Refused: {problem}."}, status=403)
             response["X-Access-Denied"] = "cross-site"
             return response
-        return self.get_response(request)
+        return None
 
 
 def websocket_origin_ok(headers: dict[bytes, bytes]) -> bool:

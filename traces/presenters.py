@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.db.models import Q
 from django.utils.safestring import SafeString, mark_safe
 
 from traces import models, selectors
@@ -34,6 +36,9 @@ class LoopView:
 
 
 SIDE_CALLS_SHOWN = 200
+RUNS_FILTERED_IN_SQL = 450
+"""Up to this many shown calls, their tool runs are selected by the database (two IN
+lists stay under SQLite's parameter limit); beyond, all runs are read and filtered."""
 
 
 def trace_context(
@@ -63,11 +68,15 @@ def trace_context(
         shown = rows.exclude(loop__in=side_loops)
     calls = list(shown) + list(rows.filter(loop__in=side_loops)[:SIDE_CALLS_SHOWN])
     shown_indexes = {call.index for call in calls}
-    runs = [
-        run
-        for run in trace.tool_runs.all()
-        if run.call in shown_indexes or run.result_call in shown_indexes
-    ]
+    if len(shown_indexes) <= RUNS_FILTERED_IN_SQL:  # a window: read only its runs
+        wanted = sorted(shown_indexes)
+        runs = list(trace.tool_runs.filter(Q(call__in=wanted) | Q(result_call__in=wanted)))
+    else:
+        runs = [
+            run
+            for run in trace.tool_runs.all()
+            if run.call in shown_indexes or run.result_call in shown_indexes
+        ]
     report: StoredReport = trace.report
     _annotate_runs(runs, report)
     names_by_call: dict[int, list[str]] = defaultdict(list)
@@ -281,10 +290,11 @@ def accounting_context(report: StoredReport) -> dict[str, Any]:
         for key in BUCKET_LABELS
     ]
     runs = report.get("tool_runs", [])
-    heaviest = sorted(
+    heaviest = heapq.nsmallest(  # = sorted(...)[:10], without sorting every run
+        10,
         (r for r in runs if r.get("resend_tokens")),
         key=lambda r: (-r["resend_tokens"], r["id"]),
-    )[:10]
+    )
     by_tool: dict[str, dict[str, int]] = {}
     for run in runs:
         entry = by_tool.setdefault(run.get("name") or "?", {"runs": 0, "resend_tokens": 0})

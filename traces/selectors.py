@@ -160,8 +160,8 @@ def trace_source_files(*, trace: models.Trace) -> list[tuple[str, bytes]]:
 
 def blob_values(digests: list[str]) -> dict[str, Any]:
     wanted = [d for d in set(digests) if d]
-    found = models.Blob.objects.filter(digest__in=wanted)
-    return {blob.digest: blobs.decode(blob.data) for blob in found}
+    found = models.Blob.objects.filter(digest__in=wanted).values_list("digest", "data")
+    return {digest: blobs.decode(data) for digest, data in found}  # no model instances
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,8 @@ def message_digests(
         current = base if prefix > 0 else None
     digests: list[str] = []
     for prefix, appended in reversed(chain):
-        digests = digests[:prefix] + list(appended)
+        del digests[prefix:]  # in place: copying the prefix at every step was quadratic
+        digests.extend(appended)
     return digests
 
 

@@ -30,6 +30,7 @@ from traces.core.runs import split_runs
 from traces.core.runstats import rule_counts, summary_columns
 from traces.core.stored_message import message_json
 from traces.core.summary import outcome_of
+from traces.rowwriter import insert_rows
 
 __all__ = [
     "BlobBatch",
@@ -500,34 +501,47 @@ def _keep_set_file(run_set: models.RunSet, filename: str, data: bytes, runs: int
 
 
 def _store_rows(trace: models.Trace, core: CoreTrace) -> None:
+    """A whole trace's calls, tool runs and line errors, written with plain SQL inserts
+    (`traces.rowwriter`): the ORM's per-object work was most of a long trace's ingest."""
     batch = BlobBatch()
-    call_rows = [call_row(trace, call, batch) for call in core.calls]
+    call_rows = [call_values(call, batch) for call in core.calls]
     run_rows = [
-        tool_run_row(trace, position, run, batch)
+        tool_run_values(position, run, batch)
         for position, run in enumerate(core.tool_runs, start=1)
     ]
     batch.save()
-    models.Call.objects.bulk_create(call_rows, batch_size=500)
-    models.ToolRun.objects.bulk_create(run_rows, batch_size=500)
+    _insert_values(models.Call, trace, call_rows)
+    _insert_values(models.ToolRun, trace, run_rows)
     store_line_errors(trace, core.line_errors)
 
 
+def _insert_values(model: type, trace: models.Trace, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    columns = ["trace_id", *rows[0]]
+    insert_rows(model, columns, ([trace.pk, *row.values()] for row in rows))
+
+
 def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[models.Call]:
-    """Insert new calls (and their blobs); a live trace adds them a batch at a time."""
+    """Insert new calls (and their blobs); a live trace adds them a batch at a time.
+
+    Written with plain SQL (`traces.rowwriter`); the unsaved rows returned carry the same
+    values, for the live page's row HTML (which needs no primary key)."""
     batch = BlobBatch()
-    rows = [call_row(trace, call, batch) for call in calls]
+    values = [call_values(call, batch) for call in calls]
     batch.save()
-    return models.Call.objects.bulk_create(rows, batch_size=500)
+    _insert_values(models.Call, trace, values)
+    return [models.Call(trace=trace, **row) for row in values]
 
 
 def store_tool_runs(trace: models.Trace, runs: Iterable[tuple[int, ToolRun]]) -> None:
     """Insert or replace tool runs by position (1-based): a live trace's runs change state
     (pending -> paired) as later lines arrive."""
     batch = BlobBatch()
-    rows = [tool_run_row(trace, position, run, batch) for position, run in runs]
+    values = [tool_run_values(position, run, batch) for position, run in runs]
     batch.save()
-    trace.tool_runs.filter(position__in=[row.position for row in rows]).delete()
-    models.ToolRun.objects.bulk_create(rows, batch_size=500)
+    trace.tool_runs.filter(position__in=[row["position"] for row in values]).delete()
+    _insert_values(models.ToolRun, trace, values)
 
 
 def store_line_errors(trace: models.Trace, errors: Iterable[CoreLineError]) -> None:
@@ -538,59 +552,69 @@ def store_line_errors(trace: models.Trace, errors: Iterable[CoreLineError]) -> N
 
 
 def call_row(trace: models.Trace, call: Call, batch: BlobBatch) -> models.Call:
+    return models.Call(trace=trace, **call_values(call, batch))
+
+
+def call_values(call: Call, batch: BlobBatch) -> dict[str, Any]:
+    """A Call row's column values (all but the trace), its blobs put in `batch`."""
     usage = call.usage
-    return models.Call(
-        trace=trace,
-        index=call.index,
-        loop=call.loop,
-        line=call.line,
-        model=(call.model or "")[:200],
-        stop_reason=(call.stop_reason or "")[:60],
-        status=call.status,
-        error=call.error or "",
-        http_status=call.http_status,
-        usage_reported=usage is not None,
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
-        cache_read_tokens=usage.cache_read_tokens if usage else 0,
-        cache_write_tokens=usage.cache_write_tokens if usage else 0,
-        started_at=call.started_at,
-        ended_at=call.ended_at,
-        base_call=call.base_call,
-        prefix_len=call.prefix_len,
-        extends_previous=call.extends_previous,
-        history_rewritten=call.history_rewritten,
-        request_recorded=call.request_recorded,
-        message_count=call.message_count,
-        system_digest=batch.put(call.system),
-        tools_digest=batch.put(list(call.tools)) if call.tools else "",
-        tools_count=len(call.tools),
-        appended_digests=[batch.put(m) for m in call.appended_raw],
-        response_digest=batch.put(call.response_raw),
-        appended_message_digests=[batch.put(message_json(m)) for m in call.appended],
-        response_message_digest=batch.put(message_json(call.response)) if call.response else "",
-        extra_digest=batch.put(dict(call.extra)) if call.extra else "",
-        tool_call_ids=list(call.tool_call_ids),
-    )
+    return {
+        "index": call.index,
+        "loop": call.loop,
+        "line": call.line,
+        "model": (call.model or "")[:200],
+        "stop_reason": (call.stop_reason or "")[:60],
+        "status": call.status,
+        "error": call.error or "",
+        "http_status": call.http_status,
+        "usage_reported": usage is not None,
+        "input_tokens": usage.input_tokens if usage else 0,
+        "output_tokens": usage.output_tokens if usage else 0,
+        "cache_read_tokens": usage.cache_read_tokens if usage else 0,
+        "cache_write_tokens": usage.cache_write_tokens if usage else 0,
+        "started_at": call.started_at,
+        "ended_at": call.ended_at,
+        "base_call": call.base_call,
+        "prefix_len": call.prefix_len,
+        "extends_previous": call.extends_previous,
+        "history_rewritten": call.history_rewritten,
+        "request_recorded": call.request_recorded,
+        "message_count": call.message_count,
+        "system_digest": batch.put(call.system),
+        "tools_digest": batch.put(list(call.tools)) if call.tools else "",
+        "tools_count": len(call.tools),
+        "appended_digests": [batch.put(m) for m in call.appended_raw],
+        "response_digest": batch.put(call.response_raw),
+        "appended_message_digests": [batch.put(message_json(m)) for m in call.appended],
+        "response_message_digest": (
+            batch.put(message_json(call.response)) if call.response else ""
+        ),
+        "extra_digest": batch.put(dict(call.extra)) if call.extra else "",
+        "tool_call_ids": list(call.tool_call_ids),
+    }
 
 
 def tool_run_row(
     trace: models.Trace, position: int, run: ToolRun, batch: BlobBatch
 ) -> models.ToolRun:
-    return models.ToolRun(
-        trace=trace,
-        position=position,
-        tool_call_id=run.id[:300],
-        name=(run.name or "")[:300],
-        loop=run.loop,
-        call=run.call,
-        result_call=run.result_call,
-        status=run.status,
-        is_error=run.is_error,
-        batch_size=run.batch_size,
-        input_digest=batch.put(run.input),
-        result_preview=run.result_text,
-    )
+    return models.ToolRun(trace=trace, **tool_run_values(position, run, batch))
+
+
+def tool_run_values(position: int, run: ToolRun, batch: BlobBatch) -> dict[str, Any]:
+    """A ToolRun row's column values (all but the trace), its input put in `batch`."""
+    return {
+        "position": position,
+        "tool_call_id": run.id[:300],
+        "name": (run.name or "")[:300],
+        "loop": run.loop,
+        "call": run.call,
+        "result_call": run.result_call,
+        "status": run.status,
+        "is_error": run.is_error,
+        "batch_size": run.batch_size,
+        "input_digest": batch.put(run.input),
+        "result_preview": run.result_text,
+    }
 
 
 def stored_mapping(report: dict | None) -> Mapping | None:

@@ -1,0 +1,78 @@
+"""Rows written with plain SQL (traces.rowwriter) read back exactly as the ORM would
+have stored them: NUL, non-ASCII text, JSON lists, nulls and booleans included."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from traces import models, services
+
+FIELDS_SKIPPED = {"id", "trace"}
+
+
+def transcript() -> bytes:
+    messages: list[dict] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Read the binary file, then the notes (café ☕)."},
+    ]
+    for n, result in enumerate(["ELF\x00\x01\x02 binary", "notes: naïve ✓", "ok"]):
+        call_id = f"call_{n}_é"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"Step {n}",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "a\\u0000b"}'},
+                    }
+                ],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+    messages.append({"role": "assistant", "content": "Done."})
+    return orjson.dumps({"messages": messages}) + b"\n"
+
+
+def model_values(row: models.Model) -> dict:
+    return {
+        field.attname: getattr(row, field.attname)
+        for field in row._meta.concrete_fields
+        if field.name not in FIELDS_SKIPPED
+    }
+
+
+@pytest.mark.django_db
+def test_plain_sql_rows_read_back_as_the_orm_would_store_them():
+    result = services.trace_ingest(data=transcript(), name="rows", filename="rows.json")
+    trace, core = result.trace, result.core
+    assert trace.calls_count == 4 and trace.tool_runs_count == 3
+
+    batch = services.BlobBatch()
+    expected_calls = [model_values(services.call_row(trace, c, batch)) for c in core.calls]
+    stored_calls = [model_values(row) for row in trace.calls.order_by("index")]
+    assert stored_calls == expected_calls
+
+    expected_runs = [
+        model_values(services.tool_run_row(trace, position, run, batch))
+        for position, run in enumerate(core.tool_runs, start=1)
+    ]
+    stored_runs = [model_values(row) for row in trace.tool_runs.order_by("position")]
+    assert stored_runs == expected_runs
+    assert "\x00" in stored_runs[0]["result_preview"]  # NUL kept (escaped on PostgreSQL)
+    assert stored_calls[0]["tool_call_ids"] == ["call_0_é"]
+
+
+@pytest.mark.django_db
+def test_live_rows_replace_tool_runs_by_position():
+    result = services.trace_ingest(data=transcript(), name="rows", filename="rows.json")
+    trace, core = result.trace, result.core
+    services.store_tool_runs(trace, [(1, core.tool_runs[0])])
+    assert trace.tool_runs.count() == 3
+    assert list(trace.tool_runs.order_by("position").values_list("position", flat=True)) == [
+        1,
+        2,
+        3,
+    ]
