@@ -86,6 +86,15 @@ def test_a_worker_process_ingests_a_large_upload_and_refreshes_live_reports(clie
         override_settings(
             INSPECTOR={"BACKGROUND_UPLOAD_BYTES": 4096, "LIVE_REPORT_INTERVAL": 0.3},
             INSPECTOR_DATA_DIR=tmp_path,
+            # The worker stores and reads originals where this process does: its
+            # INSPECTOR_DATA_DIR is this folder too.
+            STORAGES={
+                **settings.STORAGES,
+                "default": {
+                    "BACKEND": "django.core.files.storage.FileSystemStorage",
+                    "OPTIONS": {"location": str(tmp_path), "allow_overwrite": True},
+                },
+            },
         ),
         worker_process(tmp_path) as process,
     ):
