@@ -5,8 +5,10 @@ two daphnes and two `manage.py run_huey` workers sharing a throwaway PostgreSQL 
 (`load_bench`, dropped at the end) and Redis db 5 (flushed before and after). Then, for a
 fixed time, from this one process:
 
-- uploads: N clients each uploading a small agent log (NDJSON) again and again, then
-  opening the new trace's page;
+- uploads: N clients each uploading an agent log (NDJSON) again and again, then opening
+  the new trace's page; every 4th upload is over the background threshold (set to 200 kB
+  for this run by a settings module in the temporary folder), so it is answered 202 and
+  ingested by a worker while the client follows its job to the end;
 - live traces: T traces appending lines at R lines/s over the HTTP live API (the offset
   protocol: a batch lost with a web process is re-sent at the same offset to the other);
 - viewers: V websockets spread over the live traces and both web processes (a viewer
@@ -62,6 +64,11 @@ CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_EC2_METADATA_DISABLED": "true",
 }
+BACKGROUND_BYTES = 200_000
+"""Uploads over this size go to a worker (the default, 8 MB, would only load the disk)."""
+BACKGROUND_EVERY = 4
+JOB_SECONDS = 60
+"""How long a client follows a background job before it counts it as lost and re-uploads."""
 RETRIES = 6
 """Attempts per request across the web processes before it counts as an error."""
 
@@ -148,6 +155,8 @@ class Figures:
     errors: list[str] = field(default_factory=list)
     retried: int = 0
     uploads: int = 0
+    background: int = 0
+    jobs_lost: int = 0
     upload_ids: list[str] = field(default_factory=list)
     page_ms: list[float] = field(default_factory=list)
     live_ms: list[float] = field(default_factory=list)
@@ -206,17 +215,50 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
-async def uploader(web: Web, number: int, body: bytes, until: float, figures: Figures) -> None:
+async def follow_job(web: Web, number: int, job: dict, figures: Figures) -> str | None:
+    """The trace a background job made; None if it failed or never finished."""
+    deadline = time.monotonic() + JOB_SECONDS
+    while time.monotonic() < deadline:
+        reply = await web.request("GET", f"/api/jobs/{job['id']}", number)
+        if reply is None:
+            return None
+        if reply.status_code != 200:
+            figures.errors.append(f"job answered {reply.status_code}")
+            return None
+        job = reply.json()
+        if job["state"] == "done":
+            return job["trace"]
+        if job["state"] == "failed":
+            figures.errors.append(f"job failed: {job['error']}")
+            return None
+        await asyncio.sleep(0.5)
+    figures.jobs_lost += 1
+    return None
+
+
+async def uploader(
+    web: Web, number: int, bodies: tuple[bytes, bytes], until: float, figures: Figures
+) -> None:
+    done = 0
     while time.monotonic() < until:
-        path = f"/api/traces?format=loop-inspector&name=load-{number}-{figures.uploads}"
+        background = (done + number) % BACKGROUND_EVERY == 0
+        body = bodies[background]
+        path = f"/api/traces?format=loop-inspector&name=load-{number}-{done}"
         reply = await web.request("POST", path, number, body)
         if reply is None:
             continue
-        if reply.status_code != 201:
+        if reply.status_code == 202 and background:
+            trace_id = await follow_job(web, number, reply.json(), figures)
+            if trace_id is None:
+                continue  # lost or failed: upload it again (the client's retry)
+            figures.background += 1
+        elif reply.status_code == 201 and not background:
+            trace_id = reply.json()["id"]
+        else:
             figures.errors.append(f"upload answered {reply.status_code}: {reply.text[:200]}")
             continue
+        done += 1
         figures.uploads += 1
-        trace_id = reply.json()["id"]
         figures.upload_ids.append(trace_id)
         started = time.perf_counter()
         page = await web.request("GET", f"/traces/{trace_id}/", number)
@@ -315,6 +357,8 @@ async def page_baseline(web: Web, trace_id: str, repeat: int = 20) -> float:
 async def run_load(args, processes: Processes, bases: list[str], figures: Figures) -> dict:
     web = Web(bases, figures)
     upload_body = b"".join(line + b"\n" for line, _ in agent_log(200))
+    large_body = b"".join(line + b"\n" for line, _ in agent_log(600))
+    assert len(upload_body) < BACKGROUND_BYTES < len(large_body)
     first = await web.request(
         "POST", "/api/traces?format=loop-inspector&name=baseline", 0, upload_body
     )
@@ -356,7 +400,7 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
         for n, live in enumerate(lives)
     ]
     uploaders = [
-        asyncio.create_task(uploader(web, n, upload_body, until, figures))
+        asyncio.create_task(uploader(web, n, (upload_body, large_body), until, figures))
         for n in range(args.uploads)
     ]
     killed = []
@@ -428,6 +472,12 @@ def start_servers(processes: Processes, folder: Path, web_count: int = 2, worker
         INSPECTOR_S3_REGION="us-east-1",
         **CREDENTIALS,
     )
+    (folder / "load_bench_settings.py").write_text(
+        "from inspector.settings import *  # noqa: F403\n"
+        f"INSPECTOR = {{'BACKGROUND_UPLOAD_BYTES': {BACKGROUND_BYTES}}}\n"
+    )
+    env["DJANGO_SETTINGS_MODULE"] = "load_bench_settings"
+    env["PYTHONPATH"] = os.pathsep.join([str(folder), str(ROOT), env.get("PYTHONPATH", "")])
     migrate(env)
     bases = []
     for n, port in enumerate(web_ports, start=1):
@@ -463,6 +513,8 @@ def report(args, figures: Figures, extra: dict) -> None:
     lost = figures.lines_sent - figures.lines_stored
     rows = [
         ("uploads done", f"{figures.uploads} ({figures.uploads / args.seconds:.1f}/s)"),
+        ("", f"of which {figures.background} by a worker (202 and a job)"),
+        ("background jobs lost", f"{figures.jobs_lost} (re-uploaded by the client)"),
         ("errors", f"{len(figures.errors)} (target 0; requests retried: {figures.retried})"),
         *[("", error) for error in figures.errors[:10]],
         ("lines sent / stored", f"{figures.lines_sent} / {figures.lines_stored}"),
