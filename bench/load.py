@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -188,7 +189,7 @@ class Web:
     ) -> httpx.Response | None:
         """The answer, or None once every attempt failed (counted as an error)."""
         headers = {"Content-Type": "application/x-ndjson"} if body is not None else {}
-        last = ""
+        attempts: list[str] = []
         for attempt in range(RETRIES):
             base = self.base(preferred + attempt)
             try:
@@ -196,17 +197,17 @@ class Web:
                     method, base + path, content=body, headers=headers
                 )
             except httpx.TransportError as exc:
-                last = f"{type(exc).__name__} from {base}"
+                attempts.append(f"{type(exc).__name__} from {base}")
                 self.figures.retried += 1
                 await asyncio.sleep(0.2 * (attempt + 1))
                 continue
             if reply.status_code >= 500:
-                last = f"{reply.status_code} from {base}{path}"
+                attempts.append(f"{reply.status_code} from {base}")
                 self.figures.retried += 1
                 await asyncio.sleep(0.2 * (attempt + 1))
                 continue
             return reply
-        self.figures.errors.append(f"{method} {path}: {last}")
+        self.figures.errors.append(f"{method} {path}: {'; '.join(attempts)}")
         return None
 
 
@@ -557,20 +558,23 @@ def main() -> int:
     admin_database(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
     admin_database(f"CREATE DATABASE {DATABASE}")
     figures = Figures()
-    with tempfile.TemporaryDirectory(prefix="load-bench-") as name:
-        folder = Path(name)
-        processes = Processes(folder)
-        try:
-            bases, _ = start_servers(processes, folder)
-            print(f"web {', '.join(bases)}; logs in {folder} while running")
-            extra = asyncio.run(run_load(args, processes, bases, figures))
-        finally:
-            processes.stop_all()
-            with contextlib.suppress(Exception):
-                admin_database(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-            with contextlib.suppress(Exception):
-                flush_redis()
+    folder = Path(tempfile.mkdtemp(prefix="load-bench-"))
+    processes = Processes(folder)
+    try:
+        bases, _ = start_servers(processes, folder)
+        print(f"web {', '.join(bases)}; logs in {folder}")
+        extra = asyncio.run(run_load(args, processes, bases, figures))
+    finally:
+        processes.stop_all()
+        with contextlib.suppress(Exception):
+            admin_database(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        with contextlib.suppress(Exception):
+            flush_redis()
     report(args, figures, extra)
+    if figures.errors or figures.incomplete:
+        print(f"\nthe processes' logs are kept in {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
     return (
         0
         if not figures.errors
