@@ -167,6 +167,7 @@ class Figures:
     viewer_reconnects: int = 0
     calls_expected: int = 0
     calls_missing: int = 0
+    connections_peak: int = 0
 
 
 class Web:
@@ -346,6 +347,36 @@ async def viewer(
         attempt += 1
 
 
+async def watch_connections(figures: Figures, stop: asyncio.Event) -> None:
+    """The peak of PostgreSQL connections to the bench database, sampled every second."""
+    import psycopg
+
+    url = f"postgresql://postgres@{HOST}:5432/postgres"
+    query = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+
+    def sample() -> int:
+        with psycopg.connect(url, autocommit=True) as db:
+            return db.execute(query, (DATABASE,)).fetchone()[0]
+
+    while not stop.is_set():
+        with contextlib.suppress(Exception):  # the server may be full: try again next second
+            count = await asyncio.to_thread(sample)
+            figures.connections_peak = max(figures.connections_peak, count)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0)
+
+
+def server_errors(folder: Path) -> list[tuple[int, str]]:
+    """Exceptions the processes logged (their last traceback line), most frequent first."""
+    counts: dict[str, int] = {}
+    for log in folder.glob("*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            head = line.split(":", 1)[0]
+            if head.endswith(("Error", "Exception")) and " " not in head:
+                counts[line[:160]] = counts.get(line[:160], 0) + 1
+    return sorted(((n, text) for text, n in counts.items()), reverse=True)
+
+
 async def page_baseline(web: Web, trace_id: str, repeat: int = 20) -> float:
     timings = []
     for _ in range(repeat):
@@ -377,6 +408,8 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
         lives.append(LiveTrace(reply.json()["id"], agent_log(int(args.rate * args.seconds))))
     expected = [sum(1 for _, index in live.lines if index is not None) for live in lives]
 
+    stop_watching = asyncio.Event()
+    watcher = asyncio.create_task(watch_connections(figures, stop_watching))
     started = time.monotonic()
     until = started + args.seconds
     view_until = until + 60  # time to deliver the last calls, even after a retry
@@ -443,6 +476,8 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
         if reply is None or reply.status_code != 200:
             figures.incomplete.append(f"upload {trace_id}: {reply and reply.status_code}")
     await web.client.aclose()
+    stop_watching.set()
+    await watcher
     return {"baseline_p95": baseline_p95, "killed": killed, "drain": sending_done - until}
 
 
@@ -527,6 +562,7 @@ def report(args, figures: Figures, extra: dict) -> None:
         ("live latency", f"p50 {live[0]:.0f} ms, p95 {live[1]:.0f} ms (POST -> viewer)"),
         ("viewer deliveries", f"{len(figures.live_ms)}, missing {figures.calls_missing}"),
         ("viewer reconnects", str(figures.viewer_reconnects)),
+        ("PostgreSQL peak", f"{figures.connections_peak} connections to {DATABASE}"),
         ("killed mid-run", ", ".join(extra["killed"]) + " (SIGKILL)" if extra["killed"] else "-"),
         ("senders finished", f"{extra['drain']:+.1f} s after the load window"),
     ]
@@ -572,6 +608,8 @@ def main() -> int:
             flush_redis()
     report(args, figures, extra)
     if figures.errors or figures.incomplete:
+        for count, text in server_errors(folder)[:6]:
+            print(f"{count:>6} x logged: {text}")
         print(f"\nthe processes' logs are kept in {folder}")
     else:
         shutil.rmtree(folder, ignore_errors=True)
