@@ -312,13 +312,13 @@ async def sender(web: Web, number: int, live: LiveTrace, rate: int, figures: Fig
 
 
 async def viewer(
-    bases: list[str], number: int, live: LiveTrace, expected: int, until: float,
+    bases: list[str], number: int, live: LiveTrace, expected: int, deadline: list[float],
     seen: dict[int, float], figures: Figures,
 ) -> None:  # fmt: skip
     """Receives the trace's calls until it has them all (or time is up), reconnecting to the
-    other web process when its own dies."""
+    other web process when its own dies. `deadline[0]` moves: 30 s after the last line."""
     attempt = 0
-    while len(seen) < expected and time.monotonic() < until:
+    while len(seen) < expected and time.monotonic() < deadline[0]:
         base = bases[(number + attempt) % len(bases)]
         try:
             socket_ = await connect(f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/")
@@ -328,14 +328,14 @@ async def viewer(
             continue
         if attempt:
             figures.viewer_reconnects += 1
+        receiving: asyncio.Task | None = None  # never cancelled mid-frame while reading
         try:
-            while len(seen) < expected and time.monotonic() < until:
-                try:
-                    text = await asyncio.wait_for(
-                        socket_.recv(), max(0.1, until - time.monotonic())
-                    )
-                except TimeoutError:
-                    break
+            while len(seen) < expected and time.monotonic() < deadline[0]:
+                receiving = receiving or asyncio.ensure_future(socket_.recv())
+                done, _ = await asyncio.wait({receiving}, timeout=1.0)
+                if not done:
+                    continue
+                text, receiving = receiving.result(), None
                 if text is None:
                     break
                 arrived = time.perf_counter()
@@ -343,6 +343,8 @@ async def viewer(
                     if line.startswith(CALL_PREFIX):
                         seen.setdefault(json.loads(line)["data"]["index"], arrived)
         finally:
+            if receiving is not None:
+                receiving.cancel()
             await socket_.close()
         attempt += 1
 
@@ -412,7 +414,7 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
     watcher = asyncio.create_task(watch_connections(figures, stop_watching))
     started = time.monotonic()
     until = started + args.seconds
-    view_until = until + 60  # time to deliver the last calls, even after a retry
+    view_until = [until + 4 * args.seconds + 180]  # brought forward once the senders end
     seen: list[dict[int, float]] = [{} for _ in range(args.viewers)]
     viewers = [
         asyncio.create_task(
@@ -448,6 +450,7 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
     await asyncio.wait_for(asyncio.gather(*uploaders), args.seconds + 120)
     await asyncio.wait_for(asyncio.gather(*senders), 4 * args.seconds + 120)
     sending_done = time.monotonic()
+    view_until[0] = sending_done + 30  # time to deliver the last calls
 
     for n, live in enumerate(lives):
         figures.lines_sent += len(live.lines)
