@@ -87,7 +87,9 @@ class BlobBatch:
         trace cannot collect a blob this ingest is about to use (traces.deletion).
         """
         table = connection.ops.quote_name(models.Blob._meta.db_table)
-        rows = [(b.digest, b.size, b.data) for b in self.pending.values()]
+        # In digest order: two transactions saving shared blobs then lock them in the
+        # same order and cannot deadlock (seen under load with concurrent live appends).
+        rows = sorted((b.digest, b.size, b.data) for b in self.pending.values())
         with connection.cursor() as cursor:
             for start in range(0, len(rows), 2000):
                 cursor.executemany(
