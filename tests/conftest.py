@@ -57,8 +57,15 @@ def corpus_id(path: Path) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Browser tests are skipped, with the reason and the fix, when no Chromium exists
-    (tests/browser_setup.py could not install one): the rest of the suite still runs."""
+    """Browser tests run last, and are skipped, with the reason and the fix, when no
+    Chromium exists (tests/browser_setup.py could not install one): the rest of the suite
+    still runs.
+
+    Last, because Playwright's sync API keeps an event loop running in the main thread
+    until the session ends: a later test that calls `asyncio.run` or `async_to_sync`
+    there would be refused.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)  # stable
     reason = browser_missing()
     if reason is None:
         return

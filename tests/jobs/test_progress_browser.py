@@ -25,7 +25,7 @@ SHOTS = os.environ.get("LOOP_INSPECTOR_SHOTS", "")
 
 def test_a_large_upload_shows_its_progress_then_opens_the_trace(tmp_path):
     big = tmp_path / "big-loop.jsonl"
-    big.write_bytes(ndjson(agent_lines(400)))
+    big.write_bytes(ndjson(agent_lines(2000)))  # long enough to report progress on the way
     bad = tmp_path / "notes.jsonl"
     bad.write_bytes(b'{"hello": "world"}\n' * 30_000)
     env = server_env(
@@ -64,7 +64,7 @@ def upload(env, log_path, port, big, bad) -> None:
 
                     page.set_input_files("#upload-form input[type=file]", str(big))
                     state = page.locator("#upload-progress li.job span.muted")
-                    expect(state).to_contain_text("records parsed")
+                    expect(state).to_contain_text("records parsed", timeout=60_000)
                     seen = {state.inner_text()}
                     bar = page.locator("#upload-progress li.job progress")
                     if SHOTS:
