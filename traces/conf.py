@@ -36,6 +36,10 @@ DEFAULTS: dict[str, Any] = {
     # Uploads over this many bytes are streamed to INSPECTOR_DATA_DIR and ingested by a
     # background job (202 and a status URL); smaller ones are ingested in the request.
     "BACKGROUND_UPLOAD_BYTES": 8 * 1024 * 1024,
+    # Decoded reports kept per process (traces.reportcache): at most this many, and at
+    # most this many bytes of their stored JSON (decoded, a report takes a few times that).
+    "REPORT_CACHE_ENTRIES": 8,
+    "REPORT_CACHE_BYTES": 64 * 1024 * 1024,
 }
 
 
