@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .formats.base import Adapter
 from .formats.detect import SNIFF_RECORDS, detect
@@ -15,10 +15,12 @@ from .formats.registry import get_adapter
 from .gcpause import without_cycle_collection
 from .held import held_previews
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
-from .mapping import FORMAT_NAME, MappedAdapter, Mapping
 from .model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
 from .rebuild import TraceBuilder, Update
 from .records import Record, stream_source
+
+if TYPE_CHECKING:  # imported when a mapping is given (jmespath and the schema with it)
+    from .mapping import Mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +170,8 @@ def _reporting(
 
 def _analyze_mapped(sources: list[tuple[str, int, Iterable[Any]]], mapping: Mapping) -> Trace:
     """Files read with a mapping: one adapter for all of them, then what did not match."""
+    from .mapping import FORMAT_NAME, MappedAdapter
+
     adapter = MappedAdapter(mapping)
     choice = FormatChoice(FORMAT_NAME, f"read with your mapping file {mapping.name}")
     session = TraceSession(choice, adapter=adapter)
