@@ -39,6 +39,10 @@ DEFAULTS: dict[str, Any] = {
     # Decoded reports kept per process (traces.reportcache): at most this many, and at
     # most this many bytes of their stored JSON (decoded, a report takes a few times that).
     "REPORT_CACHE_ENTRIES": 8,
+    # Background jobs: a running job whose worker has not written its heartbeat for this
+    # long is queued again (its upload is still on disk), at most JOB_MAX_ATTEMPTS times.
+    "JOB_STALE_SECONDS": 120,
+    "JOB_MAX_ATTEMPTS": 3,
     "REPORT_CACHE_BYTES": 64 * 1024 * 1024,
 }
 

@@ -551,6 +551,11 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    """Written by the worker running the job every JOB_STALE_SECONDS / 4; a running job
+    whose heartbeat is older than JOB_STALE_SECONDS lost its worker (traces.jobs)."""
+    attempts = models.PositiveIntegerField(default=0)
+    """Times a worker has taken the job; after JOB_MAX_ATTEMPTS it fails instead."""
 
     class Meta:
         ordering = ["-created_at"]
