@@ -22,8 +22,8 @@ from traces.core.formats.http_traffic import TrafficReader
 from traces.core.http_body import aws_event_stream, decode_body
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
-from traces.core.records import read_source
 from traces.core.report import build_report
+from traces.core.sources import read_source
 
 CHAT = "https://api.openai.com/v1/chat/completions"
 QUESTION = {"role": "user", "content": "weather in Oslo?"}

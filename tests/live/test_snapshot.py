@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from tests.live.events import agent_lines, ndjson
 from traces.core.ingest import TraceSession, analyze_bytes, choose_format
-from traces.core.records import Record, read_source
+from traces.core.records import Record
+from traces.core.sources import read_source
 
 
 def session_over(lines: list[bytes]) -> TraceSession:

@@ -9,7 +9,7 @@ eval still running has only `_journal/start.json`. Members are deflated (method 
 since 2026, Zstandard-compressed (method 93), which Python's `zipfile` reads only from
 3.14 on, so this module reads the central directory and the members itself.
 
-`records.read_zip` makes each chosen member one record `{"zip_member": <name>, "value":
+`sources.read_zip` makes each chosen member one record `{"zip_member": <name>, "value":
 <parsed JSON>}`: the header first, then the samples in (id, epoch) order, so an adapter
 knows the log's version and status before it reads a sample. Summaries, reductions and
 the journal add nothing a trace needs and are not read.

@@ -17,9 +17,9 @@ from typing import Any
 
 import orjson
 
+from .decompress import GZIP_MAGIC
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 
-GZIP_MAGIC = b"\x1f\x8b"
 EVENT_STREAM_TYPE = "application/vnd.amazon.eventstream"
 
 

@@ -18,7 +18,8 @@ from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .mapping import FORMAT_NAME, MappedAdapter, Mapping
 from .model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
 from .rebuild import TraceBuilder, Update
-from .records import Record, stream_source
+from .records import Record
+from .sources import stream_source
 
 
 @dataclass(frozen=True, slots=True)

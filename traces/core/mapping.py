@@ -20,6 +20,7 @@ import jmespath
 import orjson
 from jmespath.exceptions import JMESPathError
 
+from .cassettes import no_alias_loader
 from .coerce import parse_arguments, str_or_none
 from .coerce import text_of as _text_of
 from .dialects import anthropic
@@ -27,7 +28,7 @@ from .formats.base import Adapter, AdapterEvent
 from .formats.explain import describe_record
 from .limits import InputRejected
 from .model import Exchange, LineError, ToolTiming, Usage
-from .records import Record, _no_alias_loader
+from .records import Record
 from .timeparse import to_epoch_seconds
 from .transcript import TranscriptView
 
@@ -115,7 +116,7 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         if text.lstrip().startswith("{"):
             spec = orjson.loads(data)
         else:  # YAML without aliases, so a "billion laughs" file cannot expand
-            spec = yaml.load(text, Loader=_no_alias_loader())  # a SafeLoader subclass
+            spec = yaml.load(text, Loader=no_alias_loader())  # a SafeLoader subclass
     except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
         raise MappingError(
             f"The mapping file {filename} is not readable JSON or YAML: {exc}"

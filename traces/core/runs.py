@@ -36,8 +36,8 @@ from .containers import (
     central_directory,
     member_bytes,
 )
+from .decompress import decompress
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
-from .records import decompress
 
 ZIP_MAGIC = b"PK\x03\x04"
 FIXED_ZIP_TIME = (2000, 1, 1, 0, 0, 0)

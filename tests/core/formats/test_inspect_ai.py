@@ -18,8 +18,9 @@ from traces.core.formats.inspect_ai import version_tuple
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
 from traces.core.model import LineError, Trace
-from traces.core.records import Record, read_source, read_zip
+from traces.core.records import Record
 from traces.core.report import build_report
+from traces.core.sources import read_source, read_zip
 
 FOLDER = "inspect_ai_eval_log"
 BROWSER = "2025-05-12T20-27-36-04-00_browser.json"
