@@ -37,13 +37,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..coerce import str_or_none
+from ..coerce import str_or_none, text_of
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
-from ..model import Exchange, LineError, ToolTiming
+from ..model import LineError, ToolTiming
 from ..records import Record
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .claude_response import ClaudeResponse
 from .registry import register
 
 # Tuples, not sets: `in` then compares, so an odd value (a list) cannot raise.
@@ -110,22 +111,6 @@ def _unwrap(value: Any, lenient: bool = False) -> list[Any] | None:
 
 
 @dataclass(slots=True, eq=False)
-class _Response:
-    """One API response being assembled from its lines."""
-
-    message_id: str
-    line: int
-    request: Sequence[Any]
-    transcript_message: dict[str, Any]
-    head: dict[str, Any]
-    extra: dict[str, Any]
-    usage: Any = None
-    best_output: int = -2
-    stop_reason: str | None = None
-    model: str | None = None
-
-
-@dataclass(slots=True, eq=False)
 class _Thread:
     """The main conversation, or one subagent (keyed by its parent tool call)."""
 
@@ -133,7 +118,7 @@ class _Thread:
     parent_tool_id: str | None
     messages: list[Any] = field(default_factory=list)
     pending: list[Any] = field(default_factory=list)
-    response: _Response | None = None
+    response: ClaudeResponse | None = None
     notes: dict[str, Any] = field(default_factory=dict)
     hooks: list[dict[str, Any]] = field(default_factory=list)
     finished_subagents: list[_Thread] = field(default_factory=list)
@@ -246,7 +231,7 @@ class ClaudeAgentSdkAdapter(Adapter):
             self._threads[key] = thread
         return thread
 
-    def _user(self, line: int, thread: _Thread, message: dict[str, Any]):
+    def _user(self, line: int, thread: _Thread, message: dict[str, Any]) -> Iterator[AdapterEvent]:
         thread.pending.append(message)
         for block in cc.tool_results(message.get("content")):
             tool_id = block.get("tool_use_id")
@@ -254,7 +239,7 @@ class ClaudeAgentSdkAdapter(Adapter):
             if subagent is not None:
                 # The Task/Agent call answered: its subagent has given its last response,
                 # shown right after the response that asked for it (which may still stream).
-                owner = self._thread_of_tool(tool_id, fallback=False)
+                owner = self._thread_of_tool(tool_id)
                 if owner is None:
                     yield from self._emit(subagent)
                 else:
@@ -265,7 +250,7 @@ class ClaudeAgentSdkAdapter(Adapter):
                     tool_id,
                     self._tools.get(tool_id),
                     is_error=bool(block.get("is_error")),
-                    result_text=anthropic.text_of(block.get("content")),
+                    result_text=text_of(block.get("content")),
                 )
 
     def _assistant(
@@ -276,25 +261,18 @@ class ClaudeAgentSdkAdapter(Adapter):
         if response is None or message_id is None or response.message_id != message_id:
             yield from self._emit(thread)
             response = self._start(line, thread, message, message_id or f"line-{line}")
-        blocks: list[Any] = response.transcript_message["content"]
         new = cc.content_blocks(message.get("content"))
-        blocks.extend(new)
+        response.add(message, new)
         for block in new:
             if _is_tool_use(block):
                 self._tools[block["id"]] = str_or_none(block.get("name"))
-        usage = message.get("usage")
-        tokens = cc.output_tokens(usage)
-        if isinstance(usage, dict) and tokens >= response.best_output:
-            response.usage, response.best_output = usage, tokens
-        if isinstance(message.get("stop_reason"), str):
-            response.stop_reason = message["stop_reason"]
         response.model = str_or_none(message.get("model")) or response.model
         if isinstance(value.get("error"), str):
             response.extra["error_kind"] = value["error"]
 
     def _start(
         self, line: int, thread: _Thread, message: dict[str, Any], message_id: str
-    ) -> _Response:
+    ) -> ClaudeResponse:
         if thread.pending:
             thread.messages.append(cc.merge_user_messages(thread.pending))
             thread.pending = []
@@ -302,16 +280,9 @@ class ClaudeAgentSdkAdapter(Adapter):
         thread.notes = {}
         if thread.parent_tool_id:
             extra["parent_tool_use_id"] = thread.parent_tool_id
-        transcript_message: dict[str, Any] = {"role": "assistant", "content": []}
-        response = _Response(
-            message_id=message_id,
-            line=line,
-            request=TranscriptView(thread.messages, len(thread.messages)),
-            transcript_message=transcript_message,
-            head={k: v for k, v in message.items() if k not in ("content", "usage", "stop_reason")},
-            extra=extra,
-        )
-        thread.messages.append(transcript_message)
+        request = TranscriptView(thread.messages, len(thread.messages))
+        response = ClaudeResponse.first_line(line, message_id, request, message, extra)
+        thread.messages.append(response.transcript_message)
         thread.response = response
         return response
 
@@ -320,27 +291,13 @@ class ClaudeAgentSdkAdapter(Adapter):
         if response is None:
             return
         thread.response = None
-        blocks = response.transcript_message["content"]
-        extra = dict(response.extra)
-        stop_reason = response.stop_reason
-        if stop_reason is None:
-            stop_reason = cc.infer_stop_reason(blocks)
-            extra["stop_reason_inferred"] = True
+        notes: dict[str, Any] = {}
         if thread.hooks:
             # Hooks fire between a response's tool_use and its result: they concern it.
-            extra["hook_events"], thread.hooks = thread.hooks, []
-        raw = {**response.head, "content": blocks, "stop_reason": response.stop_reason}
-        raw["usage"] = response.usage
-        yield Exchange(
-            line=response.line,
-            messages=response.request,
-            normalize=self.normalize,
-            model=response.model,
-            response=anthropic.normalize_message(response.transcript_message),
-            response_raw=raw,
-            stop_reason=stop_reason,
-            usage=anthropic.usage_from(response.usage),
-            extra=extra,
+            notes["hook_events"], thread.hooks = thread.hooks, []
+        yield response.exchange(
+            self.normalize,
+            notes,
             loop_key=thread.key,
             loop_label=self._label(thread),
             parent_tool_id=thread.parent_tool_id,
@@ -447,7 +404,7 @@ class ClaudeAgentSdkAdapter(Adapter):
             "request_id": value.get("request_id"),
         }
         self._hooks_by_request[str(value.get("request_id"))] = event
-        thread = self._thread_of_tool(tool_id)
+        thread = self._thread_of_tool(tool_id) or self._thread({})
         thread.hooks.append(event)
 
     def _new_session(self) -> Iterator[AdapterEvent]:
@@ -461,14 +418,12 @@ class ClaudeAgentSdkAdapter(Adapter):
         self._threads = {}
         self._thread({}).pending.extend(carried)
 
-    def _thread_of_tool(self, tool_id: str | None, fallback: bool = True) -> _Thread | None:
-        """The thread whose open response asked for `tool_id` (else the main thread)."""
+    def _thread_of_tool(self, tool_id: str | None) -> _Thread | None:
+        """The thread whose open response asked for `tool_id`, if any."""
         for thread in self._threads.values():
-            if thread.response is not None and tool_id in self._ids_of(
-                thread.response.transcript_message["content"]
-            ):
+            if thread.response is not None and tool_id in self._ids_of(thread.response.blocks):
                 return thread
-        return self._thread({}) if fallback else None
+        return None
 
     def _control_response(self, value: dict[str, Any]) -> None:
         response = value["response"]

@@ -44,16 +44,17 @@ Every choice below was checked against the real sessions of SOURCES.md section 1
   the main session; uploaded with it, their request starts with that conversation.
 
 Several files uploaded together each get their own adapter (see `ingest.analyze_files`);
-what one file teaches the next (anchors, subagent links) lives in the trace's shared state.
+what one file teaches the next (anchors, subagent links) lives in the trace's shared state
+(`claude_code_threads`). Responses are assembled as the Agent SDK's are (`claude_response`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..coerce import text_of
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
 from ..model import Exchange, LineError, ToolTiming
@@ -61,87 +62,11 @@ from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .claude_code_threads import Response, Shared, Thread
+from .claude_code_threads import text_or_none as _text
 from .registry import register
 
 AGENT_FILE = re.compile(r"agent-([A-Za-z0-9_-]+)\.jsonl$")
-COMPACTION_AGENT_PREFIX = "acompact"
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Anchor:
-    """Where one conversation stood just after a line, enough to rebuild that prefix.
-
-    `messages` and `pending` are only ever appended to (a rewind or a compaction starts new
-    lists), so the slices taken here stay valid.
-    """
-
-    thread: _Thread
-    messages: list[Any]
-    count: int
-    pending: list[Any]
-    pending_count: int
-
-    def prefix(self) -> list[Any]:
-        head = self.messages[: self.count]
-        if self.pending_count:
-            head.append(cc.merge_user_messages(self.pending[: self.pending_count]))
-        return head
-
-
-@dataclass(slots=True, eq=False)
-class _Response:
-    """One API response being assembled from its lines."""
-
-    message_id: str
-    line: int
-    request: Sequence[Any]
-    started_at: float | None
-    transcript_message: dict[str, Any]
-    head: dict[str, Any]
-    extra: dict[str, Any]
-    ended_at: float | None = None
-    usage: Any = None
-    best_output: int = -2
-    stop_reason: str | None = None
-    model: str | None = None
-    followed: bool = False
-    interrupted: str | None = None
-    rejected: list[str] = field(default_factory=list)
-    interrupted_tools: list[str] = field(default_factory=list)
-    tool_results: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True, eq=False)
-class _Thread:
-    """One conversation (the session, or one subagent) and its transcript so far."""
-
-    key: str
-    session_id: str
-    agent_id: str | None
-    sidechain: bool
-    messages: list[Any] = field(default_factory=list)
-    pending: list[Any] = field(default_factory=list)
-    last_time: float | None = None
-    model: str | None = None
-    response: _Response | None = None
-    borrowed: list[Any] | None = None
-    borrowed_from: _Anchor | None = None
-    notes: dict[str, Any] = field(default_factory=dict)
-    first_prompt: str | None = None
-
-    @property
-    def compaction_agent(self) -> bool:
-        return bool(self.agent_id and self.agent_id.startswith(COMPACTION_AGENT_PREFIX))
-
-
-@dataclass(slots=True, eq=False)
-class _Shared:
-    """What the files of one upload teach each other (a session and its subagent files)."""
-
-    anchors: dict[str, _Anchor] = field(default_factory=dict)
-    agent_tools: dict[tuple[str, str], str] = field(default_factory=dict)
-    prompt_tools: dict[tuple[str, str], str] = field(default_factory=dict)
-    subagent_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @register
@@ -158,8 +83,8 @@ class ClaudeCodeAdapter(Adapter):
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
         # The files of one upload (a session and its subagents) teach each other.
-        self._shared = self.shared.setdefault(self.name, _Shared())
-        self._threads: dict[str, _Thread] = {}
+        self._shared: Shared = self.shared.setdefault(self.name, Shared())
+        self._threads: dict[str, Thread] = {}
         self._seen_uuids: set[str] = set()
         self._tool_started: dict[str, tuple[float | None, str | None]] = {}
         self._summaries: list[dict[str, Any]] = []
@@ -196,14 +121,14 @@ class ClaudeCodeAdapter(Adapter):
         elif kind == "system":
             yield from self._system_line(record.line, value)
         elif kind == "progress":
-            self._learn_from_progress(value)
-            self._pass_through(value)
+            self._shared.learn_from_progress(value, self._default_session)
+            self._shared.pass_through(value)
         elif kind == "summary":
             self._summaries.append(
                 {"summary": value.get("summary"), "leaf_uuid": value.get("leafUuid")}
             )
         else:
-            self._pass_through(value)
+            self._shared.pass_through(value)
 
     def close(self) -> Iterator[AdapterEvent]:
         open_threads = sorted(
@@ -247,7 +172,7 @@ class ClaudeCodeAdapter(Adapter):
         if failure is not None:
             yield from self._synthetic_failure(line, thread, value, failure)
         elif message.get("model") == "<synthetic>":
-            self._anchor(value, thread)  # Claude Code's own note, never sent to the model
+            self._shared.anchor(value, thread)  # Claude Code's own note, never sent to the model
         else:
             yield from self._assistant_line(line, thread, value, message)
 
@@ -264,7 +189,7 @@ class ClaudeCodeAdapter(Adapter):
                 "boundary_line": line,
                 "logical_parent_uuid": value.get("logicalParentUuid"),
             }
-            self._anchor(value, thread)
+            self._shared.anchor(value, thread)
         elif subtype == "api_error":
             thread = self._thread_for(value)
             yield from self._emit(thread)
@@ -275,12 +200,12 @@ class ClaudeCodeAdapter(Adapter):
                 if key in value
             }
             yield self._failed_call(line, thread, value, error, status, {"retry": retry})
-            self._anchor(value, thread)
+            self._shared.anchor(value, thread)
         else:
-            self._pass_through(value)
+            self._shared.pass_through(value)
 
     # -- conversations ------------------------------------------------------------------
-    def _thread_for(self, value: dict[str, Any]) -> _Thread:
+    def _thread_for(self, value: dict[str, Any]) -> Thread:
         """The conversation a line belongs to: the session, a subagent or a sidechain."""
         session = _text(value.get("sessionId")) or self._default_session
         sidechain = value.get("isSidechain") is True
@@ -288,7 +213,7 @@ class ClaudeCodeAdapter(Adapter):
         if agent:
             key = f"{session}:agent-{agent}"
         elif sidechain:
-            parent = self._parent_anchor(value)
+            parent = self._shared.parent_anchor(value)
             if parent and parent.thread.sidechain and parent.thread.session_id == session:
                 return parent.thread
             key = f"{session}:sidechain-{str(value.get('uuid') or '')[:8]}"
@@ -296,34 +221,16 @@ class ClaudeCodeAdapter(Adapter):
             key = session
         thread = self._threads.get(key)
         if thread is None:
-            thread = _Thread(key=key, session_id=session, agent_id=agent, sidechain=sidechain)
+            thread = Thread(key=key, session_id=session, agent_id=agent, sidechain=sidechain)
             self._threads[key] = thread
         return thread
 
-    def _anchor(self, value: dict[str, Any], thread: _Thread) -> None:
-        uuid = value.get("uuid")
-        if isinstance(uuid, str):
-            self._shared.anchors[uuid] = _Anchor(
-                thread, thread.messages, len(thread.messages), thread.pending, len(thread.pending)
-            )
-
-    def _parent_anchor(self, value: dict[str, Any]) -> _Anchor | None:
-        parent_uuid = value.get("parentUuid")
-        return self._shared.anchors.get(parent_uuid) if isinstance(parent_uuid, str) else None
-
-    def _pass_through(self, value: dict[str, Any]) -> None:
-        """A line that is not a message stands where its parent stood."""
-        uuid = value.get("uuid")
-        parent = self._parent_anchor(value)
-        if isinstance(uuid, str) and parent is not None:
-            self._shared.anchors[uuid] = parent
-
     def _follow_parent(
-        self, thread: _Thread, value: dict[str, Any], may_rewind: bool
+        self, thread: Thread, value: dict[str, Any], may_rewind: bool
     ) -> Iterator[AdapterEvent]:
         """Cut the transcript back when a line continues an earlier point of it (a rewind),
         or take a compaction agent's prefix from the conversation it summarises."""
-        anchor = self._parent_anchor(value)
+        anchor = self._shared.parent_anchor(value)
         if anchor is None:
             return
         if anchor.thread is thread:
@@ -337,14 +244,14 @@ class ClaudeCodeAdapter(Adapter):
             thread.borrowed = anchor.prefix()
             thread.borrowed_from = anchor
 
-    def _take_notes(self, thread: _Thread) -> dict[str, Any]:
+    def _take_notes(self, thread: Thread) -> dict[str, Any]:
         """What happened since the last call (compaction, rewind, summaries), for the next."""
         notes, thread.notes = thread.notes, {}
         if self._summaries:
             notes["summaries"], self._summaries = self._summaries, []
         return notes
 
-    def _request(self, thread: _Thread) -> Sequence[Any]:
+    def _request(self, thread: Thread) -> Sequence[Any]:
         """What a request sent now would carry; the message objects are shared."""
         if not thread.pending and not thread.borrowed:
             return TranscriptView(thread.messages, len(thread.messages))
@@ -357,7 +264,7 @@ class ClaudeCodeAdapter(Adapter):
 
     # -- user lines ---------------------------------------------------------------------
     def _user_line(
-        self, line: int, thread: _Thread, value: dict[str, Any], message: dict[str, Any]
+        self, line: int, thread: Thread, value: dict[str, Any], message: dict[str, Any]
     ) -> Iterator[AdapterEvent]:
         content = message.get("content")
         results = cc.tool_results(content)
@@ -366,12 +273,12 @@ class ClaudeCodeAdapter(Adapter):
         if thread.first_prompt is None and not results:
             thread.first_prompt = cc.first_text(content)
         moment = to_epoch_seconds(value.get("timestamp"))
-        self._learn_from_results(thread, value, results)
+        self._shared.learn_from_results(thread, value, results)
         self._note_user_action(thread, value, content, results)
         thread.pending.append(message)
         if moment is not None:
             thread.last_time = moment
-        self._anchor(value, thread)
+        self._shared.anchor(value, thread)
         for block in results:
             tool_id = block.get("tool_use_id")
             started = self._tool_started.pop(tool_id, None) if isinstance(tool_id, str) else None
@@ -383,11 +290,11 @@ class ClaudeCodeAdapter(Adapter):
                     started_at=started[0],
                     ended_at=moment,
                     is_error=bool(block.get("is_error")),
-                    result_text=anthropic.text_of(block.get("content")),
+                    result_text=text_of(block.get("content")),
                 )
 
     def _note_user_action(
-        self, thread: _Thread, value: dict[str, Any], content: Any, results: list[dict[str, Any]]
+        self, thread: Thread, value: dict[str, Any], content: Any, results: list[dict[str, Any]]
     ) -> None:
         """Mark the response the user answered: interrupted, tools rejected or stopped."""
         response = thread.response
@@ -419,7 +326,7 @@ class ClaudeCodeAdapter(Adapter):
 
     # -- assistant lines ----------------------------------------------------------------
     def _assistant_line(
-        self, line: int, thread: _Thread, value: dict[str, Any], message: dict[str, Any]
+        self, line: int, thread: Thread, value: dict[str, Any], message: dict[str, Any]
     ) -> Iterator[AdapterEvent]:
         message_id = _text(message.get("id")) or _text(value.get("uuid")) or f"line-{line}"
         response = thread.response
@@ -429,17 +336,17 @@ class ClaudeCodeAdapter(Adapter):
             response = self._start_response(line, thread, value, message, message_id)
         self._add_block_line(response, value, message)
         thread.model = response.model or thread.model
-        self._learn_from_calls(thread, message)
-        self._anchor(value, thread)
+        self._shared.learn_from_calls(thread, message)
+        self._shared.anchor(value, thread)
 
     def _start_response(
         self,
         line: int,
-        thread: _Thread,
+        thread: Thread,
         value: dict[str, Any],
         message: dict[str, Any],
         message_id: str,
-    ) -> _Response:
+    ) -> Response:
         if thread.pending:
             thread.messages.append(cc.merge_user_messages(thread.pending))
             thread.pending = []
@@ -449,37 +356,23 @@ class ClaudeCodeAdapter(Adapter):
         if isinstance(value.get("version"), str):
             extra["claude_code_version"] = value["version"]
         extra.update(self._take_notes(thread))
-        transcript_message: dict[str, Any] = {"role": "assistant", "content": []}
-        response = _Response(
-            message_id=message_id,
-            line=line,
-            request=self._request(thread),
-            started_at=thread.last_time,
-            transcript_message=transcript_message,
-            head={k: v for k, v in message.items() if k not in ("content", "usage", "stop_reason")},
-            extra=extra,
-        )
+        response = Response.first_line(line, message_id, self._request(thread), message, extra)
+        response.started_at = thread.last_time
         if response.started_at is None:
             response.started_at = to_epoch_seconds(value.get("timestamp"))
-        thread.messages.append(transcript_message)
+        thread.messages.append(response.transcript_message)
         thread.response = response
         return response
 
     def _add_block_line(
-        self, response: _Response, value: dict[str, Any], message: dict[str, Any]
+        self, response: Response, value: dict[str, Any], message: dict[str, Any]
     ) -> None:
         """Add one line's blocks, usage snapshot and stop reason to its response."""
-        blocks: list[Any] = response.transcript_message["content"]
+        blocks = response.blocks
         new = cc.content_blocks(message.get("content"))
         if len(new) > max(1, len(blocks)) and new[: len(blocks)] == blocks:
             new = new[len(blocks) :]  # a line that repeats the blocks so far, then adds more
-        blocks.extend(new)
-        usage = message.get("usage")
-        tokens = cc.output_tokens(usage)
-        if isinstance(usage, dict) and tokens >= response.best_output:
-            response.usage, response.best_output = usage, tokens
-        if isinstance(message.get("stop_reason"), str):
-            response.stop_reason = message["stop_reason"]
+        response.add(message, new)
         response.model = _text(message.get("model")) or response.model
         request_id = value.get("requestId")
         if isinstance(request_id, str):
@@ -494,54 +387,36 @@ class ClaudeCodeAdapter(Adapter):
                     self._tool_started[tool_id] = (moment, _text(block.get("name")))
 
     # -- calls --------------------------------------------------------------------------
-    def _emit(self, thread: _Thread) -> Iterator[AdapterEvent]:
+    def _emit(self, thread: Thread) -> Iterator[AdapterEvent]:
         response = thread.response
         if response is None:
             return
         thread.response = None
         yield self._exchange(thread, response)
 
-    def _exchange(self, thread: _Thread, response: _Response) -> Exchange:
-        blocks = response.transcript_message["content"]
-        extra = dict(response.extra)
-        stop_reason = response.stop_reason
-        if stop_reason is None:
-            stop_reason = cc.infer_stop_reason(blocks)
-            extra["stop_reason_inferred"] = True
+    def _exchange(self, thread: Thread, response: Response) -> Exchange:
+        notes: dict[str, Any] = {}
         if response.interrupted:
-            extra["interrupted"] = True
-            extra["interruption"] = response.interrupted
+            notes["interrupted"] = True
+            notes["interruption"] = response.interrupted
         if response.rejected:
-            extra["rejected_tool_use_ids"] = list(response.rejected)
+            notes["rejected_tool_use_ids"] = list(response.rejected)
         if response.interrupted_tools:
-            extra["interrupted_tool_use_ids"] = list(response.interrupted_tools)
+            notes["interrupted_tool_use_ids"] = list(response.interrupted_tools)
         if response.tool_results:
-            extra["tool_results"] = dict(response.tool_results)
-        raw = {
-            **response.head,
-            "content": blocks,
-            "stop_reason": response.stop_reason,
-            "usage": response.usage,
-        }
-        return Exchange(
-            line=response.line,
-            messages=response.request,
-            normalize=self.normalize,
-            model=response.model,
-            response=anthropic.normalize_message(response.transcript_message),
-            response_raw=raw,
-            stop_reason=stop_reason,
-            usage=anthropic.usage_from(response.usage),
+            notes["tool_results"] = dict(response.tool_results)
+        return response.exchange(
+            self.normalize,
+            notes,
             started_at=response.started_at,
             ended_at=response.ended_at,
-            extra=extra,
             loop_key=thread.key,
-            loop_label=self._label(thread),
-            parent_tool_id=self._parent_tool(thread),
+            loop_label=self._shared.label(thread),
+            parent_tool_id=self._shared.parent_tool(thread),
         )
 
     def _synthetic_failure(
-        self, line: int, thread: _Thread, value: dict[str, Any], error: str
+        self, line: int, thread: Thread, value: dict[str, Any], error: str
     ) -> Iterator[AdapterEvent]:
         """Claude Code gave up on a call and wrote an "API Error" message in its place."""
         yield from self._emit(thread)
@@ -552,12 +427,12 @@ class ClaudeCodeAdapter(Adapter):
         yield self._failed_call(
             line, thread, value, error, status if isinstance(status, int) else None, extra
         )
-        self._anchor(value, thread)
+        self._shared.anchor(value, thread)
 
     def _failed_call(
         self,
         line: int,
-        thread: _Thread,
+        thread: Thread,
         value: dict[str, Any],
         error: str,
         status: int | None,
@@ -579,70 +454,6 @@ class ClaudeCodeAdapter(Adapter):
             error=error,
             extra={"session_id": thread.session_id, **self._take_notes(thread), **extra},
             loop_key=thread.key,
-            loop_label=self._label(thread),
-            parent_tool_id=self._parent_tool(thread),
+            loop_label=self._shared.label(thread),
+            parent_tool_id=self._shared.parent_tool(thread),
         )
-
-    # -- subagent links -----------------------------------------------------------------
-    def _learn_from_calls(self, thread: _Thread, message: dict[str, Any]) -> None:
-        """Remember Task/Agent calls by prompt, to find the subagent they start."""
-        for block in cc.content_blocks(message.get("content")):
-            if not (isinstance(block, dict) and block.get("type") == "tool_use"):
-                continue
-            tool_input = block.get("input")
-            tool_id = block.get("id")
-            if block.get("name") not in cc.SUBAGENT_TOOLS or not isinstance(tool_id, str):
-                continue
-            if isinstance(tool_input, dict):
-                self._shared.subagent_inputs[tool_id] = tool_input
-                prompt = tool_input.get("prompt")
-                if isinstance(prompt, str):
-                    self._shared.prompt_tools[(thread.session_id, prompt)] = tool_id
-
-    def _learn_from_results(
-        self, thread: _Thread, value: dict[str, Any], results: list[dict[str, Any]]
-    ) -> None:
-        """A Task result names the agent it ran (`toolUseResult.agentId`)."""
-        outcome = value.get("toolUseResult")
-        if len(results) != 1 or not isinstance(outcome, dict):
-            return
-        agent = _text(outcome.get("agentId"))
-        tool_id = results[0].get("tool_use_id")
-        if agent and isinstance(tool_id, str):
-            self._shared.agent_tools[(thread.session_id, agent)] = tool_id
-
-    def _learn_from_progress(self, value: dict[str, Any]) -> None:
-        """`agent_progress` lines name the running agent and the Task call that runs it."""
-        data = value.get("data")
-        if not isinstance(data, dict) or data.get("type") != "agent_progress":
-            return
-        agent = _text(data.get("agentId"))
-        tool_id = value.get("parentToolUseID")
-        session = _text(value.get("sessionId")) or self._default_session
-        if agent and isinstance(tool_id, str):
-            self._shared.agent_tools.setdefault((session, agent), tool_id)
-
-    def _parent_tool(self, thread: _Thread) -> str | None:
-        if thread.agent_id:
-            linked = self._shared.agent_tools.get((thread.session_id, thread.agent_id))
-            if linked:
-                return linked
-        if (thread.agent_id or thread.sidechain) and thread.first_prompt:
-            return self._shared.prompt_tools.get((thread.session_id, thread.first_prompt))
-        return None
-
-    def _label(self, thread: _Thread) -> str:
-        if thread.agent_id and thread.compaction_agent:
-            return f"compaction agent {thread.agent_id}"
-        if thread.agent_id or thread.sidechain:
-            name = thread.agent_id or thread.key.rsplit(":", 1)[-1]
-            parent = self._parent_tool(thread)
-            spec = self._shared.subagent_inputs.get(parent or "", {})
-            kind = spec.get("subagent_type")
-            return f"subagent {name}" + (f" ({kind})" if isinstance(kind, str) else "")
-        return f"session {thread.session_id[:8]}"
-
-
-def _text(value: Any) -> str | None:
-    """A non-empty string, or None."""
-    return value if isinstance(value, str) and value else None
