@@ -14,7 +14,7 @@ import zstandard
 from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
 from traces.core.dialects.inspect_ai import inspect_usage
-from traces.core.formats.inspect_ai import version_tuple
+from traces.core.formats.inspect_sample import version_tuple
 from traces.core.ingest import analyze_bytes
 from traces.core.limits import InputRejected, Limits
 from traces.core.model import LineError, Trace
