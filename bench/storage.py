@@ -103,8 +103,8 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     from django.db import connection
 
     from traces import models, selectors, services
-    from traces.core import archive
-    from traces.core.ingest import analyze_bytes
+    from traces.core.analysis.ingest import analyze_bytes
+    from traces.core.reading import archive
 
     repeat = args.repeat
     print(f"file: {args.calls} calls, {len(data) / 2**20:.1f} MiB")

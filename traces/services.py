@@ -15,21 +15,21 @@ from django.db import connection, transaction
 from traces import models, originals, selectors
 from traces.access import local_mode
 from traces.conf import limits, price_table
-from traces.core import archive, blobs
+from traces.core.analysis.ingest import Progress, analyze_bytes, analyze_files
 from traces.core.gcpause import without_cycle_collection
-from traces.core.ingest import Progress, analyze_bytes, analyze_files
 from traces.core.labels import clean_labels
-from traces.core.limits import InputRejected
-from traces.core.mapping import Mapping, load_mapping
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
-from traces.core.redact import merge_fields, redact
-from traces.core.report import build_report
-from traces.core.runs import split_runs
-from traces.core.runstats import rule_counts, summary_columns
+from traces.core.outputs.report import build_report
+from traces.core.outputs.runstats import rule_counts, summary_columns
+from traces.core.outputs.summary import outcome_of
+from traces.core.reading import archive, blobs
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.mapping import Mapping, load_mapping
+from traces.core.reading.redact import merge_fields, redact
+from traces.core.reading.runs import split_runs
 from traces.core.stored_message import message_json
-from traces.core.summary import outcome_of
 from traces.rowwriter import insert_rows
 
 __all__ = [

@@ -20,10 +20,10 @@ from django.views.decorators.http import require_POST, require_safe
 from traces import selectors, services, team
 from traces.access import Access, access, ingest_project, principal
 from traces.conf import app_css, inspector_settings
-from traces.core.export_html import render_export
-from traces.core.export_md import render_markdown
 from traces.core.labels import clean_labels
-from traces.core.postmortem import build_postmortem
+from traces.core.outputs.export_html import render_export
+from traces.core.outputs.export_md import render_markdown
+from traces.core.outputs.postmortem import build_postmortem
 from traces.forms import UploadForm, format_options
 from traces.listing import list_context
 from traces.offload import off_thread

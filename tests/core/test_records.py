@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from tests.core.builders import log, pair, response, user
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected, Limits
-from traces.core.sources import read_source
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.limits import InputRejected, Limits
+from traces.core.reading.sources import read_source
 
 GOOD = pair([user("hi")], response([{"type": "text", "text": "hello"}], "end_turn"))
 
@@ -114,7 +114,7 @@ def test_the_zip_reader_does_not_reach_back_into_the_record_reader():
     import ast
     from pathlib import Path
 
-    import traces.core.containers as containers
+    import traces.core.reading.containers as containers
 
     tree = ast.parse(Path(containers.__file__).read_text(encoding="utf-8"))
     imported = {

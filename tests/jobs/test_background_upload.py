@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from tests.live.events import agent_lines, ndjson
 from traces import jobs, models, services
-from traces.core import ingest
+from traces.core.analysis import ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
