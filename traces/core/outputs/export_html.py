@@ -181,7 +181,7 @@ def _calls_table(calls: list[dict[str, Any]], pm: PostMortem, anchors: bool = Fa
             if call.get("status") == "error"
             else f'<span class="stop">{e(call.get("stop_reason") or "—")}</span>'
         )
-        flags = "".join(
+        findings = "".join(
             f'<span class="badge badge-{e(f["severity"])}" title="{e(f["message"])}">'
             f"{e(f['rule'])}</span> "
             for f in pm.findings_for_call.get(call["index"], [])
@@ -193,7 +193,7 @@ def _calls_table(calls: list[dict[str, Any]], pm: PostMortem, anchors: bool = Fa
             f'<td class="model">{e(call.get("model") or "—")}</td>'
             f'<td class="num">{approx}{count(total)}</td>'
             f'<td class="num">{count(call.get("output_tokens"))}</td>'
-            f'<td>{state}</td><td class="flags">{flags}</td></tr>'
+            f'<td>{state}</td><td class="flags">{findings}</td></tr>'
         )
     return (
         '<div class="table-wrap"><table class="data"><thead><tr><th class="num">Call</th>'

@@ -32,12 +32,12 @@ def block(text: str, info: str = "text") -> str:
 
 def _call_row(call: dict[str, Any], findings: list[dict[str, Any]]) -> str:
     total_in = sum((call.get("buckets") or {}).values())
-    flags = ", ".join(code(f["rule"]) for f in findings) or ""
+    rules = ", ".join(code(f["rule"]) for f in findings) or ""
     state = code(call["error"]) if call.get("status") == "error" else code(call.get("stop_reason"))
     estimate = "" if call.get("tokens_exact", True) else "≈"
     return (
         f"| {call['index']} | {code(call.get('model') or '?')} | {estimate}{count(total_in)} "
-        f"| {count(call.get('output_tokens'))} | {state} | {flags} |"
+        f"| {count(call.get('output_tokens'))} | {state} | {rules} |"
     )
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, get_args
 
+from ..report_types import Severity
 from .runstats import OUTCOME_FILTERS
 
 SORTS = {
@@ -24,7 +25,7 @@ SORTS = {
 }
 """Sort keys of the query string and the summary column each orders by."""
 DEFAULT_SORT = "-date"
-SEVERITIES = ("error", "warning", "info")
+SEVERITIES: tuple[str, ...] = get_args(Severity)
 OUTCOME_CHOICES = (
     ("finished", "Finished"),
     ("halted", "Halted on tool_use"),

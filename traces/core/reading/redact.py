@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-SECRET_FIELDS = (
+REDACTED_FIELDS = (
     "authorization",
     "proxy-authorization",
     "x-api-key",
@@ -28,14 +28,14 @@ SECRET_FIELDS = (
 REPLACEMENT = b"[redacted]"
 
 _FIELD = re.compile(
-    rb'"(' + b"|".join(re.escape(f.encode()) for f in SECRET_FIELDS) + rb')"(\s*:\s*)"'
+    rb'"(' + b"|".join(re.escape(f.encode()) for f in REDACTED_FIELDS) + rb')"(\s*:\s*)"'
     rb'(?:[^"\\\n]|\\.)*"',
     re.IGNORECASE,
 )
 """A JSON member whose name is a credential header: its string value goes."""
 
 _YAML_FIELD = re.compile(
-    rb"^(\s*-?\s*)(" + b"|".join(re.escape(f.encode()) for f in SECRET_FIELDS) + rb")"
+    rb"^(\s*-?\s*)(" + b"|".join(re.escape(f.encode()) for f in REDACTED_FIELDS) + rb")"
     rb"(:[ \t]*)(\S[^\n]*)$",
     re.IGNORECASE | re.MULTILINE,
 )

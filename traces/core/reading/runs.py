@@ -30,6 +30,7 @@ import orjson
 from .containers import (
     HEADER_MEMBERS,
     SAMPLE_MEMBER,
+    ZIP_MAGIC,
     Member,
     MemberError,
     _Budget,
@@ -39,7 +40,6 @@ from .containers import (
 from .decompress import decompress
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 
-ZIP_MAGIC = b"PK\x03\x04"
 FIXED_ZIP_TIME = (2000, 1, 1, 0, 0, 0)
 SKIPPED_MEMBERS = ("__MACOSX/", ".DS_Store")
 

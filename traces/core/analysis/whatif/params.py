@@ -21,7 +21,8 @@ DEFAULT_LIFETIME = "5m"
 DEFAULT_CLEAR_AFTER = 3
 """Keep a tool result for the 3 requests after it arrives, then replace it."""
 CAP_PREFIX = "cap:"
-MAX_TOKENS = 10_000_000
+MAX_PARAM_TOKENS = 10_000_000
+"""The largest token count a what-if parameter accepts (a larger one is read as this)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +136,7 @@ def _int(value: Any, *, low: int) -> int | None:
         number = int(str(value).strip().replace(",", "").replace("_", ""))
     except (TypeError, ValueError):
         return None
-    return max(low, min(MAX_TOKENS, number))
+    return max(low, min(MAX_PARAM_TOKENS, number))
 
 
 def _flag(values: Mapping[str, Any], key: str, default: bool) -> bool:

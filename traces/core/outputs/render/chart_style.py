@@ -13,7 +13,7 @@ from typing import Any, Literal
 Theme = Literal["light", "dark"]
 Figure = dict[str, Any]
 
-BUCKETS = (
+BUCKET_LABELS = (
     ("prefix", "prefix (system, tools, first message)"),
     ("replayed_output", "replayed output"),
     ("tool_results", "tool results"),

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...formatting import plotly_money
 from .chart_style import (
-    BUCKETS,
+    BUCKET_LABELS,
     COLOURS,
     COMPACTION_COLOUR,
     ESTIMATE_NOTE,
@@ -79,7 +79,7 @@ def transcript_growth_figure(
         note = ESTIMATE_NOTE if guess or not exact else ""
         customdata.append([total, note, escape(call.get("model") or "unknown model", 60)])
     data: list[dict[str, Any]] = []
-    for key, label in BUCKETS:
+    for key, label in BUCKET_LABELS:
         data.append(
             {
                 "type": "bar",

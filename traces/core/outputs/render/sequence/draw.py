@@ -8,6 +8,7 @@ from typing import Any
 
 from ....analysis.failed_generation import describe
 from ....formatting import duration, money
+from ..chart_style import FONT
 from ..links import Links
 from ..svg import Element, svg_root, truncate
 from .arrows import badge_shape, badges, draw_arrow
@@ -19,7 +20,6 @@ from .style import (
     BOTTOM_PAD,
     DASH,
     ERROR,
-    FONT,
     HEADER_HEIGHT,
     LEGEND_HEIGHT,
     MAX_STROKE,

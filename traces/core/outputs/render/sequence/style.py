@@ -15,7 +15,6 @@ ERROR = "var(--error, #c62828)"
 WARN = "var(--warn, #a15c00)"
 BORDER = "var(--border, #c9ccd6)"
 SEVERITY_COLOURS = {"error": ERROR, "warning": WARN, "info": ACCENT}
-FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
 MAX_TOOL_LANES = 6
 MIN_STROKE, MAX_STROKE = 1.5, 9.0
