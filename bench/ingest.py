@@ -138,10 +138,10 @@ def baseline(data: bytes) -> float:
 
 
 def ingest(data: bytes) -> tuple[float, object]:
-    from traces import services
+    from traces.ingest import trace_ingest
 
     started = time.perf_counter()
-    result = services.trace_ingest(data=data, name="bench", filename="bench.jsonl")
+    result = trace_ingest(data=data, name="bench", filename="bench.jsonl")
     return time.perf_counter() - started, result.trace
 
 

@@ -140,20 +140,21 @@ def _tool_bars(
     slots = 0
     for run in runs:
         duration = run.get("duration_s")
-        asked = by_index.get(run.get("call"))
+        call = run.get("call")
+        asked = by_index.get(call) if isinstance(call, int) else None
         started = run.get("started_at")
         if started is None and asked is not None:
             started = asked["started_at"] + asked["duration_s"]
         if duration is None or started is None:
             continue
-        slot = slot_in_batch.get(run.get("call"), 0)
-        slot_in_batch[run.get("call")] = slot + 1
+        slot = slot_in_batch.get(call, 0)
+        slot_in_batch[call] = slot + 1
         slots = max(slots, slot + 1)
         rows.append(_slot_name(slot))
         bases.append(round(started - origin, 3))
         lengths.append(round(duration, 3))
         customdata.append(
-            [escape(run.get("name") or "?", 60), escape(run.get("id") or "", 60), run.get("call")]
+            [escape(run.get("name") or "?", 60), escape(run.get("id") or "", 60), call]
         )
     if not rows:
         return None, 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from ...coerce import int_or_zero, str_or_none, text_of
+from ...coerce import dict_or_empty, int_or_none, int_or_zero, str_or_none, text_of
 from ...model import Block, Message, Usage
 from ..sse import iter_events
 from .base import Assembled, Reply
@@ -77,19 +77,15 @@ def usage_from(raw: Any) -> Usage | None:
     """Anthropic usage: `input_tokens` already excludes cache reads and writes."""
     if not isinstance(raw, dict):
         return None
-    detail = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
+    detail = dict_or_empty(raw.get("cache_creation"))
     return Usage(
         input_tokens=int_or_zero(raw.get("input_tokens")),
         output_tokens=int_or_zero(raw.get("output_tokens")),
         cache_read_tokens=int_or_zero(raw.get("cache_read_input_tokens")),
         cache_write_tokens=int_or_zero(raw.get("cache_creation_input_tokens")),
-        cache_write_5m_tokens=_int_or_none(detail.get("ephemeral_5m_input_tokens")),
-        cache_write_1h_tokens=_int_or_none(detail.get("ephemeral_1h_input_tokens")),
+        cache_write_5m_tokens=int_or_none(detail.get("ephemeral_5m_input_tokens")),
+        cache_write_1h_tokens=int_or_none(detail.get("ephemeral_1h_input_tokens")),
     )
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def assemble_stream(body: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -120,7 +116,7 @@ def assemble_stream(body: str) -> tuple[dict[str, Any] | None, str | None]:
         elif kind == "message_delta":
             if message is None:
                 message = {"type": "message", "role": "assistant", "content": [], "usage": {}}
-            delta = data.get("delta") if isinstance(data.get("delta"), dict) else {}
+            delta = dict_or_empty(data.get("delta"))
             for key in ("stop_reason", "stop_sequence"):
                 if key in delta:
                     message[key] = delta[key]
@@ -129,7 +125,7 @@ def assemble_stream(body: str) -> tuple[dict[str, Any] | None, str | None]:
         elif kind == "message_stop":
             stopped = True
         elif kind == "error":
-            detail = data.get("error") if isinstance(data.get("error"), dict) else {}
+            detail = dict_or_empty(data.get("error"))
             error = f"{detail.get('type', 'error')}: {detail.get('message', '')}".strip(": ")
     for index, pieces in partial_json.items():
         text = "".join(pieces)
@@ -177,6 +173,6 @@ def _apply_delta(
 def error_text(body: Any) -> str | None:
     """The message of an API error body `{"type": "error", "error": {...}}`."""
     if isinstance(body, dict) and body.get("type") == "error":
-        detail = body.get("error") if isinstance(body.get("error"), dict) else {}
+        detail = dict_or_empty(body.get("error"))
         return f"{detail.get('type', 'error')}: {detail.get('message', '')}".strip(": ")
     return None

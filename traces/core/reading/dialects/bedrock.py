@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ...coerce import non_negative, parse_arguments, str_or_none
+from ...coerce import dict_or_empty, non_negative, parse_arguments, str_or_none
 from ...model import Block, Message, Usage
 from .base import Assembled, Reply
 from .pydantic_ai import is_retry_prompt
@@ -68,9 +68,9 @@ def _block(block: Any) -> Block:
         reasoning = block["reasoningContent"]
         if reasoning.get("redactedContent") is not None:
             return Block("redacted_thinking", text="[redacted reasoning]", raw=block)
-        text = reasoning.get("reasoningText")
-        text = text.get("text") if isinstance(text, dict) else text
-        return Block("thinking", text=text if isinstance(text, str) else "", raw=block)
+        said = reasoning.get("reasoningText")
+        said = said.get("text") if isinstance(said, dict) else said
+        return Block("thinking", text=said if isinstance(said, str) else "", raw=block)
     for kind in ("image", "document", "video"):
         if isinstance(block.get(kind), dict):
             label = block[kind].get("format") or kind
@@ -226,7 +226,7 @@ def assemble_events(events: Sequence[Any]) -> tuple[dict[str, Any] | None, str |
         if kind == "messageStart":
             role = str(payload.get("role") or role)
         elif kind == "contentBlockStart":
-            start = payload.get("start") if isinstance(payload.get("start"), dict) else {}
+            start = dict_or_empty(payload.get("start"))
             use = start.get("toolUse")
             if isinstance(use, dict):
                 blocks[index] = {"toolUse": {**use, "input": {}}}

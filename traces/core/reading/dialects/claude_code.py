@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .anthropic import text_of
+from ...coerce import dict_or_empty, text_of
 
 INTERRUPTION_PREFIX = "[Request interrupted by user"
 INTERRUPTION_FOR_TOOL_USE = "[Request interrupted by user for tool use"
@@ -188,8 +188,8 @@ def api_error(value: dict[str, Any]) -> tuple[str, int | None]:
     if isinstance(error, dict):
         raw_status = error.get("status")
         status = raw_status if isinstance(raw_status, int) else None
-        inner = error.get("error") if isinstance(error.get("error"), dict) else {}
-        nested = inner.get("error") if isinstance(inner.get("error"), dict) else {}
+        inner = dict_or_empty(error.get("error"))
+        nested = dict_or_empty(inner.get("error"))
         detail = nested or inner
         kind = detail.get("type") or error.get("type") or ""
         message = detail.get("message") or error.get("message") or ""

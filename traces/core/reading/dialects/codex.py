@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...coerce import int_or_zero, parse_arguments, str_or_none
+from ...coerce import dict_or_empty, int_or_zero, parse_arguments, str_or_none
 from ...model import Block, Message, Usage
 
 MODEL_OUTPUT_ITEMS = frozenset(
@@ -66,7 +66,7 @@ def normalize_item(raw: Any) -> Message:
 
 def web_search_text(item: dict[str, Any]) -> str:
     """A readable line for a server-side web search (it has no call_id and no output)."""
-    action = item.get("action") if isinstance(item.get("action"), dict) else {}
+    action = dict_or_empty(item.get("action"))
     query = action.get("query") or action.get("url") or ""
     return f"web_search_call: {query}".strip(": ")
 

@@ -12,13 +12,13 @@ name and order within the turn, and tool runs say so (`pairing: "name-order"`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from ...coerce import non_negative, str_or_none
-from ...model import Block, Message, Usage
+from ...coerce import dict_or_empty, non_negative, str_or_none
+from ...model import Block, BlockKind, Message, Usage
 from ..sse import iter_events
 from .base import Assembled, Reply
 from .pydantic_ai import is_retry_prompt
@@ -29,6 +29,9 @@ STOP_REASONS = {
     "FINISH_REASON_UNSPECIFIED": None,
 }
 RESULT_KEYS = ("output", "result", "return_value", "content", "text")
+
+MakeId = Callable[[dict[str, Any], str | None], str | None]
+"""How a tool block gets its id: from the part (call or response) and the tool name."""
 
 
 def call_id(name: str | None, turn: int | None, ordinal: int) -> str:
@@ -91,7 +94,7 @@ def _response_name(part: Any) -> str | None:
     return None
 
 
-def _message(raw: Any, make_id) -> Message:
+def _message(raw: Any, make_id: MakeId) -> Message:
     if not isinstance(raw, dict):
         return Message("unknown", (Block("other", text=str(raw), raw=raw),))
     role = str(raw.get("role") or "user")
@@ -99,7 +102,7 @@ def _message(raw: Any, make_id) -> Message:
     return Message(role, tuple(_block(part, make_id) for part in _parts(raw)))
 
 
-def _block(part: Any, make_id) -> Block:
+def _block(part: Any, make_id: MakeId) -> Block:
     if not isinstance(part, dict):
         return Block("other", text=str(part), raw=part)
     if isinstance(part.get("functionCall"), dict):
@@ -121,13 +124,16 @@ def _block(part: Any, make_id) -> Block:
             raw=part,
         )
     if isinstance(part.get("text"), str):
-        kind = "thinking" if part.get("thought") is True else "text"
+        kind: BlockKind = "thinking" if part.get("thought") is True else "text"
         return Block(kind, text=part["text"], raw=part)
     if isinstance(part.get("inlineData"), dict) or isinstance(part.get("fileData"), dict):
-        data = part.get("inlineData") or part.get("fileData")
+        data = dict_or_empty(part.get("inlineData") or part.get("fileData"))
         mime = str(data.get("mimeType") or "")
-        kind = "image" if mime.startswith("image/") else "other"
-        return Block(kind, text=f"[{mime or 'file'}]", raw=_without_data(part))
+        return Block(
+            "image" if mime.startswith("image/") else "other",
+            text=f"[{mime or 'file'}]",
+            raw=_without_data(part),
+        )
     for key in ("executableCode", "codeExecutionResult"):
         if isinstance(part.get(key), dict):
             value = part[key]
@@ -149,11 +155,13 @@ def _without_data(part: dict[str, Any]) -> dict[str, Any]:
 def result_text(response: Any) -> str:
     """A `functionResponse.response` as text: its one output field, else its JSON."""
     if isinstance(response, dict):
-        if isinstance(response.get("error"), str):
-            return response["error"]
+        error = response.get("error")
+        if isinstance(error, str):
+            return error
         keys = [k for k in RESULT_KEYS if k in response]
-        if len(response) == 1 and keys and isinstance(response[keys[0]], str):
-            return response[keys[0]]
+        only = response[keys[0]] if len(response) == 1 and keys else None
+        if isinstance(only, str):
+            return only
     if isinstance(response, str):
         return response
     try:
@@ -170,8 +178,11 @@ def is_error_response(response: Any) -> bool:
 def system_of(body: dict[str, Any]) -> Any:
     instruction = body.get("systemInstruction", body.get("system_instruction"))
     if isinstance(instruction, dict):
-        texts = [p.get("text") for p in _parts(instruction) if isinstance(p, dict)]
-        texts = [t for t in texts if isinstance(t, str)]
+        texts = [
+            p["text"]
+            for p in _parts(instruction)
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        ]
         return "\n".join(texts) if texts else instruction
     return instruction
 
@@ -217,6 +228,7 @@ def read_response(body: dict[str, Any], messages: Sequence[Any]) -> Reply | None
         return None
     message = normalize_at(content, len(messages), messages)
     finish = finish_reason_of(body)
+    stop: str | None
     if message.tool_uses and finish in (None, "STOP"):
         stop = "tool_use"
     elif isinstance(finish, str):

@@ -111,17 +111,18 @@ def _raw_prompt_total(call: Any) -> int | None:
         return None
     usage = response.get("usage")
     if isinstance(usage, dict):
-        if isinstance(usage.get("prompt_tokens"), int):  # Chat Completions: includes cache
-            return usage["prompt_tokens"]
+        prompt = usage.get("prompt_tokens")
+        if isinstance(prompt, int):  # Chat Completions: includes cache
+            return prompt
         if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
             parts = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
             return sum(non_negative(usage.get(k)) for k in parts)  # Anthropic: parts are disjoint
-        if isinstance(usage.get("input_tokens"), int):  # Responses API: includes cache
-            return usage["input_tokens"]
+        prompt = usage.get("input_tokens")
+        if isinstance(prompt, int):  # Responses API: includes cache
+            return prompt
     metadata = response.get("usage_metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get("prompt_token_count"), int):
-        return metadata["prompt_token_count"]  # Gemini: includes cached content
-    return None
+    prompt = metadata.get("prompt_token_count") if isinstance(metadata, dict) else None
+    return prompt if isinstance(prompt, int) else None  # Gemini: includes cached content
 
 
 # -- messages ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ...coerce import parse_arguments, str_or_none
+from ...coerce import dict_or_empty, parse_arguments, str_or_none
 from ...model import Block, Message
 from . import anthropic, openai_chat, openai_responses, otel_genai
 
@@ -118,7 +118,7 @@ def langchain_to_chat(raw: dict[str, Any]) -> dict[str, Any]:
     """A LangChain message (`type` human/ai/tool, `additional_kwargs.tool_calls`) as Chat."""
     role = raw.get("role") or LANGCHAIN_ROLES.get(str(raw.get("type")), "unknown")
     chat: dict[str, Any] = {"role": role, "content": raw.get("content")}
-    extra = raw.get("additional_kwargs") if isinstance(raw.get("additional_kwargs"), dict) else {}
+    extra = dict_or_empty(raw.get("additional_kwargs"))
     calls = extra.get("tool_calls") or raw.get("tool_calls")
     if isinstance(calls, list) and calls:
         chat["tool_calls"] = [_langchain_call(call) for call in calls]

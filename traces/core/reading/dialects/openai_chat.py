@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ...coerce import non_negative, str_or_none
+from ...coerce import dict_or_empty, non_negative, str_or_none
 from ...coerce import parse_arguments as _parse_arguments
 from ...coerce import text_of as _text_of
 from ...model import Block, Message, Usage
@@ -150,7 +150,7 @@ def tool_use_block(call: Any) -> Block:
             input=custom.get("input"),
             raw=call,
         )
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = dict_or_empty(call.get("function"))
     return Block(
         "tool_use",
         tool_id=str_or_none(call.get("id")),
@@ -330,7 +330,8 @@ class _StreamState:
                 self._add_choice(choice)
 
     def _add_choice(self, choice: dict[str, Any]) -> None:
-        index = choice.get("index") if isinstance(choice.get("index"), int) else 0
+        given = choice.get("index")
+        index = given if isinstance(given, int) else 0
         state = self.choices.setdefault(
             index, {"role": None, "text": [], "reasoning": [], "refusal": [], "calls": {}}
         )
@@ -365,7 +366,8 @@ class _StreamState:
 
 
 def _add_call_delta(calls: dict[int, dict[str, Any]], call: dict[str, Any]) -> None:
-    index = call.get("index") if isinstance(call.get("index"), int) else len(calls)
+    given = call.get("index")
+    index = given if isinstance(given, int) else len(calls)
     entry = calls.setdefault(index, {"id": None, "type": "function", "name": None, "args": []})
     if isinstance(call.get("id"), str):
         entry["id"] = call["id"]

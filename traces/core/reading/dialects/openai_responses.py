@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...coerce import non_negative, str_or_none
+from ...coerce import list_or_empty, non_negative, str_or_none
 from ...model import Block, Message, Usage
 from ..sse import iter_events
 from .base import Assembled, Reply
@@ -128,7 +128,7 @@ def _call_block(item: dict[str, Any], kind: str) -> Block:
 
 def _reasoning_block(item: dict[str, Any]) -> Block:
     """Reasoning shows its summary (or full text) when present; otherwise it is hidden."""
-    pieces = []
+    pieces: list[str] = []
     for key in ("summary", "content"):
         parts = item.get(key)
         if isinstance(parts, list):
@@ -207,7 +207,7 @@ def stop_reason_of(body: Any) -> str | None:
         details = body.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
         return INCOMPLETE_REASONS.get(reason, reason) if isinstance(reason, str) else "incomplete"
-    output = body.get("output") if isinstance(body.get("output"), list) else []
+    output = list_or_empty(body.get("output"))
     if any(is_client_call(item) for item in output):
         return "tool_use"
     if status in ("failed", "cancelled", "queued", "in_progress"):
@@ -219,7 +219,7 @@ def read_response(body: Any, messages: Sequence[Any] = ()) -> Reply:
     """A response object (or a reassembled stream) as (Message, stop_reason, Usage)."""
     if not isinstance(body, dict):
         return Reply(Message("assistant", ()), None, None)
-    output = body.get("output") if isinstance(body.get("output"), list) else []
+    output = list_or_empty(body.get("output"))
     return Reply(output_message(output), stop_reason_of(body), usage_from(body.get("usage")))
 
 

@@ -302,7 +302,7 @@ def _tool_call_block(call: Any) -> Block:
         call = call["tool_call"]
     if not isinstance(call, dict):
         return Block("other", text="tool_call", raw=call)
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    function = call["function"] if isinstance(call.get("function"), dict) else call
     return Block(
         "tool_use",
         tool_id=tool_id(call.get("id")),

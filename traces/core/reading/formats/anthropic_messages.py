@@ -14,9 +14,10 @@ The records are read by `request_log` (the envelopes by `http_record`), the bodi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..dialects import anthropic
+from ..dialects.base import Dialect
 from .base import Detection
 from .http_record import other_keys
 from .registry import register
@@ -31,7 +32,7 @@ class AnthropicMessagesAdapter(RequestLogAdapter):
         "Written by claude-trace (`.claude-trace/log-*.jsonl`), by an HTTP logging proxy, "
         "or by your own code that logs each Messages API request and response as one line."
     )
-    dialect = anthropic
+    dialect: ClassVar[Dialect] = anthropic
     normalize = staticmethod(anthropic.normalize_message)
     mapped_request_keys = frozenset({"model", "messages", "system", "tools"})
     not_a_record = "not an Anthropic request/response pair (no 'request' or 'response')"
@@ -88,7 +89,7 @@ def _recognise(value: Any) -> str | None:
         url = str(request.get("url") or request.get("uri") or "")
         if "/v1/messages" in url:
             return f"request URL {url.split('?')[0]} is the Anthropic Messages endpoint"
-        body = request.get("body") if isinstance(request.get("body"), dict) else request
+        body = request["body"] if isinstance(request.get("body"), dict) else request
         if isinstance(body.get("messages"), list) and _anthropic_response(response):
             return "request has 'messages' and the response is an Anthropic message"
     if "status" in value and isinstance(value.get("body"), str):

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ...coerce import non_negative, str_or_none
+from ...coerce import dict_or_empty, non_negative, str_or_none
 from ...model import Block, Exchange, LineError, Message, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -109,7 +109,7 @@ class _Trajectory:
     ) -> None:
         self.line = line
         self.value = value
-        agent = value.get("agent") if isinstance(value.get("agent"), dict) else {}
+        agent = dict_or_empty(value.get("agent"))
         self.agent = agent
         self.session = str_or_none(value.get("session_id")) or f"line {line}"
         name = str_or_none(agent.get("name")) or "agent"
@@ -260,7 +260,7 @@ def usage_from(metrics: dict[str, Any] | None) -> Usage | None:
     """ATIF metrics: prompt_tokens includes cached_tokens (and recorded cache writes)."""
     if not metrics or not any(k in metrics for k in ("prompt_tokens", "completion_tokens")):
         return None
-    extra = metrics.get("extra") if isinstance(metrics.get("extra"), dict) else {}
+    extra = dict_or_empty(metrics.get("extra"))
     prompt = non_negative(metrics.get("prompt_tokens"))
     cached = min(non_negative(metrics.get("cached_tokens")), prompt)
     written = non_negative(
@@ -340,7 +340,7 @@ def content_blocks(content: Any) -> Iterator[Block]:
         elif isinstance(part, dict) and part.get("type") == "text":
             yield Block("text", text=str(part.get("text") or ""), raw=part)
         elif isinstance(part, dict) and part.get("type") == "image":
-            source = part.get("source") if isinstance(part.get("source"), dict) else {}
+            source = dict_or_empty(part.get("source"))
             where = source.get("path") or source.get("url") or ""
             yield Block("image", text=f"[image {where}]".replace(" ]", "]"), raw=part)
         else:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ..dialects import bedrock
+from ..dialects.base import Dialect
 from .base import Detection
 from .http_record import read_request, request_url
 from .registry import register
@@ -33,7 +34,7 @@ class BedrockConverseAdapter(RequestLogAdapter):
         "LangChain-AWS tests record it), or your own code that logs each Converse request "
         "and response as one JSON line."
     )
-    dialect = bedrock
+    dialect: ClassVar[Dialect] = bedrock
     normalize = staticmethod(bedrock.normalize_message)
     mapped_request_keys = frozenset({"messages", "system", "toolConfig"})
     not_a_record = "not a Bedrock Converse record (no 'request', 'response' or output.message)"

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...coerce import dict_or_empty
 from ...model import Exchange, LineError, Message, ToolTiming, Usage
 from ..dialects import codex
 from ..records import Record
@@ -125,7 +126,9 @@ class CodexRolloutAdapter(Adapter):
         yield from self._flush()
         yield from self._release(everything=True)
 
-    def _wrapped(self, line: int, value: dict[str, Any], time: float | None):
+    def _wrapped(
+        self, line: int, value: dict[str, Any], time: float | None
+    ) -> Iterator[AdapterEvent]:
         kind = value.get("type")
         payload = value["payload"]
         if not isinstance(kind, str):
@@ -148,7 +151,9 @@ class CodexRolloutAdapter(Adapter):
         else:
             yield from self._event(line, payload, time)
 
-    def _legacy(self, line: int, value: dict[str, Any], time: float | None):
+    def _legacy(
+        self, line: int, value: dict[str, Any], time: float | None
+    ) -> Iterator[AdapterEvent]:
         """Rollouts from before the {type, payload} wrapper: bare items and a meta line."""
         kind = value.get("type")
         if "record_type" in value:
@@ -179,7 +184,7 @@ class CodexRolloutAdapter(Adapter):
             self._turn_id = payload["turn_id"]
 
     # -- items ------------------------------------------------------------------------
-    def _item(self, line: int, item: dict[str, Any], time: float | None):
+    def _item(self, line: int, item: dict[str, Any], time: float | None) -> Iterator[AdapterEvent]:
         if item.get("type") in codex.IGNORED_ITEMS:
             return
         if codex.is_model_output(item):
@@ -221,7 +226,9 @@ class CodexRolloutAdapter(Adapter):
             self._add_input(self._typed_user)
             self._typed_user = None
 
-    def _compact(self, line: int, payload: dict[str, Any], source: str = "compacted line"):
+    def _compact(
+        self, line: int, payload: dict[str, Any], source: str = "compacted line"
+    ) -> Iterator[AdapterEvent]:
         """History was compacted: the next request starts from the replacement.
 
         Without a recorded `replacement_history` the new history is approximated the way
@@ -257,7 +264,9 @@ class CodexRolloutAdapter(Adapter):
                     yield ToolTiming(line, block.tool_id, result_text=block.text, is_error=flagged)
 
     # -- events -----------------------------------------------------------------------
-    def _event(self, line: int, payload: dict[str, Any], time: float | None):
+    def _event(
+        self, line: int, payload: dict[str, Any], time: float | None
+    ) -> Iterator[AdapterEvent]:
         kind = payload.get("type")
         if kind == "token_count":
             yield from self._token_count(payload, time)
@@ -277,7 +286,7 @@ class CodexRolloutAdapter(Adapter):
                 self._held_timings.append(timing)
                 yield from self._release()
 
-    def _token_count(self, payload: dict[str, Any], time: float | None):
+    def _token_count(self, payload: dict[str, Any], time: float | None) -> Iterator[AdapterEvent]:
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # rate limits only
@@ -302,7 +311,9 @@ class CodexRolloutAdapter(Adapter):
             return
         self._typed_user = _user_item(text, TYPED_USER_MARK)
 
-    def _failed_call(self, line: int, payload: dict[str, Any], time: float | None):
+    def _failed_call(
+        self, line: int, payload: dict[str, Any], time: float | None
+    ) -> Iterator[AdapterEvent]:
         """An `error` event: the model request failed, no response items follow."""
         yield from self._flush()
         self._commit_typed_user()
@@ -393,12 +404,12 @@ class CodexRolloutAdapter(Adapter):
         return f"Codex session {self._session_id}" if self._session_id else "Codex session"
 
 
-def _timing(line: int, kind: str, payload: dict[str, Any], time: float | None):
+def _timing(line: int, kind: str, payload: dict[str, Any], time: float | None) -> ToolTiming | None:
     """When a tool really ran, from an exec/patch/MCP begin or end event."""
     call_id = payload.get("call_id")
     if not isinstance(call_id, str) or not call_id:
         return None
-    invocation = payload.get("invocation") if isinstance(payload.get("invocation"), dict) else {}
+    invocation = dict_or_empty(payload.get("invocation"))
     name = invocation.get("tool") if isinstance(invocation.get("tool"), str) else None
     if kind in TIMING_BEGIN:
         return ToolTiming(line, call_id, name=name, started_at=time)
@@ -414,15 +425,17 @@ def _failed(payload: dict[str, Any]) -> bool | None:
     code = payload.get("exit_code")
     if isinstance(code, int) and not isinstance(code, bool):
         return code != 0
-    if isinstance(payload.get("success"), bool):
-        return not payload["success"]
+    success = payload.get("success")
+    if isinstance(success, bool):
+        return not success
     result = payload.get("result")
     if isinstance(result, dict):
         if "Err" in result:
             return True
         ok = result.get("Ok")
-        if isinstance(ok, dict) and isinstance(ok.get("isError"), bool):
-            return ok["isError"]
+        flagged = ok.get("isError") if isinstance(ok, dict) else None
+        if isinstance(flagged, bool):
+            return flagged
     return None
 
 

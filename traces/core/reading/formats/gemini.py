@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from ...coerce import dict_or_empty
 from ...model import Message
 from ..dialects import gemini
+from ..dialects.base import Dialect
 from .base import Detection
 from .http_record import read_request, request_url
 from .registry import register
@@ -36,7 +38,7 @@ class GeminiAdapter(RequestLogAdapter):
         "pydantic-ai, google-genai and LangChain test suites record it, or your own code "
         "that logs each request and response as one JSON line."
     )
-    dialect = gemini
+    dialect: ClassVar[Dialect] = gemini
     normalize = staticmethod(gemini.normalize_content)
     mapped_request_keys = frozenset(
         {"contents", "systemInstruction", "system_instruction", "tools"}
@@ -82,9 +84,9 @@ class GeminiAdapter(RequestLogAdapter):
         return gemini.tools_of(body)
 
     def model(self, call: RecordedCall) -> str | None:
-        reply = call.reply_body
-        if isinstance(reply.get("modelVersion"), str):
-            return reply["modelVersion"]
+        version = call.reply_body.get("modelVersion")
+        if isinstance(version, str):
+            return version
         match = ENDPOINT.search(call.sent.url)
         return match.group(1) if match else None
 
@@ -108,7 +110,7 @@ class GeminiAdapter(RequestLogAdapter):
         )
         if signatures:
             extra["thought_signatures"] = signatures
-        usage = reply.get("usageMetadata") if isinstance(reply.get("usageMetadata"), dict) else {}
+        usage = dict_or_empty(reply.get("usageMetadata"))
         if usage.get("thoughtsTokenCount"):
             extra["thoughts_tokens"] = usage["thoughtsTokenCount"]
         if call.outcome.streamed:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from ...coerce import str_or_none
+from ...coerce import dict_or_empty, str_or_none
 from ...model import HttpTraffic
 from ..credentials import mask_url
 from ..sse import iter_events
@@ -52,7 +52,7 @@ class TrafficReader:
         if not url:
             return None
         body = _json(request.get("body"))
-        response = value.get("response") if isinstance(value.get("response"), dict) else {}
+        response = dict_or_empty(value.get("response"))
         status = response.get("status_code", response.get("status"))
         status = status if isinstance(status, int) and not isinstance(status, bool) else None
         method = str_or_none(request.get("method"))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ...coerce import str_or_none
+from ...coerce import dict_or_empty, str_or_none
 from ...model import Exchange, LineError, Message, ToolTiming
 from ..dialects import inspect_ai as inspect
 from ..timeparse import to_epoch_seconds
@@ -49,12 +49,12 @@ class LogHeader:
             return
         self.task = str_or_none(spec.get("task")) or self.task
         self.model = str_or_none(spec.get("model")) or self.model
-        packages = _mapping(spec.get("packages"))
+        packages = dict_or_empty(spec.get("packages"))
         text = str_or_none(packages.get("inspect_ai"))
         if text:
             self.version_text = text
             self.inspect_version = version_tuple(text)
-        config = _mapping(spec.get("config"))
+        config = dict_or_empty(spec.get("config"))
         if isinstance(config.get("log_samples"), bool):
             self.has_samples_flag = config["log_samples"]
 
@@ -275,7 +275,7 @@ class SampleReader:
         if isinstance(messages, str):
             return LineError(self.line, f"{self.where}: a model event {messages}")
         conversation = self._conversation(context, messages)
-        output = _mapping(event.get("output"))
+        output = dict_or_empty(event.get("output"))
         choice = _first_choice(output)
         reply = choice.get("message") if isinstance(choice.get("message"), dict) else None
         response = self.normalize({**reply, "role": "assistant"}) if reply else None
@@ -434,8 +434,3 @@ def _error_text(error: Any) -> str | None:
     if isinstance(error, dict):
         return str(error.get("message") or error.get("type") or error)
     return str(error)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    """A JSON object field, or {} when it is absent or not an object."""
-    return value if isinstance(value, dict) else {}

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...coerce import str_or_none
+from ...coerce import dict_or_empty, str_or_none
 from ...model import Exchange, LineError, Message, ToolTiming, Usage
 from ..dialects import langfuse as lf
 from ..dialects import openai_chat, openai_responses, otel_genai
@@ -321,8 +321,9 @@ def _is_model_call(observation: dict[str, Any]) -> bool:
 
 
 def _tool_name(observation: dict[str, Any], chat_result: Any) -> str | None:
-    if isinstance(chat_result, dict) and isinstance(chat_result.get("name"), str):
-        return chat_result["name"]
+    said = chat_result.get("name") if isinstance(chat_result, dict) else None
+    if isinstance(said, str):
+        return said
     name = str_or_none(observation.get("name"))
     for prefix in TOOL_SPAN_PREFIXES:
         if name and name.startswith(prefix):
@@ -333,7 +334,7 @@ def _tool_name(observation: dict[str, Any], chat_result: Any) -> str | None:
 def _same_arguments(expected: Any, actual: Any) -> bool:
     if expected == actual:
         return True
-    empty = ({}, None, "", [])
+    empty: tuple[Any, ...] = ({}, None, "", [])
     return expected in empty and actual in empty
 
 
@@ -349,7 +350,7 @@ def _request_parts(request: Any) -> tuple[list[Any], Any, Any]:
     if not isinstance(request, dict):
         return [], None, ()
     if isinstance(request.get("contents"), list):  # Gemini / Google ADK
-        config = request.get("config") if isinstance(request.get("config"), dict) else {}
+        config = dict_or_empty(request.get("config"))
         system = config.get("system_instruction", config.get("systemInstruction"))
         return list(request["contents"]), system, _gemini_tools(config.get("tools"))
     if isinstance(request.get("messages"), list):

@@ -90,7 +90,7 @@ def _explain(error: ValidationError) -> str:
         return f"needs {names}"
     if error.absolute_path and error.absolute_path[-1] == "ts":
         return f"{error.instance!r} is not an ISO 8601 time or epoch seconds"[:MESSAGE_CHARS]
-    message = error.message
+    message: str = error.message
     if len(message) > MESSAGE_CHARS:
         message = message[: MESSAGE_CHARS - 1] + "…"
     return message
@@ -109,7 +109,7 @@ def _is_id(value: Any) -> bool:
 
 def _is_ts(value: Any) -> bool:
     if type(value) in (int, float):
-        return value > 0
+        return bool(value > 0)
     return type(value) is str and ISO_PREFIX.match(value) is not None
 
 
@@ -379,8 +379,9 @@ def _provider(
     """The provider named by the response, the request or the meta line; else the one
     the bodies show; else the previous call's (one log rarely mixes providers)."""
     for source in (response, request, meta):
-        if source.get("provider") in PROVIDER_ADAPTERS:
-            return source["provider"]
+        provider = source.get("provider")
+        if isinstance(provider, str) and provider in PROVIDER_ADAPTERS:
+            return provider
     return _guess_provider(request.get("body"), response.get("body")) or previous
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from ...coerce import str_or_none
+from ...coerce import str_or_none, text_of
 from ...model import Block, Exchange, LineError, Message, ToolTiming
 from ..dialects import anthropic
 from ..dialects import openai_chat as chat
@@ -90,7 +90,7 @@ def _tool_results(raw: dict[str, Any]) -> tuple[Block, ...]:
 
 
 def _result_block(raw: dict[str, Any], tool_id: Any) -> Block:
-    text = anthropic.text_of(raw.get("content"))
+    text = text_of(raw.get("content"))
     flag = raw.get("is_error")
     is_error = flag if isinstance(flag, bool) else bool(ERROR_RESULT.match(text))
     return Block(
@@ -186,7 +186,7 @@ class _Transcript:
                 continue
             role = message.get("role")
             if role in SYSTEM_ROLES:
-                self.system_texts.append(anthropic.text_of(message.get("content")))
+                self.system_texts.append(text_of(message.get("content")))
                 self.joined_system = None
             elif role == "assistant" and not message.get("is_demo"):
                 yield self._exchange(line, index, message)

@@ -16,9 +16,10 @@ are grouped by transcript prefix. The records are read by `request_log`, the bod
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from ..dialects import openai_chat as chat
+from ..dialects.base import Dialect
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from .base import AdapterEvent, Detection
@@ -36,7 +37,7 @@ class OpenAIChatAdapter(RequestLogAdapter):
         "or your own code that logs each Chat Completions request and response as one line "
         "(any OpenAI-compatible server: vLLM, Ollama, OpenRouter, LiteLLM…)."
     )
-    dialect = chat
+    dialect: ClassVar[Dialect] = chat
     normalize = staticmethod(chat.normalize_message)
     mapped_request_keys = frozenset({"model", "messages", "tools"})
     not_a_record = "not a Chat Completions record (no 'request', 'response' or completion object)"

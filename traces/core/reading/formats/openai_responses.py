@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
+from ...coerce import dict_or_empty, list_or_empty
 from ...model import Exchange
 from ..dialects import openai_responses as responses
+from ..dialects.base import Dialect
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from .base import AdapterEvent, Detection
@@ -60,7 +62,7 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
         "Written by an HTTP logging proxy, a VCR cassette of /v1/responses traffic, or your "
         "own code that logs each Responses API request and response as one line."
     )
-    dialect = responses
+    dialect: ClassVar[Dialect] = responses
     normalize = staticmethod(responses.normalize_item)
     mapped_request_keys = frozenset({"model", "input", "instructions", "tools"})
     not_a_record = "not a Responses API record (no 'request', 'response' or response object)"
@@ -144,7 +146,7 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
         for key in ("id", "status", "incomplete_details", "service_tier"):
             if reply.get(key) is not None:
                 extra[f"response_{key}"] = reply[key]
-        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        usage = dict_or_empty(reply.get("usage"))
         details = usage.get("output_tokens_details")
         if isinstance(details, dict) and details.get("reasoning_tokens"):
             extra["reasoning_tokens"] = details["reasoning_tokens"]
@@ -180,7 +182,7 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
         """Keep this call's turn so a later `previous_response_id` can continue it."""
         if outcome.error or not reply_body:
             return
-        output = reply_body.get("output") if isinstance(reply_body.get("output"), list) else []
+        output = list_or_empty(reply_body.get("output"))
         turn = _Turn(parent, (*own_items, *output))
         response_id = reply_body.get("id")
         if isinstance(response_id, str) and response_id:

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ...coerce import str_or_none
-from ...model import Exchange, LineError, ToolTiming
+from ...coerce import dict_or_empty, str_or_none
+from ...model import Exchange, LineError, ToolTiming, Usage
 from ..dialects import openai_chat
 from ..records import Record
 from ..timeparse import to_epoch_seconds
@@ -54,8 +54,9 @@ def _events_of(value: Any) -> list[Any] | None:
     """The events a record holds: one event, a list of them, or `{events: [...]}`."""
     if _is_event(value):
         return [value]
-    if isinstance(value, dict) and isinstance(value.get("events"), list):
-        return value["events"]
+    events = value.get("events") if isinstance(value, dict) else None
+    if isinstance(events, list):
+        return events
     if isinstance(value, list) and any(_is_event(v) for v in value[:5]):
         return value
     return None
@@ -118,7 +119,9 @@ class OpenHandsAdapter(Adapter):
         if moment is not None:
             self._last_time = moment
 
-    def _action(self, line: int, event: dict[str, Any], moment: float | None):
+    def _action(
+        self, line: int, event: dict[str, Any], moment: float | None
+    ) -> Iterator[AdapterEvent]:
         metadata = event.get("tool_call_metadata")
         action = event.get("action")
         if not isinstance(metadata, dict):
@@ -177,9 +180,11 @@ class OpenHandsAdapter(Adapter):
             loop_label="OpenHands agent",
         )
 
-    def _observation(self, line: int, event: dict[str, Any], moment: float | None):
+    def _observation(
+        self, line: int, event: dict[str, Any], moment: float | None
+    ) -> Iterator[ToolTiming]:
         kind = event.get("observation")
-        extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+        extras = dict_or_empty(event.get("extras"))
         if kind == "agent_state_changed":
             state = str_or_none(extras.get("agent_state"))
             if state:
@@ -195,7 +200,7 @@ class OpenHandsAdapter(Adapter):
             return  # an observation no tool call caused (e.g. a user-triggered command)
         text = str(event.get("content") or event.get("message") or "")
         is_error = _is_error(kind, extras, event)
-        result = {"role": "tool", "tool_call_id": tool_id, "content": text}
+        result: dict[str, Any] = {"role": "tool", "tool_call_id": tool_id, "content": text}
         if is_error:
             result["is_error"] = True
         self._messages.append(result)
@@ -211,7 +216,7 @@ class OpenHandsAdapter(Adapter):
 
 
 def _message_text(event: dict[str, Any]) -> str:
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    args = dict_or_empty(event.get("args"))
     content = args.get("content")
     return content if isinstance(content, str) else str(event.get("message") or "")
 
@@ -225,7 +230,7 @@ def _choice_message(response: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", **{k: v for k, v in message.items() if k != "role"}}
 
 
-def _usage(raw: Any):
+def _usage(raw: Any) -> Usage | None:
     """LiteLLM usage: Chat Completions fields, plus Anthropic's cache fields for Claude."""
     usage = openai_chat.usage_from(raw)
     if usage is None or not isinstance(raw, dict):

@@ -136,7 +136,7 @@ def badges(
     direction: int,
 ) -> None:
     """One badge per finding (the worst first), the rest folded into a "+n" badge."""
-    ordered = sorted(findings, key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 3))
+    ordered = sorted(findings, key=lambda f: SEVERITY_ORDER.get(str(f.get("severity")), 3))
     if not ordered:
         return
     shown, rest = ordered[:MAX_BADGES], ordered[MAX_BADGES:]
@@ -144,7 +144,7 @@ def badges(
         _badge(parent, scene, finding, x + direction * 14 * n, y)
     if rest:
         cx = x + direction * 14 * len(shown)
-        call = rest[0].get("call")
+        call = rest[0]["call"]  # every finding placed on the diagram is on a shown call
         link = parent.add(
             "a",
             {
@@ -162,8 +162,8 @@ def badges(
         )
 
 
-def _badge(parent: Element, scene: Scene, finding: Mapping[str, Any], x: float, y: float):
-    call = finding.get("call")
+def _badge(parent: Element, scene: Scene, finding: Mapping[str, Any], x: float, y: float) -> None:
+    call = finding["call"]
     severity = str(finding.get("severity") or "info")
     colour = SEVERITY_COLOURS.get(severity, MUTED)
     link = parent.add(
