@@ -49,7 +49,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
 import django
 django.setup()
 from tests.hostile.cases import by_id
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 from traces.ingest import ingest_prepare
 case = by_id()[sys.argv[1]]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -195,8 +195,8 @@ def main() -> None:
         for _ in range(args.repeat):
             seconds, trace = ingest(data)
             ingest_times.append(seconds)
-        from traces.core.ingest import analyze_bytes
-        from traces.core.report import build_report
+        from traces.core.analysis.ingest import analyze_bytes
+        from traces.core.outputs.report import build_report
 
         rebuild_times, report_times = [], []
         for _ in range(args.repeat):

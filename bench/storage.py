@@ -103,8 +103,8 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     from django.db import connection
 
     from traces import models, selectors
-    from traces.core import archive
-    from traces.core.ingest import analyze_bytes
+    from traces.core.analysis.ingest import analyze_bytes
+    from traces.core.reading import archive
     from traces.ingest import trace_ingest
     from traces.rows import BlobBatch, call_row, tool_run_row
 

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 from traces import deletion, job_api, live, mappings, selectors, set_api, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.labels import clean_labels
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 from traces.ingest import ingest_prepare, ingest_store, redacts
 from traces.live import api as live_api
 from traces.offload import off_thread

@@ -21,13 +21,13 @@ from django.db import transaction
 from traces import models, originals, selectors
 from traces.access import local_mode
 from traces.conf import limits, price_table
-from traces.core import archive
+from traces.core.analysis.ingest import Progress, analyze_bytes, analyze_files
 from traces.core.gcpause import without_cycle_collection
-from traces.core.ingest import Progress, analyze_bytes, analyze_files
-from traces.core.mapping import Mapping
 from traces.core.model import Trace as CoreTrace
-from traces.core.redact import merge_fields, redact
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
+from traces.core.reading import archive
+from traces.core.reading.mapping import Mapping
+from traces.core.reading.redact import merge_fields, redact
 from traces.labels import trace_set_labels
 from traces.mappings import stored_mapping
 from traces.rows import store_rule_counts, store_trace_rows, summary_fields

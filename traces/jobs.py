@@ -22,7 +22,7 @@ from huey.contrib.djhuey import db_task
 
 from traces import models, queue, team
 from traces.core.labels import clean_labels
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 from traces.ingest import ingest_prepare, ingest_store, redacts, trace_reanalyze
 
 log = logging.getLogger(__name__)

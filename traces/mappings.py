@@ -2,7 +2,7 @@
 trace was read with (kept in its report, so re-reading the trace uses it again).
 
 It exists apart so the upload views and ingest's re-analysis read mappings the same way;
-the mapping language itself is the core's (`traces.core.mapping`).
+the mapping language itself is the core's (`traces.core.reading.mapping`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from traces.core.mapping import Mapping, load_mapping
+from traces.core.reading.mapping import Mapping, load_mapping
 
 
 def stored_mapping(report: dict | None) -> Mapping | None:

@@ -16,13 +16,13 @@ from typing import Any
 from django.db import connection
 
 from traces import models
-from traces.core import blobs
 from traces.core.model import Call, ToolRun
 from traces.core.model import LineError as CoreLineError
 from traces.core.model import Trace as CoreTrace
-from traces.core.runstats import rule_counts, summary_columns
+from traces.core.outputs.runstats import rule_counts, summary_columns
+from traces.core.outputs.summary import outcome_of
+from traces.core.reading import blobs
 from traces.core.stored_message import message_json
-from traces.core.summary import outcome_of
 from traces.rowwriter import insert_rows
 
 

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from traces import models, runsets, set_ingest
 from traces.access import Access, access, ingest_project, local_mode, principal
 from traces.core.labels import clean_labels
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 from traces.uploads import Upload, UploadRefused, read_upload
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from traces import models, originals
 from traces.conf import limits
-from traces.core.limits import InputRejected
-from traces.core.runs import split_runs
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.runs import split_runs
 from traces.ingest import trace_ingest
 
 

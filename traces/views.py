@@ -20,11 +20,11 @@ from django.views.decorators.http import require_POST, require_safe
 from traces import mappings, selectors, set_ingest, team
 from traces.access import Access, access, ingest_project, principal
 from traces.conf import app_css, inspector_settings
-from traces.core.export_html import render_export
-from traces.core.export_md import render_markdown
 from traces.core.labels import clean_labels
-from traces.core.limits import InputRejected
-from traces.core.postmortem import build_postmortem
+from traces.core.outputs.export_html import render_export
+from traces.core.outputs.export_md import render_markdown
+from traces.core.outputs.postmortem import build_postmortem
+from traces.core.reading.limits import InputRejected
 from traces.forms import UploadForm, format_options
 from traces.ingest import ingest_prepare, ingest_store, redacts
 from traces.labels import trace_set_labels

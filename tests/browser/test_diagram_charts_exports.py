@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces import ingest
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

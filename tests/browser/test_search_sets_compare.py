@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.core.builders import log, pair, response, tool_use, user
 from traces import ingest, models, set_ingest
-from traces.core.sample import sample_bytes, serial_sample_bytes
+from traces.core.reading.sample import sample_bytes, serial_sample_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -23,7 +23,7 @@ import django
 django.setup()
 from tests.hostile.cases import by_id
 from traces import ingest
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 case = by_id()[sys.argv[1]]
 data = case.data
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from tests.live.events import agent_lines, ndjson
 from traces import jobs, models
-from traces.core import ingest
+from traces.core.analysis import ingest
 from traces.ingest import trace_ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)

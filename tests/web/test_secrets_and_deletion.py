@@ -24,8 +24,8 @@ from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
 from traces import models, originals
 from traces.access import Principal
-from traces.core import archive, blobs
-from traces.core.redact import redact
+from traces.core.reading import archive, blobs
+from traces.core.reading.redact import redact
 from traces.deletion import trace_delete
 from traces.ingest import trace_ingest
 

@@ -12,9 +12,9 @@ from django.urls import reverse
 from tests.golden import golden_input
 from traces import models, selectors
 from traces.comparing import stored_transcript
-from traces.core.compare import transcript_of
-from traces.core.ingest import analyze_bytes
-from traces.core.sample import sample_bytes
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.compare import transcript_of
+from traces.core.reading.sample import sample_bytes
 from traces.ingest import trace_ingest, trace_ingest_files, trace_reanalyze
 
 pytestmark = pytest.mark.django_db

@@ -21,14 +21,14 @@ from django.utils import timezone
 from traces import models
 from traces.broadcast import broadcast
 from traces.conf import inspector_settings, price_table
-from traces.core.accounting import BUCKETS
-from traces.core.ingest import TraceSession
+from traces.core.analysis.accounting import BUCKETS
+from traces.core.analysis.ingest import TraceSession
+from traces.core.analysis.pricing import call_cost
+from traces.core.analysis.rebuild import TraceBuilder
 from traces.core.model import Call, ToolRun
 from traces.core.model import Trace as CoreTrace
-from traces.core.pricing import call_cost
-from traces.core.rebuild import TraceBuilder
-from traces.core.report import RESULT_PREVIEW_CHARS
-from traces.core.summary import outcome_of
+from traces.core.outputs.report import RESULT_PREVIEW_CHARS
+from traces.core.outputs.summary import outcome_of
 from traces.rows import store_calls, store_line_errors, store_tool_runs
 
 BROADCAST_CHUNK = 100

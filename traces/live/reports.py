@@ -16,7 +16,7 @@ from django.db.models import F
 
 from traces import models
 from traces.conf import price_table
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
 from traces.live import sessions
 from traces.live.events import empty_trace, finding_events, save_events, state_payload
 from traces.live.sessions import locked_trace

@@ -36,11 +36,11 @@ from django.utils import timezone
 
 from traces import models, originals
 from traces.conf import inspector_settings, limits, price_table
-from traces.core.ingest import TraceSession, choose_format
-from traces.core.limits import InputRejected
-from traces.core.records import Record
-from traces.core.redact import merge_fields, redact
-from traces.core.report import build_report
+from traces.core.analysis.ingest import TraceSession, choose_format
+from traces.core.outputs.report import build_report
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.records import Record
+from traces.core.reading.redact import merge_fields, redact
 from traces.ingest import redacts
 from traces.live import sessions
 from traces.live.events import (

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from traces import ingest, models, set_ingest
 from traces.cli import CliError, mapping_argument, read_mapping
 from traces.core.labels import clean_labels
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 
 
 class Command(BaseCommand):

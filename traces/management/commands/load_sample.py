@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from traces import ingest, models
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 SAMPLE_NAME = "Sample: calendar assistant (seed worked example)"
 

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from traces import ingest, jobs, models
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 
 
 class Command(BaseCommand):
