@@ -11,8 +11,8 @@ from django.db.models import F
 from django.db.models.functions import Cast
 
 from traces import reportcache
-from traces.core.inferred_errors import inferred_error
-from traces.core.summary import OUTCOME_LABELS
+from traces.core.analysis.inferred_errors import inferred_error
+from traces.core.outputs.summary import OUTCOME_LABELS
 from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField, decode_json
 
 DEFAULT_PROJECT_SLUG = "default"
@@ -243,7 +243,7 @@ class Trace(models.Model):
         "process's cache of decoded reports (traces.reportcache).",
     )
 
-    # Denormalised from the report (traces.core.runstats) so the list filters and sorts
+    # Denormalised from the report (traces.core.outputs.runstats) so the list filters and sorts
     # thousands of runs, and set pages aggregate hundreds, without loading reports.
     cost_usd = models.FloatField(null=True, blank=True)
     model = NulSafeCharField(max_length=200, blank=True)

@@ -20,8 +20,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from traces import capture, models
 from traces.access import Access, access, ingest_project
-from traces.core import otlp
-from traces.core.limits import InputRejected
+from traces.core.reading import otlp
+from traces.core.reading.limits import InputRejected
 
 log = logging.getLogger(__name__)
 

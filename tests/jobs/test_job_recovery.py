@@ -14,7 +14,8 @@ from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
 from tests.live.events import agent_lines, ndjson
-from traces import jobs, models, services
+from traces import jobs, models
+from traces.ingest import trace_ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,7 +56,7 @@ def test_a_running_job_without_heartbeat_is_queued_again_and_completes(data_dir)
     trace = job.trace
     assert trace is not None and trace.name == "recovered" and trace.calls_count == 30
     assert list(trace.labels.values_list("name", flat=True)) == ["night"]
-    assert trace.report == services.trace_ingest(data=data, name="same").trace.report
+    assert trace.report == trace_ingest(data=data, name="same").trace.report
     assert list((data_dir / "uploads").iterdir()) == []  # removed once ingested
 
 
@@ -101,7 +102,7 @@ def test_a_recovered_job_whose_file_is_gone_says_so(data_dir):
 
 
 def test_a_reanalysis_left_running_is_run_again(data_dir):
-    trace = services.trace_ingest(data=ndjson(agent_lines(5)), name="stored").trace
+    trace = trace_ingest(data=ndjson(agent_lines(5)), name="stored").trace
     job = models.Job.objects.create(
         kind=models.Job.Kind.REANALYZE,
         project=trace.project,

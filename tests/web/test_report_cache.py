@@ -9,8 +9,9 @@ from django.test import override_settings
 from django.urls import reverse
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces import models, reportcache, services
+from traces import models, reportcache
 from traces.fields import decode_json
+from traces.ingest import trace_reanalyze
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +87,7 @@ def test_every_save_of_the_report_increments_its_version(trace_id):
     assert trace.report_version == first + 1
     trace.save()
     assert trace.report_version == first + 2
-    services.trace_reanalyze(trace=models.Trace.objects.get(pk=trace_id))
+    trace_reanalyze(trace=models.Trace.objects.get(pk=trace_id))
     assert models.Trace.objects.get(pk=trace_id).report_version == first + 3
 
 
@@ -98,7 +99,7 @@ def test_a_rewrite_by_another_process_is_seen_on_the_next_visit(client, trace_id
     other.report = {**other.report, "findings": []}
     other.save(update_fields=["report"])
     assert client.get(page).json()["findings"] == []
-    services.trace_reanalyze(trace=models.Trace.objects.get(pk=trace_id))
+    trace_reanalyze(trace=models.Trace.objects.get(pk=trace_id))
     assert client.get(page).json()["findings"] == _stored(trace_id)["findings"]
 
 
