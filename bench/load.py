@@ -57,9 +57,12 @@ from tests.live.servers import migrate, server_env  # noqa: E402
 from tests.live.wsclient import connect  # noqa: E402
 
 HOST = "127.0.0.1"
-PORTS = range(9800, 9900)
-DATABASE = "load_bench"
-REDIS_DB = 5
+# Several people benchmarking on one machine each take their own ports, database and
+# Redis db: LOAD_PORTS=18300-18399 LOAD_DATABASE=load_me LOAD_REDIS_DB=13.
+_first, _, _last = os.environ.get("LOAD_PORTS", "9800-9899").partition("-")
+PORTS = range(int(_first), int(_last or _first) + 1)
+DATABASE = os.environ.get("LOAD_DATABASE", "load_bench")
+REDIS_DB = int(os.environ.get("LOAD_REDIS_DB", "5"))
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",

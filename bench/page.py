@@ -3,7 +3,9 @@
 The trace is a chat transcript (one JSON list of messages: the message-list format), so
 2,000 calls take megabytes, not the gigabytes a request log re-sending its transcript
 would. It goes through the real upload path, then the pages are fetched with Django's
-test client (no network), as a ratio to the rules page measured in the same run. Targets: the
+test client (no network), as a ratio to the rules page measured in the same run; each
+page cold (the first visit after the process's report cache is cleared: the stored report
+decoded) and warm (later visits). Targets: the
 trace page under 1 s of server time (issue "See the loop"); at 10,000 calls, the ingest
 in at most 5 s and every page (trace page, last call, post-mortem, diagram.json, what-if
 JSON) under 1 s (issue 14). Server time is printed as wall time and as the process's CPU
@@ -110,29 +112,38 @@ def main() -> None:
             ("diagram.json", f"{prefix}diagram.json"),
             ("what-if JSON", f"{prefix}what-if.json"),
         )
+        from traces import reportcache
+
         get("/rules/")  # warm: templates compiled, tokenizer and caches loaded
         base = median_time(lambda: get("/rules/"), args.repeat)
         timings = []
         for label, path in pages:
-            get(path)
-            timings.append((label, median_time(lambda path=path: get(path), args.repeat)))
+            reportcache.clear()  # cold: the first visit decodes the stored report
+            cold = median_time(lambda path=path: get(path), 1)
+            warm = median_time(lambda path=path: get(path), args.repeat)
+            timings.append((label, cold, warm))
         size = len(client.get(prefix).content)
     print(
         f"trace: {trace.calls_count} calls, {trace.tool_runs_count} tool runs, "
         f"{len(data) / 1024:.0f} KiB file, ingested in {ingest_s:.2f} s "
         f"(CPU {ingest_cpu:.2f} s; target at 10,000 calls: 5 s)"
     )
-    print(f"{'page':36s} {'wall':>9s} {'CPU':>9s}")
-    print(f"{'baseline: rules page':36s} {base[0] * 1000:6.1f} ms {base[1] * 1000:6.1f} ms")
-    for label, (wall, cpu) in timings:
-        print(
-            f"{label:36s} {wall * 1000:6.1f} ms {cpu * 1000:6.1f} ms  "
-            f"({wall / base[0]:5.1f}x baseline wall, {cpu / max(base[1], 1e-6):5.1f}x CPU)"
-        )
-    slowest = max(cpu for _, (_, cpu) in timings)
+    print("cold: first visit, the report decoded; warm: later visits (cached report)")
+    print(f"{'page':36s} {'cold wall':>10s} {'cold CPU':>10s} {'warm wall':>10s} {'warm CPU':>10s}")
     print(
-        f"trace page size: {size / 1024:.0f} KiB; slowest page {slowest * 1000:.0f} ms CPU "
-        "(target: every page under 1 s of server time)"
+        f"{'baseline: rules page':36s} {'':22s} {base[0] * 1000:7.1f} ms {base[1] * 1000:7.1f} ms"
+    )
+    for label, (cold_wall, cold_cpu), (wall, cpu) in timings:
+        print(
+            f"{label:36s} {cold_wall * 1000:7.1f} ms {cold_cpu * 1000:7.1f} ms "
+            f"{wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms  "
+            f"({cpu / max(base[1], 1e-6):5.1f}x baseline CPU warm)"
+        )
+    slowest_cold = max(cold[1] for _, cold, _ in timings)
+    slowest = max(warm[1] for _, _, warm in timings)
+    print(
+        f"trace page size: {size / 1024:.0f} KiB; slowest page {slowest_cold * 1000:.0f} ms CPU "
+        f"cold, {slowest * 1000:.0f} ms CPU warm (target: every page under 1 s of server time)"
     )
 
 

@@ -95,6 +95,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
     DATABASES["default"]["TEST"] = {"NAME": str(LOCAL_DIR / "test-db.sqlite3")}
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
+    os.environ.get("INSPECTOR_DB_POOL", "1") != "0"
+):
+    # PostgreSQL: each process keeps a pool of connections (psycopg_pool, Django's
+    # built-in pooling) instead of one persistent connection per thread, so web processes,
+    # their threads and queue workers stay under the server's max_connections: at most
+    # INSPECTOR_DB_POOL_MAX per process; a thread waits up to INSPECTOR_DB_POOL_TIMEOUT s
+    # for one. Pooling requires CONN_MAX_AGE = 0 (a connection goes back to the pool when
+    # Django closes it: at the end of each request and each queue task).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": int(os.environ.get("INSPECTOR_DB_POOL_MIN", "2")),
+        "max_size": int(os.environ.get("INSPECTOR_DB_POOL_MAX", "16")),
+        "timeout": float(os.environ.get("INSPECTOR_DB_POOL_TIMEOUT", "30")),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Originals (uploaded files, zstd-compressed) go through Django's storage API: a folder

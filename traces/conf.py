@@ -36,6 +36,14 @@ DEFAULTS: dict[str, Any] = {
     # Uploads over this many bytes are streamed to INSPECTOR_DATA_DIR and ingested by a
     # background job (202 and a status URL); smaller ones are ingested in the request.
     "BACKGROUND_UPLOAD_BYTES": 8 * 1024 * 1024,
+    # Decoded reports kept per process (traces.reportcache): at most this many, and at
+    # most this many bytes of their stored JSON (decoded, a report takes ~2.7 times that).
+    "REPORT_CACHE_ENTRIES": 8,
+    "REPORT_CACHE_BYTES": 32 * 1024 * 1024,
+    # Background jobs: a running job whose worker has not written its heartbeat for this
+    # long is queued again (its upload is still on disk), at most JOB_MAX_ATTEMPTS times.
+    "JOB_STALE_SECONDS": 120,
+    "JOB_MAX_ATTEMPTS": 3,
 }
 
 

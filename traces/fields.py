@@ -9,6 +9,7 @@ Pages show NUL as "␀" (see `traces.middleware`).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -64,6 +65,18 @@ def escape_json(value: Any) -> Any:
     if b"\\u0000" not in raw and _ESC_BYTES not in raw:
         return value
     return _walk(value, escape)
+
+
+def decode_json(text: str | bytes, vendor: str) -> Any:
+    """A NulSafeJSONField's stored text, decoded as the field reads it (orjson first, the
+    standard library for what orjson refuses, such as NaN or lone surrogates)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = json.loads(text)
+    if vendor == "postgresql" and isinstance(text, str) and ESC in text:
+        return _walk(value, unescape)
+    return value
 
 
 class _NulSafeText:

@@ -93,4 +93,6 @@ def job_detail(request: HttpRequest, job_id) -> JsonResponse:
     job = models.Job.objects.filter(pk=job_id).first()
     if job is None or not principal(request).allows(Access.INGEST, job.project_id):
         return JsonResponse({"error": "No such job."}, status=404)
+    if jobs.is_stale(job) and jobs.recover(job):  # its worker died: someone is waiting
+        job = models.Job.objects.get(pk=job.pk)
     return JsonResponse(jobs.job_status(job, request))

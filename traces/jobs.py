@@ -5,22 +5,37 @@ process never holds it whole), a `Job` row says where it stands, and a queue tas
 (traces.queue) ingests it by the same `traces.ingest` path (`ingest_prepare`, `ingest_store`)
 as a small upload, writing bytes read, records parsed and calls rebuilt as it goes.
 `GET /api/jobs/<id>` (traces.job_api) answers the state to the upload page's bar.
+
+A worker can die mid-job (killed, out of memory, its machine gone). While a job runs, a
+thread writes its heartbeat every JOB_STALE_SECONDS / 4; `recover_stale_jobs` (a periodic
+queue task, and the status endpoint for the job it is asked about) queues again a running
+job whose heartbeat is older than JOB_STALE_SECONDS, since its input is still there (the
+streamed upload is removed only once ingested; a reanalysis reads the stored original),
+and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.models import F, Q
 from django.urls import reverse
-from huey.contrib.djhuey import db_task
+from django.utils import timezone
+from huey import crontab
+from huey.contrib.djhuey import db_periodic_task, db_task
 
 from traces import models, queue, team
+from traces.conf import inspector_settings
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
 from traces.ingest import ingest_prepare, ingest_store, redacts, trace_reanalyze
@@ -99,9 +114,43 @@ def queue_reanalysis(trace: models.Trace) -> models.Job:
 def _claim(job_id: str) -> models.Job | None:
     """The job, now running; None when another worker took it or it is finished."""
     rows = models.Job.objects.filter(pk=job_id, state=models.Job.State.QUEUED)
-    if not rows.update(state=models.Job.State.RUNNING):
+    taken = rows.update(
+        state=models.Job.State.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    if not taken:
         return None
     return models.Job.objects.select_related("project").get(pk=job_id)
+
+
+def _stale_seconds() -> float:
+    return float(inspector_settings()["JOB_STALE_SECONDS"])
+
+
+@contextmanager
+def heartbeat(job_id: Any) -> Iterator[None]:
+    """Write the running job's heartbeat every JOB_STALE_SECONDS / 4 while the block runs.
+    A thread, not the progress callbacks: storing a large trace runs long without any."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(_stale_seconds() / 4):
+                try:
+                    models.Job.objects.filter(pk=job_id, state=models.Job.State.RUNNING).update(
+                        heartbeat_at=timezone.now()
+                    )
+                except DatabaseError:  # a busy database: the next beat tries again
+                    log.warning("job %s: heartbeat not written", job_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's connection (back to the pool)
+
+    thread = threading.Thread(target=beat, name=f"job-heartbeat-{job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _fail(job_id: Any, message: str) -> None:
@@ -113,8 +162,12 @@ def ingest_upload_job(job_id: str) -> None:
     job = _claim(job_id)
     if job is None:
         return
+    if not Path(job.path).exists():
+        _fail(job.pk, "The uploaded file is no longer on the server; upload it again.")
+        return
     try:
-        run_upload(job)
+        with heartbeat(job.pk):
+            run_upload(job)
     except InputRejected as exc:
         _fail(job.pk, f"{job.filename}: {exc}" if job.filename else str(exc))
     except Exception as exc:
@@ -183,7 +236,8 @@ def reanalyze_job(job_id: str) -> None:
         _fail(job.pk, "The trace was deleted.")
         return
     try:
-        core = trace_reanalyze(trace=job.trace).core
+        with heartbeat(job.pk):
+            core = trace_reanalyze(trace=job.trace).core
     except InputRejected as exc:
         _fail(job.pk, str(exc))
         return
@@ -197,6 +251,61 @@ def reanalyze_job(job_id: str) -> None:
         records_parsed=core.records_ingested,
         calls_rebuilt=len(core.calls),
     )
+
+
+TASKS = {models.Job.Kind.UPLOAD: ingest_upload_job, models.Job.Kind.REANALYZE: reanalyze_job}
+
+
+def is_stale(job: models.Job, now: dt.datetime | None = None) -> bool:
+    """Whether an unfinished job has shown no sign of life for JOB_STALE_SECONDS."""
+    if job.state not in (models.Job.State.QUEUED, models.Job.State.RUNNING):
+        return False
+    last = job.heartbeat_at or job.created_at
+    return last < (now or timezone.now()) - dt.timedelta(seconds=_stale_seconds())
+
+
+def recover_stale_jobs() -> list[str]:
+    """Queue again every unfinished job without a sign of life for JOB_STALE_SECONDS: a
+    running one lost its worker; a queued one may have been lost with an embedded queue
+    (queuing it twice is harmless: one worker claims it). The ids acted on."""
+    cutoff = timezone.now() - dt.timedelta(seconds=_stale_seconds())
+    unfinished = models.Job.objects.filter(
+        state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
+    )
+    quiet = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
+    return [str(job.pk) for job in unfinished.filter(quiet) if recover(job)]
+
+
+def recover(job: models.Job) -> bool:
+    """Queue a stale job again, or fail it after JOB_MAX_ATTEMPTS; False when another
+    process acted on it first (the row changed since it was read)."""
+    now = timezone.now()
+    unchanged = models.Job.objects.filter(pk=job.pk, state=job.state, heartbeat_at=job.heartbeat_at)
+    if job.state == models.Job.State.RUNNING and job.attempts >= int(
+        inspector_settings()["JOB_MAX_ATTEMPTS"]
+    ):
+        seen = timezone.localtime(job.heartbeat_at or job.created_at).isoformat(timespec="seconds")
+        reason = (
+            f"The worker running this job stopped {job.attempts} times without finishing "
+            f"(last sign of life {seen}); it is not retried again."
+        )
+        if not unchanged.update(state=models.Job.State.FAILED, error=reason, heartbeat_at=now):
+            return False
+        log.warning("job %s failed: %s", job.pk, reason)
+        if job.kind == models.Job.Kind.UPLOAD and job.path:
+            Path(job.path).unlink(missing_ok=True)
+        return True
+    if not unchanged.update(state=models.Job.State.QUEUED, heartbeat_at=now):
+        return False
+    log.warning("job %s had no sign of life since %s: queued again", job.pk, job.heartbeat_at)
+    queue.enqueue(TASKS[models.Job.Kind(job.kind)], str(job.pk))
+    return True
+
+
+@db_periodic_task(crontab(minute="*"))
+def recover_stale_jobs_task() -> None:
+    """Every minute, on the queue's workers: jobs whose worker died are queued again."""
+    recover_stale_jobs()
 
 
 def job_status(job: models.Job, request: Any = None) -> dict[str, Any]:

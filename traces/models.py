@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import connections, models
+from django.db.models import F
+from django.db.models.functions import Cast
 
+from traces import reportcache
 from traces.core.analysis.inferred_errors import inferred_error
 from traces.core.outputs.summary import OUTCOME_LABELS
-from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField, decode_json
 
 DEFAULT_PROJECT_SLUG = "default"
 
@@ -233,6 +237,11 @@ class Trace(models.Model):
     flags_count = models.PositiveIntegerField(default=0)
 
     report = NulSafeJSONField(default=dict)
+    report_version = models.PositiveBigIntegerField(
+        default=1,
+        help_text="Incremented on every save of the report: with the id, the key of each "
+        "process's cache of decoded reports (traces.reportcache).",
+    )
 
     # Denormalised from the report (traces.core.outputs.runstats) so the list filters and sorts
     # thousands of runs, and set pages aggregate hundreds, without loading reports.
@@ -271,6 +280,61 @@ class Trace(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Saving the report increments `report_version` in the row (an F expression, so
+        two writers never store the same version), then reads the new version back."""
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None:
+            writes_report = "report" not in self.get_deferred_fields()
+        else:
+            writes_report = "report" in update_fields
+        if self._state.adding or not writes_report:
+            super().save(*args, **kwargs)
+            return
+        self.report_version = F("report_version") + 1  # type: ignore[assignment]
+        if update_fields is not None:
+            kwargs["update_fields"] = [*update_fields, "report_version"]
+        super().save(*args, **kwargs)
+        self.report_version = (
+            Trace.objects.using(self._state.db)
+            .filter(pk=self.pk)
+            .values_list("report_version", flat=True)
+            .get()
+        )
+
+    def refresh_from_db(
+        self, using: str | None = None, fields: Any = None, from_queryset: Any = None
+    ) -> None:
+        """A deferred report, read the first time it is used, comes from this process's
+        cache of decoded reports when the row's version is there (see traces.reportcache)."""
+        if (
+            fields is not None
+            and list(fields) == ["report"]
+            and from_queryset is None
+            and "report_version" not in self.get_deferred_fields()
+        ):
+            self._load_report(using or self._state.db)
+            return
+        super().refresh_from_db(using=using, fields=fields, from_queryset=from_queryset)
+
+    def _load_report(self, using: str | None) -> None:
+        rows = Trace.objects.using(using).filter(pk=self.pk)
+
+        def load() -> tuple[str | None, int] | None:
+            return (
+                rows.annotate(report_text=Cast("report", output_field=models.TextField()))
+                .values_list("report_text", "report_version")
+                .first()
+            )
+
+        vendor = connections[using or "default"].vendor
+        found = reportcache.cached_report(
+            self.pk, self.report_version, load, decode=lambda text: decode_json(text, vendor)
+        )
+        if found is None:
+            raise Trace.DoesNotExist("The trace was deleted.")
+        self.report, self.report_version = found
 
     @property
     def wall_time_s(self) -> float | None:
@@ -487,6 +551,11 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    """Written by the worker running the job every JOB_STALE_SECONDS / 4; a running job
+    whose heartbeat is older than JOB_STALE_SECONDS lost its worker (traces.jobs)."""
+    attempts = models.PositiveIntegerField(default=0)
+    """Times a worker has taken the job; after JOB_MAX_ATTEMPTS it fails instead."""
 
     class Meta:
         ordering = ["-created_at"]

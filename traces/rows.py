@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from traces import models
 from traces.core.model import Call, ToolRun
@@ -51,21 +51,52 @@ class BlobBatch:
         """Insert the new blobs in one executemany; digests already stored are skipped.
 
         Plain SQL (an upsert SQLite and PostgreSQL share) because the ORM's per-object
-        overhead dominated ingest time on long logs. The no-op DO UPDATE (never true)
-        still locks an existing blob until this transaction commits, so deleting a
-        trace cannot collect a blob this ingest is about to use (traces.deletion).
+        overhead dominated ingest time on long logs. Every blob this transaction uses stays
+        locked until it commits, so deleting a trace cannot collect a blob this ingest is
+        about to use (traces.deletion locks them FOR UPDATE before it looks again).
         """
         table = connection.ops.quote_name(models.Blob._meta.db_table)
-        # In digest order: two transactions saving shared blobs then lock them in the
-        # same order and cannot deadlock (seen under load with concurrent live appends).
         rows = sorted((b.digest, b.size, b.data) for b in self.pending.values())
         with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                _save_shared(cursor, table, rows)
+                return
+            # SQLite: one writer at a time; the no-op DO UPDATE (never true) is the lock.
             for start in range(0, len(rows), 2000):
                 cursor.executemany(
                     f"INSERT INTO {table} (digest, size, data) VALUES (%s, %s, %s) "
                     "ON CONFLICT (digest) DO UPDATE SET size = excluded.size WHERE 1 = 0",
                     rows[start : start + 2000],
                 )
+
+
+def _save_shared(cursor: Any, table: str, rows: list[tuple[str, int, bytes]]) -> None:
+    """PostgreSQL: insert the missing blobs, then take a KEY SHARE lock on every one used.
+
+    Concurrent ingests and live appends share blobs (a system prompt, a tool list): the
+    upsert's exclusive tuple lock made each wait for the others' commits, and deadlock
+    across their several saves (bench/load.py: 614 deadlocks, live p95 60 s). KEY SHARE
+    locks do not conflict with each other, only with the deletion's FOR UPDATE. A blob a
+    deletion removed between the insert and the lock is inserted again.
+    """
+    for _attempt in range(5):
+        for start in range(0, len(rows), 2000):
+            cursor.executemany(
+                f"INSERT INTO {table} (digest, size, data) VALUES (%s, %s, %s) "
+                "ON CONFLICT (digest) DO NOTHING",
+                rows[start : start + 2000],
+            )
+        found: set[str] = set()
+        for start in range(0, len(rows), 2000):
+            part = [digest for digest, _, _ in rows[start : start + 2000]]
+            cursor.execute(
+                f"SELECT digest FROM {table} WHERE digest = ANY(%s) FOR KEY SHARE", [part]
+            )
+            found.update(digest for (digest,) in cursor.fetchall())
+        rows = [row for row in rows if row[0] not in found]
+        if not rows:
+            return
+    raise DatabaseError("blobs kept disappearing under concurrent deletions")
 
 
 def summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:

@@ -138,8 +138,10 @@ def list_choices(*, visible: QuerySet[models.Trace] | None = None) -> dict[str, 
 
 
 def trace_get(*, trace_id: Any) -> models.Trace:
+    """The trace row; its report is read when first used, from this process's cache of
+    decoded reports when it holds the row's version (traces.reportcache)."""
     try:
-        return models.Trace.objects.get(pk=trace_id)
+        return models.Trace.objects.defer("report").get(pk=trace_id)
     except (models.Trace.DoesNotExist, ValueError) as exc:
         raise Http404("No such trace") from exc
 

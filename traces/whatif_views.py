@@ -14,7 +14,7 @@ from django.http import HttpRequest, JsonResponse
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_safe
 
-from traces import models, selectors
+from traces import models, reportcache, selectors
 from traces.access import Access, access
 from traces.core.analysis.whatif import basis_from_report, build_series, build_what_if, parse_params
 from traces.core.analysis.whatif.params import (
@@ -35,7 +35,7 @@ def what_if_context(trace: models.Trace, params: Any, loop: int | None) -> dict[
     report = trace.report or {}
     if "what_if" not in report:
         return {"what_if": None}
-    basis = basis_from_report(report)
+    basis = reportcache.derived(trace, "what-if basis", lambda: basis_from_report(report))
     values = {key: params.getlist(key) for key in params if _ours(key)}
     chosen = parse_params(basis, _QueryValues(values) if values else None)
     what_if = build_what_if(report, chosen, basis=basis)

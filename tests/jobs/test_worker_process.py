@@ -45,7 +45,7 @@ def shared_database_url() -> str:
 
 
 @contextmanager
-def worker_process(tmp_path):
+def worker_process(tmp_path, log_name: str = "worker.log", **env_vars: str):
     """`manage.py run_huey` with two thread workers, on this test's queue and database;
     the tasks queued here while it runs go to Redis (immediate mode off)."""
     env = server_env(
@@ -53,9 +53,10 @@ def worker_process(tmp_path):
         INSPECTOR_QUEUE="redis",
         INSPECTOR_QUEUE_NAME=HUEY.name,
         INSPECTOR_DATA_DIR=str(tmp_path),
+        **env_vars,
     )
     command = [sys.executable, "manage.py", "run_huey", "--workers", "2", "--worker-type", "thread"]
-    with open(tmp_path / "worker.log", "wb") as log:
+    with open(tmp_path / log_name, "wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         HUEY.immediate = False
         HUEY.storage.flush_queue()
@@ -128,3 +129,48 @@ def test_a_worker_process_ingests_a_large_upload_and_refreshes_live_reports(clie
     assert len(live_trace.report["calls"]) == 30
     refreshes = models.LiveEvent.objects.filter(trace=live_trace, type="state").count()
     assert 1 <= refreshes < (len(lines) + 4) // 5
+
+
+def test_a_job_whose_worker_is_killed_mid_ingest_completes_on_another(client, tmp_path):
+    """kill -9 the worker while it ingests; the job's heartbeat stops, the status URL finds
+    it stale (JOB_STALE_SECONDS = 2 here) and queues it again; a new worker completes it."""
+    storage = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path), "allow_overwrite": True},
+        },
+    }
+    data = ndjson(agent_lines(600))  # ~40 MB: seconds of work, time to kill it midway
+    settings_module = {"DJANGO_SETTINGS_MODULE": "tests.jobs.recovery_settings"}
+    with override_settings(
+        INSPECTOR={"BACKGROUND_UPLOAD_BYTES": 4096, "JOB_STALE_SECONDS": 2},
+        INSPECTOR_DATA_DIR=tmp_path,
+        STORAGES=storage,
+    ):
+        with worker_process(tmp_path, "first.log", **settings_module) as first:
+            reply = client.post(
+                reverse("traces:api-traces") + "?name=survivor",
+                data=data,
+                content_type="application/x-ndjson",
+            )
+            assert reply.status_code == 202
+            job = models.Job.objects.filter(pk=reply.json()["id"])
+            deadline = time.monotonic() + 60
+            while job.get().state != models.Job.State.RUNNING:
+                assert time.monotonic() < deadline, (tmp_path / "first.log").read_text()
+                time.sleep(0.05)
+            time.sleep(0.5)  # well into the ingest
+            first.kill()
+            first.wait(10)
+        stranded = job.get()
+        assert stranded.state == models.Job.State.RUNNING and stranded.attempts == 1
+        assert stranded.trace_id is None
+        with worker_process(tmp_path, "second.log", **settings_module):
+            status = follow(client, reply.json()["status_url"], timeout=120)
+        assert status["state"] == "done", (status, (tmp_path / "second.log").read_text())
+    done = job.get()
+    assert done.attempts == 2
+    trace = models.Trace.objects.get(pk=status["trace"])
+    assert trace.name == "survivor" and trace.calls_count == status["calls_rebuilt"] == 600
+    assert models.Trace.objects.filter(name="survivor").count() == 1

@@ -315,3 +315,37 @@ def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
     assert models.Blob.objects.filter(digest=shared_digest).exists()
     response = Client().get(f"/traces/{outcome['trace'].pk}/calls/1/request.json")
     assert response.json()["system"] == system
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_of_the_same_prompt_do_not_wait_for_each_other():
+    """An open ingest holds its blobs with a shared lock (PostgreSQL: KEY SHARE), so an
+    ingest reusing them goes on at once (an exclusive lock made them queue and deadlock)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has one writer at a time: only PostgreSQL's row locks apply")
+    system = "You are a careful research agent. " * 20
+    trace_ingest(data=system_prompt_lines(system, "first?"), name="a")
+    holding = threading.Event()
+    release = threading.Event()
+
+    def slow_upload() -> None:
+        try:
+            with transaction.atomic():
+                trace_ingest(data=system_prompt_lines(system, "second?"), name="b")
+                holding.set()
+                release.wait(30)  # uncommitted, its blobs locked, while the other runs
+        finally:
+            holding.set()
+            connections.close_all()
+
+    thread = threading.Thread(target=slow_upload)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        started = time.monotonic()
+        third = trace_ingest(data=system_prompt_lines(system, "third?"), name="c")
+        assert time.monotonic() - started < 1.0
+    finally:
+        release.set()
+        thread.join(60)
+    assert third.trace.calls.get(index=1).system_digest

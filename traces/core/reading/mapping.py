@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import jmespath
@@ -45,6 +44,8 @@ class MappingError(InputRejected):
 @cache
 def _validator() -> Any:
     """The mapping schema's validator (jsonschema is imported only when a mapping is read)."""
+    from importlib import resources  # tempfile and more: only when validating
+
     from jsonschema import Draft202012Validator
 
     text = resources.files("traces.core.reading").joinpath("schemas", SCHEMA_FILE).read_bytes()

@@ -7,7 +7,6 @@ so `?cap:get_order=340&clear_after=3&cache_lifetime=1h` and
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +55,15 @@ class Params:
 
 def median_result(basis: Basis, tool: str) -> int | None:
     sizes = [r.tokens for r in basis.results if r.name == tool]
-    return int(statistics.median(sizes)) if sizes else None
+    if not sizes:
+        return None
+    # statistics.median's answer, without importing it (fractions, decimal, random: ~4 ms
+    # of the console script's start).
+    ordered = sorted(sizes)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return int(ordered[middle])
+    return int((ordered[middle - 1] + ordered[middle]) / 2)
 
 
 def tool_names(basis: Basis) -> list[str]:

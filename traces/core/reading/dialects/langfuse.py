@@ -16,7 +16,6 @@ that re-sends it; the adapter reports how each was paired ("name-order", "text")
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 from typing import Any
 
@@ -248,6 +247,8 @@ def _with_text_calls(message: Message) -> Message:
         blocks.append(block)  # the text stays as written; the calls follow it
         if block.kind != "text" or "Function Name:" not in block.text:
             continue
+        import hashlib
+
         digest = hashlib.sha1(block.text.encode(), usedforsecurity=False).hexdigest()[:10]
         for number, match in enumerate(_TEXT_CALL.finditer(block.text)):
             changed = True

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -60,6 +59,8 @@ if TYPE_CHECKING:  # jsonschema is imported when a line needs it: it costs ~60 m
 @cache
 def event_validator() -> Draft202012Validator:
     """The published schema, read beside this package and compiled once."""
+    from importlib import resources  # tempfile and more: only when validating
+
     from jsonschema import Draft202012Validator
 
     text = resources.files("traces.core.reading").joinpath("schemas", SCHEMA_FILE).read_bytes()

@@ -1,0 +1,130 @@
+"""A job whose worker died mid-ingest does not stay "running" forever: without a heartbeat for
+JOB_STALE_SECONDS it is queued again (its upload is still on disk) and completes; after
+JOB_MAX_ATTEMPTS dead workers it fails with the reason. The queue runs tasks inline here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+from django.test import override_settings
+from django.urls import reverse
+from django.utils import timezone
+from huey.contrib.djhuey import HUEY
+
+from tests.live.events import agent_lines, ndjson
+from traces import jobs, models
+from traces.ingest import trace_ingest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    with override_settings(INSPECTOR_DATA_DIR=tmp_path):
+        yield tmp_path
+
+
+def abandoned_upload(data: bytes, *, attempts: int = 1, quiet_for: float = 3600) -> models.Job:
+    """The row and file a worker leaves when it is killed mid-ingest: streamed to disk,
+    claimed ("running", one attempt), its last heartbeat `quiet_for` seconds ago."""
+    job = jobs.new_upload_job(
+        filename="loop.jsonl",
+        size=len(data),
+        options={"name": "recovered", "labels": ["night"]},
+        project=models.Project.default(),
+    )
+    assert jobs.write_upload(job, [data]) == len(data)
+    models.Job.objects.filter(pk=job.pk).update(
+        state=models.Job.State.RUNNING,
+        attempts=attempts,
+        heartbeat_at=timezone.now() - dt.timedelta(seconds=quiet_for),
+        bytes_read=len(data) // 2,
+    )
+    return models.Job.objects.get(pk=job.pk)
+
+
+def test_a_running_job_without_heartbeat_is_queued_again_and_completes(data_dir):
+    data = ndjson(agent_lines(30))
+    job = abandoned_upload(data)
+    assert jobs.recover_stale_jobs() == [str(job.pk)]
+    job.refresh_from_db()
+    assert job.state == models.Job.State.DONE, job.error
+    assert job.attempts == 2
+    assert job.bytes_read == job.bytes_total == len(data)
+    trace = job.trace
+    assert trace is not None and trace.name == "recovered" and trace.calls_count == 30
+    assert list(trace.labels.values_list("name", flat=True)) == ["night"]
+    assert trace.report == trace_ingest(data=data, name="same").trace.report
+    assert list((data_dir / "uploads").iterdir()) == []  # removed once ingested
+
+
+def test_the_status_url_recovers_the_job_it_is_asked_about(client, data_dir):
+    job = abandoned_upload(ndjson(agent_lines(5)))
+    status = client.get(reverse("traces:api-job", args=[job.pk])).json()
+    assert status["state"] == "done" and status["trace"] is not None
+
+
+def test_a_job_with_a_recent_heartbeat_is_left_running(client, data_dir):
+    job = abandoned_upload(ndjson(agent_lines(5)), quiet_for=5)
+    assert jobs.recover_stale_jobs() == []
+    status = client.get(reverse("traces:api-job", args=[job.pk])).json()
+    assert status["state"] == "running"
+
+
+def test_after_the_last_attempt_the_job_fails_with_the_reason(client, data_dir):
+    with override_settings(INSPECTOR={"JOB_MAX_ATTEMPTS": 3}):
+        job = abandoned_upload(ndjson(agent_lines(5)), attempts=3)
+        assert jobs.recover_stale_jobs() == [str(job.pk)]
+    status = client.get(reverse("traces:api-job", args=[job.pk])).json()
+    assert status["state"] == "failed" and status["trace"] is None
+    assert "stopped 3 times without finishing" in status["error"]
+    assert list((data_dir / "uploads").iterdir()) == []
+
+
+def test_a_queued_job_lost_with_its_queue_is_queued_again(data_dir):
+    """An embedded queue lives in the web process's memory: a restart loses its tasks."""
+    job = abandoned_upload(ndjson(agent_lines(5)), attempts=0)
+    models.Job.objects.filter(pk=job.pk).update(state=models.Job.State.QUEUED)
+    assert jobs.recover_stale_jobs() == [str(job.pk)]
+    job.refresh_from_db()
+    assert job.state == models.Job.State.DONE and job.attempts == 1
+
+
+def test_a_recovered_job_whose_file_is_gone_says_so(data_dir):
+    job = abandoned_upload(ndjson(agent_lines(5)))
+    (data_dir / "uploads" / f"{job.pk}.upload").unlink()
+    jobs.recover_stale_jobs()
+    job.refresh_from_db()
+    assert job.state == models.Job.State.FAILED
+    assert job.error == "The uploaded file is no longer on the server; upload it again."
+
+
+def test_a_reanalysis_left_running_is_run_again(data_dir):
+    trace = trace_ingest(data=ndjson(agent_lines(5)), name="stored").trace
+    job = models.Job.objects.create(
+        kind=models.Job.Kind.REANALYZE,
+        project=trace.project,
+        trace=trace,
+        state=models.Job.State.RUNNING,
+        attempts=1,
+        heartbeat_at=timezone.now() - dt.timedelta(hours=1),
+    )
+    assert jobs.recover_stale_jobs() == [str(job.pk)]
+    job.refresh_from_db()
+    assert job.state == models.Job.State.DONE and job.calls_rebuilt == 5
+
+
+def test_a_running_job_writes_its_heartbeat(data_dir):
+    job = abandoned_upload(ndjson(agent_lines(5)))
+    before = job.heartbeat_at
+    with override_settings(INSPECTOR={"JOB_STALE_SECONDS": 0.2}), jobs.heartbeat(job.pk):
+        time.sleep(0.5)  # beats every 0.05 s
+    job.refresh_from_db()
+    assert job.heartbeat_at > before + dt.timedelta(minutes=59)
+
+
+def test_the_sweep_runs_every_minute_on_the_workers():
+    due = {task.name for task in HUEY.read_periodic(dt.datetime.now())}
+    assert any(name.endswith("recover_stale_jobs_task") for name in due)
