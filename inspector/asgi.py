@@ -17,6 +17,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from inspector import nodelay  # noqa: E402
 from inspector.daphne_uploads import patch_daphne  # noqa: E402
 from traces.crosssite import SameOriginWebsocket  # noqa: E402
+from traces.proxy_asgi import ProxyFastPath  # noqa: E402
 from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
@@ -24,7 +25,9 @@ nodelay.enable()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # `/proxy/…` model calls skip Django's request and middleware (traces.proxy_asgi);
+        # everything else, and any proxy request it does not serve as Django would, goes on.
+        "http": ProxyFastPath(django_asgi_app),
         # The origin must be this server's own host and port; the session's user (or a
         # bearer token, read by each consumer's @access rule) says who is connecting.
         "websocket": SameOriginWebsocket(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
