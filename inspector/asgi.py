@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (daphne serves both)."""
 
 import os
+import sys
 
 import django
 
@@ -22,6 +23,10 @@ from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
 nodelay.enable()
+# The event loop shares the GIL with threads that work while it serves (recording proxied
+# calls, live report refreshes, sync views): a loop woken by a socket waits for the GIL at
+# most this long, not CPython's default 5 ms, before relaying the next bytes.
+sys.setswitchinterval(0.0005)
 
 application = ProtocolTypeRouter(
     {

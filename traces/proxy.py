@@ -342,37 +342,60 @@ class _Recording:
 
 
 _pending: set[asyncio.Task] = set()
-_order: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+_queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[bytes]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def _schedule(format_name: str, session: str, line: bytes, project: Any = None) -> None:
     """Record off the response path; lines of one session are stored in the order their
-    exchanges ended."""
+    exchanges ended. One task per session writes them: lines that end while it is busy
+    are stored together in its next batch (calls made back to back share one append)."""
     loop = asyncio.get_running_loop()
     key = capture.proxy_key(format_name, session, project)
-    locks = _order.setdefault(loop, {})
-    lock = locks.setdefault(key, asyncio.Lock())
-    task = loop.create_task(_record(lock, key, format_name, session, line, project))
+    queues = _queued.setdefault(loop, {})
+    waiting = queues.get(key)
+    if waiting is not None:  # the session's writer is busy: it takes this line next
+        waiting.append(line)
+        return
+    queues[key] = [line]
+    task = loop.create_task(_record(queues, key, format_name, session, project))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
 
 
 async def _record(
-    lock: asyncio.Lock, key: str, format_name: str, session: str, line: bytes, project: Any
+    queues: dict[str, list[bytes]], key: str, format_name: str, session: str, project: Any
 ) -> None:
-    async with lock:
+    try:
+        while queues[key]:
+            lines, queues[key] = queues[key], []
+            await sync_to_async(_store, thread_sensitive=False)(
+                key, format_name, session, lines, project
+            )
+    finally:
+        del queues[key]
+
+
+def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:
+    """Append a batch of lines; one that fails is retried line by line, so one bad line
+    (too large, say) does not lose the others."""
+    batches = [lines] if len(lines) == 1 else [lines, *([line] for line in lines)]
+    for batch in batches:
         try:
-            await sync_to_async(capture.record_lines_on_thread, thread_sensitive=False)(
+            capture.record_lines_on_thread(
                 key=key,
                 format_name=format_name,
                 name=capture.proxy_trace_name(format_name, session),
-                lines=[line],
+                lines=batch,
                 project=project,
             )
         except Exception:
-            log.exception("could not record a proxied call in session %s", session)
+            if len(batch) == 1:
+                log.exception("could not record a proxied call in session %s", session)
+            continue
+        if batch is lines:
+            return
 
 
 # -- the HTTP client ------------------------------------------------------------------------
