@@ -32,6 +32,8 @@ CAPTURE_DEFAULTS: dict[str, Any] = {
 
 DEFAULT_SESSION = "default"
 
+_live_ids: dict[str, uuid.UUID] = {}
+"""Key -> the live trace this process last appended to under it."""
 _key_locks: dict[str, threading.Lock] = {}
 _key_locks_guard = threading.Lock()
 
@@ -55,6 +57,11 @@ def live_trace_for(
     """The live trace filed under `key`, created when there is none (then marked
     `created` for the caller)."""
     with _lock_for(key):
+        known = _live_ids.get(key)
+        if known is not None:  # `append_lines` refuses it if it closed meanwhile
+            trace = models.Trace(pk=known, state=models.Trace.State.LIVE)
+            trace.created = False
+            return trace
         trace = (
             models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE)
             .only("pk", "state")
@@ -63,11 +70,14 @@ def live_trace_for(
         )
         if trace is not None:
             trace.created = False
-            return trace
-        trace = live.create_live_trace(name=name, format_name=format_name, project=project)
-        models.Trace.objects.filter(pk=trace.pk).update(capture_key=key[:200])
-        trace.capture_key = key[:200]
-        trace.created = True
+        else:
+            trace = live.create_live_trace(name=name, format_name=format_name, project=project)
+            models.Trace.objects.filter(pk=trace.pk).update(capture_key=key[:200])
+            trace.capture_key = key[:200]
+            trace.created = True
+        if len(_live_ids) > 10_000:
+            _live_ids.clear()
+        _live_ids[key] = trace.pk
         return trace
 
 
@@ -87,8 +97,11 @@ def record_lines(
         trace = live_trace_for(key, format_name=format_name, name=name, project=project)
         try:
             live.append_lines(trace_id=trace.pk, offset=None, lines=lines, viewed=not trace.created)
-        except live.TraceNotLive:
-            continue  # closed for idleness a moment ago: the key rolls over
+        except (live.TraceNotLive, models.Trace.DoesNotExist):
+            # Closed (for idleness a moment ago, or by the `record` command) or deleted:
+            # the key rolls over.
+            _live_ids.pop(key, None)
+            continue
         return trace.pk
     raise live.TraceNotLive(models.Trace.State.CLOSED)
 
