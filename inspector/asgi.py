@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (daphne serves both)."""
 
+import gc
 import os
 import sys
 
@@ -28,6 +29,25 @@ nodelay.enable()
 # most this long, not CPython's default 5 ms, before relaying the next bytes.
 sys.setswitchinterval(0.0005)
 
+
+def _warm_up() -> None:
+    """Load now what the first requests would: every format adapter and lint rule (the
+    first OTLP export or upload imports them all) and the URL patterns' views. Then the
+    objects of the start-up are moved out of the cycle collector's reach (`gc.freeze`):
+    they live as long as the process, and each full collection would walk them again."""
+    from django.urls import get_resolver
+
+    from traces.core.formats.registry import adapters
+    from traces.core.rules.registry import rules
+
+    adapters()
+    rules()
+    get_resolver().url_patterns  # noqa: B018  (imports the URL modules and their views)
+    gc.collect()
+    gc.freeze()
+
+
+_warm_up()
 application = ProtocolTypeRouter(
     {
         # `/proxy/…` model calls skip Django's request and middleware (traces.proxy_asgi);
