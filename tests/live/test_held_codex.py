@@ -44,9 +44,7 @@ def test_the_last_response_of_a_codex_session_is_shown_while_live(client: Client
     assert [m["line"] for m in stored.payload["messages"]] == [held["line"]]
 
     quiet_for(trace, 31)  # the file has been quiet: settled
-    assert [m["growing"] for m in client.get(f"/api/traces/{trace.pk}").json()["held"]] == [
-        False
-    ]
+    assert [m["growing"] for m in client.get(f"/api/traces/{trace.pk}").json()["held"]] == [False]
 
     closed = live.close_live_trace(trace_id=trace.pk)
     final = client.get(f"/api/traces/{trace.pk}").json()
