@@ -1,6 +1,6 @@
 """Hostile inputs: time and peak memory until the answer, for the worst inputs of issue 9.
 
-Part 1, the core (each input in a fresh process, through `services.ingest_prepare`, the
+Part 1, the core (each input in a fresh process, through `traces.ingest.ingest_prepare`, the
 path every upload takes): wall time, CPU time and peak RSS growth until the refusal or
 the result. Before issue 9 the 199 KB gzip array took 172 s of CPU and 10.2 GB, and the
 gzip bomb 2.4 GB of RSS per request.
@@ -49,14 +49,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
 import django
 django.setup()
 from tests.hostile.cases import by_id
-from traces import services
+from traces.core.reading.limits import InputRejected
+from traces.ingest import ingest_prepare
 case = by_id()[sys.argv[1]]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 cpu, wall = time.process_time(), time.perf_counter()
 try:
-    services.ingest_prepare(files=[(case.filename, case.data)], name="bench")
+    ingest_prepare(files=[(case.filename, case.data)], name="bench")
     answer = "stored"
-except services.InputRejected as exc:
+except InputRejected as exc:
     answer = "400: " + str(exc)
 print(json.dumps({
     "input": len(case.data),

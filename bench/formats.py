@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from traces.core.ingest import analyze_bytes  # noqa: E402
-from traces.core.limits import InputRejected  # noqa: E402
+from traces.core.analysis.ingest import analyze_bytes  # noqa: E402
+from traces.core.reading.limits import InputRejected  # noqa: E402
 
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SKIP = {"SOURCES.md", "counts.json"}

@@ -138,10 +138,10 @@ def baseline(data: bytes) -> float:
 
 
 def ingest(data: bytes) -> tuple[float, object]:
-    from traces import services
+    from traces.ingest import trace_ingest
 
     started = time.perf_counter()
-    result = services.trace_ingest(data=data, name="bench", filename="bench.jsonl")
+    result = trace_ingest(data=data, name="bench", filename="bench.jsonl")
     return time.perf_counter() - started, result.trace
 
 
@@ -195,8 +195,8 @@ def main() -> None:
         for _ in range(args.repeat):
             seconds, trace = ingest(data)
             ingest_times.append(seconds)
-        from traces.core.ingest import analyze_bytes
-        from traces.core.report import build_report
+        from traces.core.analysis.ingest import analyze_bytes
+        from traces.core.outputs.report import build_report
 
         rebuild_times, report_times = [], []
         for _ in range(args.repeat):

@@ -196,8 +196,8 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from django.test import Client
 
-        from traces.core.ingest import analyze_bytes
-        from traces.core.report import build_report
+        from traces.core.analysis.ingest import analyze_bytes
+        from traces.core.outputs.report import build_report
 
         client = Client(HTTP_HOST="127.0.0.1")
         for per_run in (int(n) for n in args.per_run.split(",")):

@@ -88,11 +88,11 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from django.test import Client
 
-        from traces import services
+        from traces.ingest import trace_ingest
 
         data = transcript(args.calls)
         started, cpu = time.perf_counter(), time.process_time()
-        trace = services.trace_ingest(data=data, name="bench", filename="bench.json").trace
+        trace = trace_ingest(data=data, name="bench", filename="bench.json").trace
         ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
         client = Client(HTTP_HOST="127.0.0.1")
 

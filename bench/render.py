@@ -24,8 +24,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from traces.core.render import charts, sequence  # noqa: E402
-from traces.core.render.links import PrefixLinks  # noqa: E402
+from traces.core.outputs.render import charts, sequence  # noqa: E402
+from traces.core.outputs.render.links import PrefixLinks  # noqa: E402
 
 TOOLS = ["read_file", "grep", "bash", "edit_file", "list_dir"]
 

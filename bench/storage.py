@@ -102,9 +102,11 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     from django.core.files.storage import FileSystemStorage
     from django.db import connection
 
-    from traces import models, selectors, services
-    from traces.core import archive
-    from traces.core.ingest import analyze_bytes
+    from traces import models, selectors
+    from traces.core.analysis.ingest import analyze_bytes
+    from traces.core.reading import archive
+    from traces.ingest import trace_ingest
+    from traces.rows import BlobBatch, call_row, tool_run_row
 
     repeat = args.repeat
     print(f"file: {args.calls} calls, {len(data) / 2**20:.1f} MiB")
@@ -125,7 +127,7 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     row = median_time(as_row, repeat, lambda: None)
     folder = median_time(as_object, repeat, lambda: None)
     ingest = median_time(
-        lambda: services.trace_ingest(data=data, name="bench", filename="bench.jsonl"),
+        lambda: trace_ingest(data=data, name="bench", filename="bench.jsonl"),
         repeat,
         lambda: None,
     )
@@ -139,12 +141,12 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
 
     # 2. The blobs: one executemany against one object each.
     core = analyze_bytes(data)
-    batch = services.BlobBatch()
+    batch = BlobBatch()
     holder = models.Trace()
     for call in core.calls:
-        services.call_row(holder, call, batch)
+        call_row(holder, call, batch)
     for position, run in enumerate(core.tool_runs, start=1):
-        services.tool_run_row(holder, position, run, batch)
+        tool_run_row(holder, position, run, batch)
     blobs = list(batch.pending.values())
     kib = sum(b.size for b in blobs) / 1024
     print(f"unique blobs of the trace: {len(blobs)} ({kib:.0f} KiB stored)")

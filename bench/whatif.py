@@ -33,11 +33,16 @@ def best(repeat: int, run) -> float:
 def main() -> None:
     from ingest import make_log
 
-    from traces.core import report as report_module
-    from traces.core.accounting import account
-    from traces.core.ingest import analyze_bytes
-    from traces.core.rules.registry import run_rules
-    from traces.core.whatif import basis_from_report, build_series, build_what_if, parse_params
+    from traces.core.analysis.accounting import account
+    from traces.core.analysis.ingest import analyze_bytes
+    from traces.core.analysis.rules.registry import run_rules
+    from traces.core.analysis.whatif import (
+        basis_from_report,
+        build_series,
+        build_what_if,
+        parse_params,
+    )
+    from traces.core.outputs import report as report_module
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=300)

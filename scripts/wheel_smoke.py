@@ -106,7 +106,7 @@ def check_core_commands(bin_dir: Path, run_dir: Path, env: dict) -> Path:
     run(
         bin_dir / "python",
         "-c",
-        "import sys; from traces.core.sample import sample_bytes; "
+        "import sys; from traces.core.reading.sample import sample_bytes; "
         f"open({str(sample)!r}, 'wb').write(sample_bytes())",
         cwd=run_dir,
         env=env,

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from traces.core.formats.registry import adapters
+from traces.core.reading.formats.registry import adapters
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

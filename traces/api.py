@@ -12,9 +12,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from traces import deletion, job_api, live, selectors, services, set_api, team
+from traces import deletion, job_api, live, mappings, selectors, set_api, team
 from traces.access import Access, access, ingest_project, principal
 from traces.core.labels import clean_labels
+from traces.core.reading.limits import InputRejected
+from traces.ingest import ingest_prepare, ingest_store, redacts
 from traces.live import api as live_api
 from traces.offload import off_thread
 from traces.uploads import UploadRefused, read_upload
@@ -57,16 +59,16 @@ async def traces_collection(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
     who = await sync_to_async(principal)(request)
     try:
-        mapping = services.mapping_from_upload(upload.mapping_file, upload.field("mapping") or None)
+        mapping = mappings.mapping_from_upload(upload.mapping_file, upload.field("mapping") or None)
         prepared = await off_thread(
-            services.ingest_prepare,
+            ingest_prepare,
             files=upload.files,
             name=upload.name,
             format_name=upload.format_name,
             mapping=mapping,
-            redact_credentials=services.redacts(project),
+            redact_credentials=redacts(project),
         )
-    except services.InputRejected as exc:
+    except InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     trace = await sync_to_async(_store)(prepared, labels, project, who)
     return JsonResponse(
@@ -83,9 +85,7 @@ async def traces_collection(request: HttpRequest) -> JsonResponse:
 
 
 def _store(prepared, labels, project, who):
-    trace = services.ingest_store(
-        prepared, labels=labels, project=project, created_by=who.audit_user
-    ).trace
+    trace = ingest_store(prepared, labels=labels, project=project, created_by=who.audit_user).trace
     team.audit(who, "trace.upload", project=project, target=f"{trace.name} ({trace.pk})")
     return trace
 

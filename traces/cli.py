@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from traces.core.gcpause import without_cycle_collection
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 
 if TYPE_CHECKING:  # the core itself is imported when a command runs
-    from traces.core.mapping import Mapping
+    from traces.core.analysis.pricing import PriceTable
     from traces.core.model import Trace
-    from traces.core.pricing import PriceTable
+    from traces.core.reading.mapping import Mapping
 
 
 class CliError(Exception):
@@ -28,7 +28,7 @@ class CliError(Exception):
 
 def price_table(path: Path | None) -> PriceTable:
     """The bundled prices, overridden by a user price file when one is named."""
-    from traces.core.pricing import bundled_table, load_overrides
+    from traces.core.analysis.pricing import bundled_table, load_overrides
 
     table = bundled_table()
     if path is None:
@@ -43,7 +43,7 @@ def read_mapping(path: Path | None) -> Mapping | None:
     """The mapping file named by --mapping, validated, or a CliError saying what is wrong."""
     if path is None:
         return None
-    from traces.core.mapping import load_mapping
+    from traces.core.reading.mapping import load_mapping
 
     try:
         return load_mapping(path.read_bytes(), path.name)
@@ -62,7 +62,7 @@ def mapping_argument(parser: argparse.ArgumentParser) -> None:
 
 def read_trace(path: Path, format_name: str | None = None, mapping: Mapping | None = None) -> Trace:
     """A trace file through the core, or a CliError saying why it could not be read."""
-    from traces.core.ingest import analyze_bytes
+    from traces.core.analysis.ingest import analyze_bytes
 
     try:
         return analyze_bytes(
@@ -76,7 +76,7 @@ def read_traces(
     paths: list[Path], format_name: str | None = None, mapping: Mapping | None = None
 ) -> Trace:
     """Several files read as one trace (a session and its subagents' files)."""
-    from traces.core.ingest import analyze_files
+    from traces.core.analysis.ingest import analyze_files
 
     try:
         files = [(str(path), path.read_bytes()) for path in paths]
@@ -133,8 +133,8 @@ def analyze(
     **_: Any,
 ) -> None:
     """Print each file's summary (or JSON report); CliError when any file could not be read."""
-    from traces.core.report import build_report
-    from traces.core.text_summary import render_summary
+    from traces.core.outputs.report import build_report
+    from traces.core.outputs.text_summary import render_summary
 
     table = price_table(prices)
     read_with = read_mapping(mapping)
@@ -209,9 +209,9 @@ def lint(
     `sources` adds traces read by the caller (a stored run set: `manage.py lint --set`);
     over several files or a set the outcomes and the rules' firing counts follow.
     """
-    from traces.core.accounting import account
-    from traces.core.rules.base import SEVERITY_ORDER
-    from traces.core.rules.registry import rules, run_rules
+    from traces.core.analysis.accounting import account
+    from traces.core.analysis.rules.base import SEVERITY_ORDER
+    from traces.core.analysis.rules.registry import rules, run_rules
 
     known = {rule.id for rule in rules()}
     selected, ignored = _split(select or []), _split(ignore or [])
@@ -240,7 +240,7 @@ def lint(
 
 def _print_findings(output: str, runs: list, title: str = "") -> None:
     if output == "sarif":
-        from traces.core.sarif import to_sarif
+        from traces.core.outputs.sarif import to_sarif
 
         _write_json(
             to_sarif(runs, version=package_version(), rules_url="http://127.0.0.1:8000/rules")
@@ -261,8 +261,8 @@ def _print_findings(output: str, runs: list, title: str = "") -> None:
                 _say(f"{where}: {f.severity} [{f.rule}] {f.message}")
             _say(f"{uri}: {len(findings)} finding(s)")
         if len(runs) > 1 or title:
-            from traces.core.lint_summary import LintedRun, aggregate, render_aggregate
-            from traces.core.summary import outcome_of
+            from traces.core.outputs.lint_summary import LintedRun, aggregate, render_aggregate
+            from traces.core.outputs.summary import outcome_of
 
             linted = [LintedRun(uri, outcome_of(trace).kind, found) for uri, trace, found in runs]
             _say("")
@@ -304,7 +304,7 @@ def report(
     **_: Any,
 ) -> None:
     """Write the post-mortem as a self-contained HTML file and/or Markdown."""
-    from traces.core.report import build_report
+    from traces.core.outputs.report import build_report
 
     if html is None and md is None:
         raise CliError("say where to write: --html OUT and/or --md OUT")
@@ -312,13 +312,13 @@ def report(
         read_trace(file, format_name, read_mapping(mapping)), prices=price_table(prices)
     )
     if html is not None:
-        from traces.core.export_html import render_export
+        from traces.core.outputs.export_html import render_export
 
         html.write_text(render_export(built, name=file.name, css=app_css()), encoding="utf-8")
         _say(f"wrote {html}")
     if md is not None:
-        from traces.core.export_md import render_markdown
-        from traces.core.postmortem import build_postmortem
+        from traces.core.outputs.export_md import render_markdown
+        from traces.core.outputs.postmortem import build_postmortem
 
         md.write_text(render_markdown(build_postmortem(built, file.name)), encoding="utf-8")
         _say(f"wrote {md}")

@@ -13,8 +13,8 @@ from django.views.decorators.http import require_safe
 from traces import models, runsets, selectors
 from traces.access import Access, access, principal
 from traces.comparing import traces_comparison
-from traces.core.accounting import BUCKETS
-from traces.core.summary import OUTCOME_LABELS
+from traces.core.analysis.accounting import BUCKETS
+from traces.core.outputs.summary import OUTCOME_LABELS
 
 BUCKET_NAMES = {
     "prefix": "prefix",

@@ -1,12 +1,12 @@
 """A stored trace as one side of a comparison: its report and its main loop's transcript,
-rebuilt from the stored rows (the arithmetic itself is in traces.core.compare)."""
+rebuilt from the stored rows (the arithmetic itself is in traces.core.outputs.compare)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from traces import models, selectors
-from traces.core.compare import Side, compare_runs, message_text
+from traces.core.outputs.compare import Side, compare_runs, message_text
 
 
 def _main_loop_last_call(report: dict[str, Any]) -> int | None:

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from traces.core.limits import Limits
-from traces.core.pricing import PriceTable, bundled_table, load_overrides
+from traces.core.analysis.pricing import PriceTable, bundled_table, load_overrides
+from traces.core.reading.limits import Limits
 
 DEFAULTS: dict[str, Any] = {
     "MAX_UPLOAD_BYTES": 512 * 1024 * 1024,

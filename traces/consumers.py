@@ -30,7 +30,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from traces import live, models, ratelimit
 from traces.access import Access, access
 from traces.broadcast import group_name
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from traces.core.formats.registry import adapters
+from traces.core.reading.formats.registry import adapters
 
 
 def format_options() -> list[dict[str, str]]:

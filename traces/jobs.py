@@ -2,7 +2,7 @@
 
 A large upload is written to INSPECTOR_DATA_DIR/uploads/ a chunk at a time (the web
 process never holds it whole), a `Job` row says where it stands, and a queue task
-(traces.queue) ingests it by the same `services.ingest_prepare` / `ingest_store` path
+(traces.queue) ingests it by the same `traces.ingest` path (`ingest_prepare`, `ingest_store`)
 as a small upload, writing bytes read, records parsed and calls rebuilt as it goes.
 `GET /api/jobs/<id>` (traces.job_api) answers the state to the upload page's bar.
 """
@@ -20,8 +20,10 @@ from django.conf import settings
 from django.urls import reverse
 from huey.contrib.djhuey import db_task
 
-from traces import models, queue, services, team
+from traces import models, queue, team
 from traces.core.labels import clean_labels
+from traces.core.reading.limits import InputRejected
+from traces.ingest import ingest_prepare, ingest_store, redacts, trace_reanalyze
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +115,7 @@ def ingest_upload_job(job_id: str) -> None:
         return
     try:
         run_upload(job)
-    except services.InputRejected as exc:
+    except InputRejected as exc:
         _fail(job.pk, f"{job.filename}: {exc}" if job.filename else str(exc))
     except Exception as exc:
         log.exception("background upload %s failed", job.pk)
@@ -146,15 +148,15 @@ def run_upload(job: models.Job) -> models.Trace:
             last[0] = time.monotonic()
 
     options = job.options
-    prepared = services.ingest_prepare(
+    prepared = ingest_prepare(
         files=[(job.filename, data)],
         name=options.get("name") or "",
         format_name=options.get("format") or None,
-        redact_credentials=services.redacts(job.project),
+        redact_credentials=redacts(job.project),
         progress=progress,
     )
     labels = clean_labels(options.get("labels") or [])
-    trace = services.ingest_store(
+    trace = ingest_store(
         prepared, labels=labels, project=job.project, created_by=job.created_by
     ).trace
     team.audit(
@@ -181,8 +183,8 @@ def reanalyze_job(job_id: str) -> None:
         _fail(job.pk, "The trace was deleted.")
         return
     try:
-        core = services.trace_reanalyze(trace=job.trace).core
-    except services.InputRejected as exc:
+        core = trace_reanalyze(trace=job.trace).core
+    except InputRejected as exc:
         _fail(job.pk, str(exc))
         return
     except Exception as exc:

@@ -12,8 +12,8 @@ from django.utils.http import urlencode
 
 from traces import models, selectors
 from traces.access import Principal, local_mode
-from traces.core.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
-from traces.core.rules.registry import rules
+from traces.core.analysis.rules.registry import rules
+from traces.core.outputs.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("date", "cost", "calls", "findings")

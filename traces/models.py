@@ -7,8 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from traces.core.inferred_errors import inferred_error
-from traces.core.summary import OUTCOME_LABELS
+from traces.core.analysis.inferred_errors import inferred_error
+from traces.core.outputs.summary import OUTCOME_LABELS
 from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
 DEFAULT_PROJECT_SLUG = "default"
@@ -234,7 +234,7 @@ class Trace(models.Model):
 
     report = NulSafeJSONField(default=dict)
 
-    # Denormalised from the report (traces.core.runstats) so the list filters and sorts
+    # Denormalised from the report (traces.core.outputs.runstats) so the list filters and sorts
     # thousands of runs, and set pages aggregate hundreds, without loading reports.
     cost_usd = models.FloatField(null=True, blank=True)
     model = NulSafeCharField(max_length=200, blank=True)

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete
 
 from traces import models
-from traces.core import archive
+from traces.core.reading import archive
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from django.views.decorators.csrf import csrf_exempt
 
 from traces import capture, live, models
 from traces.access import Access, access, ingest_project
-from traces.core import otlp
 from traces.core.gcpause import cycle_collector_paused
-from traces.core.limits import InputRejected
+from traces.core.reading import otlp
+from traces.core.reading.limits import InputRejected
 
 log = logging.getLogger(__name__)
 

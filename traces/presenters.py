@@ -12,12 +12,12 @@ from django.db.models import Q
 from django.utils.safestring import SafeString, mark_safe
 
 from traces import models, selectors
-from traces.core import render
-from traces.core.failed_generation import attempted_tool_calls, failed_generation
+from traces.core.analysis.failed_generation import attempted_tool_calls, failed_generation
+from traces.core.analysis.rules.registry import rules
 from traces.core.model import Message
-from traces.core.render import charts as render_charts
+from traces.core.outputs import render
+from traces.core.outputs.render import charts as render_charts
 from traces.core.report_types import FindingEntry, StoredReport, ToolRunEntry
-from traces.core.rules.registry import rules
 from traces.links import TraceLinks
 
 

@@ -34,7 +34,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from traces import capture
 from traces.access import Access, access, ingest_project
-from traces.core.capture import (
+from traces.core.reading.capture import (
     HOP_BY_HOP,
     CapturedExchange,
     forward_headers,

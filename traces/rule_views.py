@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from traces.access import Access, access
-from traces.core.rules.registry import get_rule, rules
+from traces.core.analysis.rules.registry import get_rule, rules
 
 SECTIONS = ("What it finds", "Why it matters", "Example", "How to fix")
 

@@ -16,10 +16,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from traces import models
-from traces.core.compare import RunPoint, compare_sets
-from traces.core.render import charts as render_charts
-from traces.core.render.set_charts import MEASURES, RunValue, distribution_figure
-from traces.core.summary import OUTCOME_LABELS
+from traces.core.outputs.compare import RunPoint, compare_sets
+from traces.core.outputs.render import charts as render_charts
+from traces.core.outputs.render.set_charts import MEASURES, RunValue, distribution_figure
+from traces.core.outputs.summary import OUTCOME_LABELS
 
 SET_COLUMNS = (
     "id",

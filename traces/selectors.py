@@ -13,10 +13,10 @@ from django.http import Http404
 from django.utils import timezone
 
 from traces import models, originals
-from traces.core import blobs
-from traces.core.credentials import mask_secrets
-from traces.core.listquery import SORTS, ListQuery
 from traces.core.model import Message
+from traces.core.outputs.listquery import SORTS, ListQuery
+from traces.core.reading import blobs
+from traces.core.reading.credentials import mask_secrets
 from traces.core.stored_message import message_from_json
 
 LIST_COLUMNS = (

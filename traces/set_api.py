@@ -10,9 +10,10 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_safe
 
-from traces import models, runsets, services
+from traces import models, runsets, set_ingest
 from traces.access import Access, access, ingest_project, local_mode, principal
 from traces.core.labels import clean_labels
+from traces.core.reading.limits import InputRejected
 from traces.uploads import Upload, UploadRefused, read_upload
 
 
@@ -38,7 +39,7 @@ def set_ingest_response(
     if project is None:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
     try:
-        result = services.run_set_ingest(
+        result = set_ingest.run_set_ingest(
             name=set_name,
             files=upload.files,
             format_name=upload.format_name,
@@ -46,7 +47,7 @@ def set_ingest_response(
             project=project,
             created_by=principal(request).audit_user,
         )
-    except services.InputRejected as exc:
+    except InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     run_set = result.run_set
     return JsonResponse(

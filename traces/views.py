@@ -17,14 +17,17 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
-from traces import selectors, services, team
+from traces import mappings, selectors, set_ingest, team
 from traces.access import Access, access, ingest_project, principal
 from traces.conf import app_css, inspector_settings
-from traces.core.export_html import render_export
-from traces.core.export_md import render_markdown
 from traces.core.labels import clean_labels
-from traces.core.postmortem import build_postmortem
+from traces.core.outputs.export_html import render_export
+from traces.core.outputs.export_md import render_markdown
+from traces.core.outputs.postmortem import build_postmortem
+from traces.core.reading.limits import InputRejected
 from traces.forms import UploadForm, format_options
+from traces.ingest import ingest_prepare, ingest_store, redacts
+from traces.labels import trace_set_labels
 from traces.listing import list_context
 from traces.offload import off_thread
 from traces.originals import OriginalMissing
@@ -83,14 +86,14 @@ async def upload(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_upload_set)(request, form, project, who)
     try:
         prepared = await off_thread(
-            services.ingest_prepare,
+            ingest_prepare,
             files=form.files,
             name=form.name,
             format_name=form.format_name,
             mapping=form.mapping,
-            redact_credentials=services.redacts(project),
+            redact_credentials=redacts(project),
         )
-    except services.InputRejected as exc:
+    except InputRejected as exc:
         return await sync_to_async(_list_page)(request, f"{form.files[0][0]}: {exc}", status=400)
     return await sync_to_async(_store_upload)(prepared, form, project, who)
 
@@ -122,8 +125,8 @@ def _read_upload_form(request: HttpRequest) -> _UploadForm | HttpResponse | str:
         return "Choose a trace file to upload."
     uploads = files.getlist("file")
     try:
-        mapping = services.mapping_from_upload(form.cleaned_data.get("mapping"))
-    except services.InputRejected as exc:
+        mapping = mappings.mapping_from_upload(form.cleaned_data.get("mapping"))
+    except InputRejected as exc:
         return f"The mapping file: {exc}"
     return _UploadForm(
         files=[(upload.name or "", upload.read()) for upload in uploads],
@@ -139,7 +142,7 @@ def _read_upload_form(request: HttpRequest) -> _UploadForm | HttpResponse | str:
 def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpResponse:
     """Each run of the uploaded files into the run set the form names."""
     try:
-        outcome = services.run_set_ingest(
+        outcome = set_ingest.run_set_ingest(
             name=form.set_name,
             files=form.files,
             format_name=form.format_name,
@@ -147,7 +150,7 @@ def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpRe
             project=project,
             created_by=who.audit_user,
         )
-    except services.InputRejected as exc:
+    except InputRejected as exc:
         return _list_page(request, str(exc), status=400)
     if not outcome.added and not outcome.duplicates:
         problems = "; ".join(f"{name}: {why}" for name, why in outcome.rejected[:3])
@@ -156,9 +159,7 @@ def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpRe
 
 
 def _store_upload(prepared, form: _UploadForm, project, who) -> HttpResponse:
-    result = services.ingest_store(
-        prepared, labels=form.labels, project=project, created_by=who.audit_user
-    )
+    result = ingest_store(prepared, labels=form.labels, project=project, created_by=who.audit_user)
     team.audit(
         who, "trace.upload", project=project, target=f"{result.trace.name} ({result.trace.pk})"
     )
@@ -170,7 +171,7 @@ def _store_upload(prepared, form: _UploadForm, project, who) -> HttpResponse:
 def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
     """The trace page's label form: the trace's labels become exactly those typed."""
     trace = selectors.trace_get(trace_id=trace_id)
-    services.trace_set_labels(trace=trace, labels=clean_labels(request.POST.get("labels", "")))
+    trace_set_labels(trace=trace, labels=clean_labels(request.POST.get("labels", "")))
     return redirect(reverse("traces:detail", args=[trace.pk]) + "#labels")
 
 

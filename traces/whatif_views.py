@@ -16,9 +16,14 @@ from django.views.decorators.http import require_safe
 
 from traces import models, selectors
 from traces.access import Access, access
-from traces.core.render import whatif_charts
-from traces.core.whatif import basis_from_report, build_series, build_what_if, parse_params
-from traces.core.whatif.params import CAP_PREFIX, LIFETIME_LABELS, median_result, tool_names
+from traces.core.analysis.whatif import basis_from_report, build_series, build_what_if, parse_params
+from traces.core.analysis.whatif.params import (
+    CAP_PREFIX,
+    LIFETIME_LABELS,
+    median_result,
+    tool_names,
+)
+from traces.core.outputs.render import whatif_charts
 
 TOOLS_SHOWN = 20
 PARAM_NAMES = ("clear_after", "cache_lifetime", "drop_unused", "batch")

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.core.builders import log, pair, response, tool_use, user
-from traces import models, services
-from traces.core.sample import sample_bytes, serial_sample_bytes
+from traces import ingest, models, set_ingest
+from traces.core.reading.sample import sample_bytes, serial_sample_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,9 +26,9 @@ def api_error_log() -> bytes:
 
 
 def test_filter_by_rule_and_outcome_then_page_through(page):
-    services.trace_ingest(data=sample_bytes(), name="finished run")
-    services.trace_ingest(data=dangling_log(), name="dangling run")
-    services.trace_ingest(data=api_error_log(), name="api error run")
+    ingest.trace_ingest(data=sample_bytes(), name="finished run")
+    ingest.trace_ingest(data=dangling_log(), name="dangling run")
+    ingest.trace_ingest(data=api_error_log(), name="api error run")
     models.Trace.objects.bulk_create(
         models.Trace(name=f"filler {n:03d}", format="anthropic-messages", calls_count=n)
         for n in range(110)
@@ -68,7 +68,7 @@ def test_filter_by_rule_and_outcome_then_page_through(page):
 
 
 def test_open_a_run_set_page(page):
-    run_set = services.run_set_ingest(
+    run_set = set_ingest.run_set_ingest(
         name="nightly",
         files=[
             ("parallel.jsonl", sample_bytes()),
@@ -95,7 +95,7 @@ def test_open_a_run_set_page(page):
 
 
 def test_open_a_comparison_and_check_it_against_both_reports(page):
-    run_set = services.run_set_ingest(
+    run_set = set_ingest.run_set_ingest(
         name="calendar",
         files=[("parallel.jsonl", sample_bytes()), ("serial.jsonl", serial_sample_bytes())],
     ).run_set

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from tests.live.events import agent_lines, ndjson
-from traces import models, services
+from traces import ingest, models
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -118,7 +118,7 @@ def test_token_project_and_delete_pages(page, shared_mode):
     page.goto("/accounts/password/")
     shoot(page, "password")
 
-    trace = services.trace_ingest(
+    trace = ingest.trace_ingest(
         data=ndjson(agent_lines(2)),
         name="to delete",
         project=models.Project.objects.get(slug="research"),

@@ -18,7 +18,7 @@ from django.test import AsyncClient, override_settings
 from tests.capture.scenario import OPENAI_SECRET, SECRET
 from tests.live.conftest import run_async
 from tests.live.wsclient import connect
-from traces.core import archive, blobs
+from traces.core.reading import archive, blobs
 
 pytestmark = pytest.mark.corpus
 

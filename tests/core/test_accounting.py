@@ -6,11 +6,11 @@ import orjson
 import pytest
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces.core.accounting import account
-from traces.core.ingest import analyze_bytes
-from traces.core.pricing import Price, bundled_table, load_overrides
-from traces.core.report import build_report
-from traces.core.sample import sample_bytes
+from traces.core.analysis.accounting import account
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.pricing import Price, bundled_table, load_overrides
+from traces.core.outputs.report import build_report
+from traces.core.reading.sample import sample_bytes
 
 
 def test_calendar_task_reproduces_the_seed_to_the_token():
@@ -103,8 +103,8 @@ def test_dated_and_prefixed_model_names_find_their_family(model, family):
 
 
 def test_cache_reads_and_writes_are_priced_separately():
+    from traces.core.analysis.pricing import call_cost
     from traces.core.model import Usage
-    from traces.core.pricing import call_cost
 
     price = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3, cache_write_1h=6.0)
     usage = Usage(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from traces.core.dialects.anthropic import assemble_stream
+from traces.core.reading.dialects.anthropic import assemble_stream
 
 STREAM = """event: message_start
 data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":12,"cache_read_input_tokens":100,"output_tokens":1}}   }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from traces.core.capture import CapturedExchange, recorded_format, safe_url, upstream_url
-from traces.core.ingest import analyze_bytes
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.capture import CapturedExchange, recorded_format, safe_url, upstream_url
 
 
 def test_the_upstream_host_never_comes_from_the_path():

@@ -9,11 +9,11 @@ from typing import Any
 import orjson
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces.core.ingest import analyze_bytes, analyze_files
-from traces.core.render.charts import transcript_growth_figure
-from traces.core.render.links import PrefixLinks
-from traces.core.render.sequence import render_sequence
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes, analyze_files
+from traces.core.outputs.render.charts import transcript_growth_figure
+from traces.core.outputs.render.links import PrefixLinks
+from traces.core.outputs.render.sequence import render_sequence
+from traces.core.outputs.report import build_report
 
 
 def _line(time: str, kind: str, payload: dict[str, Any]) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces.core.compare import (
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.compare import (
     RunPoint,
     Side,
     compare_runs,
@@ -14,9 +15,8 @@ from traces.core.compare import (
     first_divergence,
     transcript_of,
 )
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
-from traces.core.sample import sample_bytes, serial_sample_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.sample import sample_bytes, serial_sample_bytes
 
 
 def side(name: str, data: bytes) -> Side:

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS
-from traces.core.ingest import analyze_files
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_files
+from traces.core.outputs.report import build_report
 
 FIGURES = ("model_calls", "tool_calls", "tool_results", "dangling", "orphan", "error_results")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import CORPUS, corpus_id
-from traces.core.formats.registry import adapters
-from traces.core.ingest import analyze_files
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_files
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats.registry import adapters
 
 EXPECTED_FORMAT = {
     "anthropic_messages_api": "anthropic-messages",

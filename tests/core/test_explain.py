@@ -6,9 +6,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from traces.core.formats.explain import describe_record, describe_records
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.formats.explain import describe_record, describe_records
+from traces.core.reading.limits import InputRejected
 
 
 def _refusal(data: bytes, filename: str = "x.jsonl") -> str:

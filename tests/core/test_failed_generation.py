@@ -10,11 +10,11 @@ import orjson
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.failed_generation import attempted_tool_calls, describe
-from traces.core.ingest import analyze_bytes
-from traces.core.render.links import PrefixLinks
-from traces.core.render.sequence import render_sequence
-from traces.core.report import build_report
+from traces.core.analysis.failed_generation import attempted_tool_calls, describe
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.render.links import PrefixLinks
+from traces.core.outputs.render.sequence import render_sequence
+from traces.core.outputs.report import build_report
 
 TAG = '<function=read_file>{"path": "b.txt"}</function>'
 

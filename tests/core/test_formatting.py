@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from traces.core.analysis.whatif.savings import money as savings_money
 from traces.core.formatting import count, duration, money, percent, plotly_money, tokens_compact
-from traces.core.whatif.savings import money as savings_money
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
+from traces.core.analysis.ingest import analyze_bytes
 from traces.core.gcpause import cycle_collector_paused, without_cycle_collection
-from traces.core.ingest import analyze_bytes
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 
 @pytest.fixture(autouse=True)

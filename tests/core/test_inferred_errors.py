@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces.core.export_md import render_markdown
-from traces.core.inferred_errors import inferred_error
-from traces.core.ingest import analyze_bytes
-from traces.core.postmortem import build_postmortem
-from traces.core.report import build_report
+from traces.core.analysis.inferred_errors import inferred_error
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.export_md import render_markdown
+from traces.core.outputs.postmortem import build_postmortem
+from traces.core.outputs.report import build_report
 
 SDK_FAILURE = (
     "An error occurred while running the tool. Please try again. Error: timed out after 30 s"

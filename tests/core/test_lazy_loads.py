@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from traces.core import tokens
+from traces.core.analysis import tokens
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HEAVY = ("tiktoken", "jsonschema", "yaml", "django")
@@ -29,8 +29,8 @@ def test_an_exactly_reported_trace_is_reported_without_heavy_imports():
     """One tool call per turn, usage on every response: the differential split is exact."""
     loaded = _modules_after(
         "from tests.core.builders import log, pair, response, tool_result, tool_use, user\n"
-        "from traces.core.ingest import analyze_bytes\n"
-        "from traces.core.report import build_report\n"
+        "from traces.core.analysis.ingest import analyze_bytes\n"
+        "from traces.core.outputs.report import build_report\n"
         "history = [user('fix the bug')]\n"
         "lines = []\n"
         "for n in range(3):\n"
@@ -47,8 +47,8 @@ def test_an_exactly_reported_trace_is_reported_without_heavy_imports():
 def test_a_call_without_usage_loads_the_tokenizer_to_estimate():
     loaded = _modules_after(
         "import orjson\n"
-        "from traces.core.ingest import analyze_bytes\n"
-        "from traces.core.report import build_report\n"
+        "from traces.core.analysis.ingest import analyze_bytes\n"
+        "from traces.core.outputs.report import build_report\n"
         "pair = {'request': {'url': '/v1/messages', 'body': {'model': 'claude-sonnet-4-5',\n"
         "  'messages': [{'role': 'user', 'content': 'hello there'}]}},\n"
         "  'response': {'status_code': 200, 'body': {'type': 'message', 'role': 'assistant',\n"

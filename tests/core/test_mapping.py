@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.golden import assert_golden
-from traces.core.ingest import analyze_bytes, analyze_files
-from traces.core.limits import InputRejected
-from traces.core.mapping import MappingError, load_mapping
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes, analyze_files
+from traces.core.outputs.report import build_report
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.mapping import MappingError, load_mapping
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "mapping-examples"
 

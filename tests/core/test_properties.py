@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CORPUS
-from traces.core.formats.registry import adapters
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
-from traces.core.records import Record
-from traces.core.sample import sample_bytes
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.formats.registry import adapters
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.records import Record
+from traces.core.reading.sample import sample_bytes
 
 FORMATS = [adapter.name for adapter in adapters()]
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
 
 
 def test_parallel_calls_pair_by_id_not_position():

@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from tests.core.builders import log, pair, response, user
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected, Limits
-from traces.core.records import read_source
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.limits import InputRejected, Limits
+from traces.core.reading.sources import read_source
 
 GOOD = pair([user("hi")], response([{"type": "text", "text": "hello"}], "end_turn"))
 
@@ -109,12 +109,12 @@ def test_pretty_printed_json_document_is_one_record():
 
 
 def test_the_zip_reader_does_not_reach_back_into_the_record_reader():
-    """`records` reads an `.eval` archive through `containers`; were `containers` to import
-    `records` again the two would form an import cycle hidden behind a late import."""
+    """`sources` reads an `.eval` archive through `containers`; were `containers` to import
+    `records` (or `sources`) again the two would form an import cycle hidden behind a late import."""
     import ast
     from pathlib import Path
 
-    import traces.core.containers as containers
+    import traces.core.reading.containers as containers
 
     tree = ast.parse(Path(containers.__file__).read_text(encoding="utf-8"))
     imported = {
@@ -122,5 +122,5 @@ def test_the_zip_reader_does_not_reach_back_into_the_record_reader():
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.level > 0
     }
-    assert "records" not in imported
+    assert "records" not in imported and "sources" not in imported
     assert imported <= {"limits", "model"}

@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from tests.golden import GOLDEN, golden_input
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
 from traces.core.report_types import Report, StoredReport
 
 REPORTS = sorted(GOLDEN.rglob("*.report.json"))

@@ -10,12 +10,12 @@ import orjson
 import pytest
 
 from tests.conftest import CORPUS
-from traces.core.ingest import analyze_bytes
-from traces.core.lint_summary import LintedRun, aggregate, render_aggregate
-from traces.core.listquery import ListQuery
-from traces.core.rules.base import Finding
-from traces.core.runs import split_runs
-from traces.core.sample import sample_bytes
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.rules.base import Finding
+from traces.core.outputs.lint_summary import LintedRun, aggregate, render_aggregate
+from traces.core.outputs.listquery import ListQuery
+from traces.core.reading.runs import split_runs
+from traces.core.reading.sample import sample_bytes
 
 EVAL = "inspect_ai_eval_log/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
 JSON_LOG = "inspect_ai_eval_log/2025-05-12T20-28-13-04-00_popularity.json"

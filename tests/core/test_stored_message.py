@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from tests.golden import GOLDEN
-from traces.core.ingest import analyze_bytes
+from traces.core.analysis.ingest import analyze_bytes
 from traces.core.model import Block, Message
 from traces.core.stored_message import RAW_SHOWN_FOR, message_from_json, message_json
 

@@ -22,15 +22,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
 import django
 django.setup()
 from tests.hostile.cases import by_id
-from traces import services
+from traces import ingest
+from traces.core.reading.limits import InputRejected
 case = by_id()[sys.argv[1]]
 data = case.data
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
 try:
-    services.ingest_prepare(files=[(case.filename, data)], name="m")
+    ingest.ingest_prepare(files=[(case.filename, data)], name="m")
     answer = "accepted"
-except services.InputRejected as exc:
+except InputRejected as exc:
     answer = str(exc)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"growth_mb": (after - before) / 1024, "seconds": time.perf_counter() - started, "answer": answer}))

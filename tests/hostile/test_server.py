@@ -17,7 +17,7 @@ import pytest
 from tests.live.conftest import run_async
 from tests.live.servers import daphne, migrate, server_env
 from tests.live.wsclient import connect
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 

@@ -10,8 +10,9 @@ from django.test import override_settings
 from django.urls import reverse
 
 from tests.live.events import agent_lines, ndjson
-from traces import jobs, models, services
-from traces.core import ingest
+from traces import jobs, models
+from traces.core.analysis import ingest
+from traces.ingest import trace_ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,7 +56,7 @@ def test_a_large_raw_upload_answers_202_and_its_job_ends_with_the_trace(client, 
     assert list(trace.labels.values_list("name", flat=True)) == ["night"]
 
     # The same rows and report as the synchronous path, and the original kept whole.
-    same = services.trace_ingest(data=data, name="small way").trace
+    same = trace_ingest(data=data, name="small way").trace
     assert trace.report == same.report
     assert client.get(reverse("traces:download", args=[trace.pk])).content == data
     # The streamed file is gone once ingested.
@@ -118,7 +119,7 @@ def test_ingest_reports_progress_while_it_reads(monkeypatch):
 
 
 def test_reanalysis_runs_as_a_job(tmp_path):
-    trace = services.trace_ingest(data=ndjson(agent_lines(5)), name="again").trace
+    trace = trace_ingest(data=ndjson(agent_lines(5)), name="again").trace
     models.Call.objects.filter(trace=trace).delete()
     job = jobs.queue_reanalysis(trace)
     job.refresh_from_db()

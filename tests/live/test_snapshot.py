@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from tests.live.events import agent_lines, ndjson
-from traces.core.ingest import TraceSession, analyze_bytes, choose_format
-from traces.core.records import Record, read_source
+from traces.core.analysis.ingest import TraceSession, analyze_bytes, choose_format
+from traces.core.reading.records import Record
+from traces.core.reading.sources import read_source
 
 
 def session_over(lines: list[bytes]) -> TraceSession:

@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from tests.live.events import agent_lines, ndjson
-from traces import models, originals, services
+from traces import ingest, models, originals
 from traces.deletion import trace_delete
 
 Listing = Callable[[str], list[str]]
@@ -76,7 +76,7 @@ def exercise(client, listing: Listing, capture_on_commit) -> dict[str, str]:
     assert download(client, live["id"]) == live["data"]
 
     calls = models.Trace.objects.get(pk=first).calls_count
-    assert services.trace_reanalyze(trace=models.Trace.objects.get(pk=first)).trace.calls_count
+    assert ingest.trace_reanalyze(trace=models.Trace.objects.get(pk=first)).trace.calls_count
     assert models.Trace.objects.get(pk=first).calls_count == calls
 
     archive = io.BytesIO()

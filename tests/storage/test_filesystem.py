@@ -8,7 +8,7 @@ from django.db import connection, transaction
 
 from tests.live.events import agent_lines, ndjson
 from tests.storage import scenario
-from traces import models, originals, services
+from traces import ingest, models, originals
 from traces.deletion import trace_delete
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def test_every_kind_of_original_round_trips_through_the_folder(
 
 
 def test_the_folder_is_the_data_dir_setting_and_rows_hold_no_bytes(originals_folder):
-    trace = services.trace_ingest(data=scenario.single_file(), name="t").trace
+    trace = ingest.trace_ingest(data=scenario.single_file(), name="t").trace
     chunk = trace.chunks.get()
     assert (originals_folder / chunk.key).is_file()
     assert originals.storage().path(chunk.key) == str(originals_folder / chunk.key)
@@ -44,7 +44,7 @@ def test_the_folder_is_the_data_dir_setting_and_rows_hold_no_bytes(originals_fol
 def test_a_deletion_rolled_back_keeps_the_objects(
     originals_folder, django_capture_on_commit_callbacks
 ):
-    trace = services.trace_ingest(data=scenario.single_file(), name="t").trace
+    trace = ingest.trace_ingest(data=scenario.single_file(), name="t").trace
     listing = folder_listing(originals_folder)
     kept = listing(originals.trace_prefix(trace.pk))
     with (
@@ -65,7 +65,7 @@ def test_a_failed_ingest_leaves_no_object_behind(originals_folder):
     listing = folder_listing(originals_folder)
     before = listing("originals")
     with pytest.raises(ValueError):
-        services.trace_ingest(
+        ingest.trace_ingest(
             data=ndjson(agent_lines(2)), name="t", project=models.Project(slug="ghost")
         )
     assert listing("originals") == before
@@ -77,7 +77,7 @@ def test_purge_and_cascades_remove_objects_once_committed(
 ):
     """Any path that deletes a trace (here the ORM directly) removes its objects."""
     listing = folder_listing(originals_folder)
-    trace = services.trace_ingest(data=scenario.single_file(), name="t").trace
+    trace = ingest.trace_ingest(data=scenario.single_file(), name="t").trace
     assert listing(originals.trace_prefix(trace.pk))
     with django_capture_on_commit_callbacks(execute=True):
         models.Trace.objects.filter(pk=trace.pk).delete()

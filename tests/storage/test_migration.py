@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tests.live.events import agent_lines, ndjson
-from traces.core import archive
+from traces.core.reading import archive
 
 BEFORE = [("traces", "0011_merge_0007_proxy_capture_0010_nul_safe_new_columns")]
 AFTER = [("traces", "0013_storage")]

@@ -14,8 +14,9 @@ from django.test import Client
 from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
-from traces import models, services, team
+from traces import models, team
 from traces.access import Principal
+from traces.ingest import trace_ingest
 
 PRINCIPALS = (
     "anonymous",
@@ -64,7 +65,7 @@ def build_world() -> World:
         users[name] = User.objects.create_user(name, password=PASSWORD)
         models.Membership.objects.create(project=project, user=users[name], role=role)
     member = Principal(user=users["member"])
-    trace = services.trace_ingest(
+    trace = trace_ingest(
         data=ndjson(agent_lines(3)), name="alpha run", filename="run.jsonl", project=alpha
     ).trace
     secrets, token_ids = {}, {}

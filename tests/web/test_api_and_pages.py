@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces import models
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from tests.core.builders import log, pair, response, tool_use, user
 from traces import models
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 
 @pytest.fixture
@@ -122,7 +122,7 @@ def test_reanalyze_rebuilds_rows_and_report_from_the_original(sample_file, capsy
 
 @pytest.mark.django_db
 def test_compare_two_files_prints_the_differences(tmp_path, capsysbinary):
-    from traces.core.sample import serial_sample_bytes
+    from traces.core.reading.sample import serial_sample_bytes
 
     a, b = tmp_path / "parallel.jsonl", tmp_path / "serial.jsonl"
     a.write_bytes(sample_bytes())

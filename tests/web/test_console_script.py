@@ -20,7 +20,7 @@ from django.core.management import call_command
 
 from tests.core.builders import log, pair, response, tool_use, user
 from tests.live.servers import free_port
-from traces.core.sample import sample_bytes
+from traces.core.reading.sample import sample_bytes
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NO_DJANGO = (

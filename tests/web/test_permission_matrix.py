@@ -21,8 +21,9 @@ from inspector.asgi import application
 from tests.live.conftest import run_async
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import PRINCIPALS, build_world
-from traces import proxy, proxy_asgi, services
+from traces import proxy, proxy_asgi
 from traces.access import DELEGATED_NAMESPACES, Access, rules_of
+from traces.ingest import trace_ingest
 from traces.routing import websocket_urlpatterns
 
 USERS = {"viewer", "member", "owner", "outsider"}
@@ -309,7 +310,7 @@ def test_proxy_fast_path_matrix(settings):
 
 
 def test_lists_show_only_the_users_projects(world):
-    other = services.trace_ingest(
+    other = trace_ingest(
         data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
     ).trace
     member_page = world.clients["member"].get("/").content.decode()
@@ -320,7 +321,7 @@ def test_lists_show_only_the_users_projects(world):
 
 
 def test_sets_and_comparisons_show_only_the_users_projects(world):
-    other = services.trace_ingest(
+    other = trace_ingest(
         data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
     ).trace
     outsider, member = world.clients["outsider"], world.clients["member"]

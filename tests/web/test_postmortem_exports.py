@@ -11,10 +11,10 @@ from django.urls import reverse
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from tests.golden import assert_golden
-from traces.core.export_md import code, render_markdown
-from traces.core.ingest import analyze_bytes
-from traces.core.postmortem import build_postmortem
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.export_md import code, render_markdown
+from traces.core.outputs.postmortem import build_postmortem
+from traces.core.outputs.report import build_report
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from traces import models, services
+from traces import ingest, models
+from traces.rows import BlobBatch, call_row, store_tool_runs, tool_run_row
 
 FIELDS_SKIPPED = {"id", "trace"}
 
@@ -46,17 +47,17 @@ def model_values(row: models.Model) -> dict:
 
 @pytest.mark.django_db
 def test_plain_sql_rows_read_back_as_the_orm_would_store_them():
-    result = services.trace_ingest(data=transcript(), name="rows", filename="rows.json")
+    result = ingest.trace_ingest(data=transcript(), name="rows", filename="rows.json")
     trace, core = result.trace, result.core
     assert trace.calls_count == 4 and trace.tool_runs_count == 3
 
-    batch = services.BlobBatch()
-    expected_calls = [model_values(services.call_row(trace, c, batch)) for c in core.calls]
+    batch = BlobBatch()
+    expected_calls = [model_values(call_row(trace, c, batch)) for c in core.calls]
     stored_calls = [model_values(row) for row in trace.calls.order_by("index")]
     assert stored_calls == expected_calls
 
     expected_runs = [
-        model_values(services.tool_run_row(trace, position, run, batch))
+        model_values(tool_run_row(trace, position, run, batch))
         for position, run in enumerate(core.tool_runs, start=1)
     ]
     stored_runs = [model_values(row) for row in trace.tool_runs.order_by("position")]
@@ -67,9 +68,9 @@ def test_plain_sql_rows_read_back_as_the_orm_would_store_them():
 
 @pytest.mark.django_db
 def test_live_rows_replace_tool_runs_by_position():
-    result = services.trace_ingest(data=transcript(), name="rows", filename="rows.json")
+    result = ingest.trace_ingest(data=transcript(), name="rows", filename="rows.json")
     trace, core = result.trace, result.core
-    services.store_tool_runs(trace, [(1, core.tool_runs[0])])
+    store_tool_runs(trace, [(1, core.tool_runs[0])])
     assert trace.tool_runs.count() == 3
     assert list(trace.tool_runs.order_by("position").values_list("position", flat=True)) == [
         1,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from traces.core.rules.registry import rules
+from traces.core.analysis.rules.registry import rules
 
 pytestmark = pytest.mark.django_db
 

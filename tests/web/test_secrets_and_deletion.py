@@ -22,11 +22,12 @@ from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
-from traces import models, originals, services
+from traces import models, originals
 from traces.access import Principal
-from traces.core import archive, blobs
-from traces.core.redact import redact
+from traces.core.reading import archive, blobs
+from traces.core.reading.redact import redact
 from traces.deletion import trace_delete
+from traces.ingest import trace_ingest
 
 PLANTED = "sk-ant-api03-PLANTEDkey0123456789abcdefXYZ"
 CORPUS_FILE = "claude_trace_jsonl/claude-trace-dev_test-traffic.jsonl"
@@ -171,7 +172,7 @@ def test_local_mode_keeps_originals_byte_identical(db):
     lines = [orjson.loads(line) for line in agent_lines(2)]
     lines[1]["headers"] = {"x-api-key": PLANTED}
     data = ndjson([orjson.dumps(line) for line in lines])
-    trace = services.trace_ingest(data=data, name="local", filename="t.jsonl").trace
+    trace = trace_ingest(data=data, name="local", filename="t.jsonl").trace
     assert trace.redacted == {}
     assert originals.chunk_bytes(trace.chunks.get()) == data
 
@@ -187,8 +188,8 @@ def system_prompt_lines(system: str, question: str) -> bytes:
 
 def test_deleting_a_trace_keeps_blobs_another_trace_uses(db):
     system = "You are a careful research agent. " * 20
-    first = services.trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
-    second = services.trace_ingest(data=system_prompt_lines(system, "second?"), name="b").trace
+    first = trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
+    second = trace_ingest(data=system_prompt_lines(system, "second?"), name="b").trace
     shared_digest = first.calls.get(index=1).system_digest
     assert shared_digest == second.calls.get(index=1).system_digest
     only_first = set(first.calls.get(index=1).appended_digests) - set(
@@ -217,9 +218,7 @@ def test_delete_page_and_api(shared):
     assert shared.clients["viewer"].post(f"/traces/{trace.pk}/delete").status_code == 403
     response = shared.clients["member"].post(f"/traces/{trace.pk}/delete")
     assert response.status_code == 302 and not models.Trace.objects.filter(pk=trace.pk).exists()
-    other = services.trace_ingest(
-        data=ndjson(agent_lines(2)), name="other", project=shared.alpha
-    ).trace
+    other = trace_ingest(data=ndjson(agent_lines(2)), name="other", project=shared.alpha).trace
     response = Client().delete(
         f"/api/traces/{other.pk}",
         HTTP_AUTHORIZATION=shared.headers("ingest_token")["HTTP_AUTHORIZATION"],
@@ -230,11 +229,11 @@ def test_delete_page_and_api(shared):
 
 
 def test_purge_deletes_traces_past_their_projects_retention(shared, capsys):
-    old = services.trace_ingest(data=ndjson(agent_lines(2)), name="old", project=shared.alpha)
+    old = trace_ingest(data=ndjson(agent_lines(2)), name="old", project=shared.alpha)
     models.Trace.objects.filter(pk=old.trace.pk).update(
         created_at=timezone.now() - timedelta(days=40)
     )
-    keep = services.trace_ingest(data=ndjson(agent_lines(2)), name="kept", project=shared.beta)
+    keep = trace_ingest(data=ndjson(agent_lines(2)), name="kept", project=shared.beta)
     models.Trace.objects.filter(pk=keep.trace.pk).update(
         created_at=timezone.now() - timedelta(days=400)
     )
@@ -281,7 +280,7 @@ def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
     """The upload reuses the deleted trace's system prompt and commits while the delete
     runs: the delete waits for it and keeps the blob."""
     system = "You are a careful research agent. " * 20
-    first = services.trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
+    first = trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
     shared_digest = first.calls.get(index=1).system_digest
     uploading = threading.Event()
     outcome = {}
@@ -289,7 +288,7 @@ def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
     def upload() -> None:
         try:
             with transaction.atomic():
-                outcome["trace"] = services.trace_ingest(
+                outcome["trace"] = trace_ingest(
                     data=system_prompt_lines(system, "second?"), name="b"
                 ).trace
                 uploading.set()

@@ -13,6 +13,21 @@ def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else (None if value is None else str(value))
 
 
+def int_or_none(value: Any) -> int | None:
+    """An integer field, or None when absent or not an integer (booleans are not numbers)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def dict_or_empty(value: Any) -> dict[str, Any]:
+    """A JSON object, or {} for anything else (absent, null, a list, text)."""
+    return value if isinstance(value, dict) else {}
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """A JSON array, or [] for anything else."""
+    return value if isinstance(value, list) else []
+
+
 def int_or_zero(value: Any) -> int:
     """An integer field, or 0 (booleans are not numbers here)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from traces import models, team
 from traces.access import Access, access, ingest_project, principal
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 from traces.live import writes as live
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")

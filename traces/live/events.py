@@ -18,17 +18,18 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from traces import models, services
+from traces import models
 from traces.broadcast import broadcast
 from traces.conf import inspector_settings, price_table
-from traces.core.accounting import BUCKETS
-from traces.core.ingest import TraceSession
+from traces.core.analysis.accounting import BUCKETS
+from traces.core.analysis.ingest import TraceSession
+from traces.core.analysis.pricing import call_cost
+from traces.core.analysis.rebuild import TraceBuilder
 from traces.core.model import Call, ToolRun
 from traces.core.model import Trace as CoreTrace
-from traces.core.pricing import call_cost
-from traces.core.rebuild import TraceBuilder
-from traces.core.report import RESULT_PREVIEW_CHARS
-from traces.core.summary import outcome_of
+from traces.core.outputs.report import RESULT_PREVIEW_CHARS
+from traces.core.outputs.summary import outcome_of
+from traces.rows import store_calls, store_line_errors, store_tool_runs
 
 BROADCAST_CHUNK = 100
 """Events per channel-layer message: keeps each message small for Redis."""
@@ -66,10 +67,10 @@ def store_changes(
         or (before.runs[position - 1] is not run and before.runs[position - 1] != run)
     ]
     errors = session.builder.line_errors[before.errors :] if session is not None else []
-    rows = services.store_calls(trace, new_calls)
+    rows = store_calls(trace, new_calls)
     if changed_runs:
-        services.store_tool_runs(trace, changed_runs)
-    services.store_line_errors(trace, errors)
+        store_tool_runs(trace, changed_runs)
+    store_line_errors(trace, errors)
     for name, value in _counts(core, trace.lines_total).items():
         setattr(trace, name, value)
     events: list[tuple[str, dict[str, Any]]] = []

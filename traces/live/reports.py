@@ -14,12 +14,13 @@ import orjson
 from django.db import transaction
 from django.db.models import F
 
-from traces import models, services
+from traces import models
 from traces.conf import price_table
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
 from traces.live import sessions
 from traces.live.events import empty_trace, finding_events, save_events, state_payload
 from traces.live.sessions import locked_trace
+from traces.rows import store_rule_counts
 
 
 @lru_cache(maxsize=64)
@@ -60,7 +61,7 @@ def refresh_report(trace_id: Any) -> bool:
         events.append(("state", state_payload(trace)))
         save_events(trace, events)
         trace.save(update_fields=["report", "report_lines", "flags_count", "events_seq"])
-        services.store_rule_counts(trace, report)
+        store_rule_counts(trace, report)
     return True
 
 

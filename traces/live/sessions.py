@@ -16,10 +16,10 @@ from typing import Any
 
 from traces import models, originals
 from traces.conf import inspector_settings, limits
-from traces.core.ingest import FormatChoice, TraceSession
+from traces.core.analysis.ingest import FormatChoice, TraceSession
 from traces.core.model import LineError
 from traces.core.model import Trace as CoreTrace
-from traces.core.records import Record, numbered_items
+from traces.core.reading.records import Record, numbered_items
 
 
 def split_body(body: bytes) -> list[bytes]:

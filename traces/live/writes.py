@@ -3,7 +3,7 @@
 The HTTP API, the ingest websocket, `manage.py tail` and the capture receivers all call
 `append_lines`, so a live trace takes the same path as an upload, a few lines at a
 time: the core's `TraceSession` reads them with the same adapter, the rows are written
-by the same functions as `services.trace_ingest`, and the original bytes are kept
+by the same functions as an upload's (`traces.rows`), and the original bytes are kept
 byte-identical (one zstd `SourceChunk` per accepted batch, in line order).
 
 Offsets make appends idempotent: a batch says how many lines the client had sent before
@@ -34,14 +34,15 @@ import orjson
 from django.db import transaction
 from django.utils import timezone
 
-from traces import models, originals, services
+from traces import models, originals
 from traces.conf import inspector_settings, limits, price_table
+from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.gcpause import cycle_collector_paused
-from traces.core.ingest import TraceSession, choose_format
-from traces.core.limits import InputRejected
-from traces.core.records import Record
-from traces.core.redact import merge_fields, redact
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.records import Record
+from traces.core.reading.redact import merge_fields, redact
+from traces.ingest import redacts
 from traces.live import sessions
 from traces.live.events import (
     Marks,
@@ -61,6 +62,7 @@ from traces.live.sessions import (
     terminated,
 )
 from traces.live.worker import request_refresh
+from traces.rows import store_rule_counts, summary_fields
 
 __all__ = ["split_body"]
 
@@ -239,7 +241,7 @@ def _append_locked(
         raise OffsetGap(total)
     fresh = [terminated(line) for line in lines[total - offset :]]
     project = models.Project.objects.get(pk=trace.project_id)
-    if fresh and services.redacts(project):
+    if fresh and redacts(project):
         cleaned = [redact(line) for line in fresh]
         fresh = [result.data for result in cleaned]
         trace.redacted = merge_fields(trace.redacted, *(result.fields for result in cleaned))
@@ -307,14 +309,14 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
     stored_lines = trace.lines_total
     trace.report = report
     trace.report_lines = stored_lines
-    for name, value in services.summary_fields(core, report).items():
+    for name, value in summary_fields(core, report).items():
         setattr(trace, name, value)
     trace.lines_total = stored_lines  # every line sent, blank ones included
     trace.state = models.Trace.State.CLOSED
     events.append(("state", state_payload(trace)))
     save_events(trace, events)
     trace.save()
-    services.store_rule_counts(trace, report)
+    store_rule_counts(trace, report)
 
 
 def live_status(*, trace_id: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ BATCH = 50
 def backfill(apps, schema_editor):
     """Fill the summary columns and per-rule counts of traces stored before them, from
     each stored report (read a batch at a time, never all at once)."""
-    from traces.core.runstats import rule_counts, summary_columns
+    from traces.core.outputs.runstats import rule_counts, summary_columns
 
     Trace = apps.get_model("traces", "Trace")
     TraceRule = apps.get_model("traces", "TraceRule")

@@ -12,8 +12,8 @@ from collections import Counter
 import pytest
 
 from tests.conftest import corpus_files, corpus_id
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
 
 CLAUDE_TRACE = "claude_trace_jsonl/claude-trace-dev_test-traffic.jsonl"
 

@@ -12,11 +12,11 @@ import orjson
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.formats.atif import AtifAdapter, usage_from
-from traces.core.formats.detect import detect
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats.atif import AtifAdapter, usage_from
+from traces.core.reading.formats.detect import detect
+from traces.core.reading.limits import InputRejected
 
 
 def test_basic_golden_report() -> None:

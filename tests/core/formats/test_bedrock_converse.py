@@ -8,9 +8,9 @@ import yaml
 
 from tests.eventstream import frame, stream
 from tests.golden import assert_golden, golden_input
-from traces.core.dialects import bedrock
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.dialects import bedrock
 
 FOLDER = "bedrock_converse"
 URL = "https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.nova-pro-v1%3A0/converse"

@@ -14,10 +14,10 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.golden import assert_golden, golden_input
-from traces.core.formats.detect import detect
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats.detect import detect
+from traces.core.reading.limits import InputRejected
 
 FOLDER = CORPUS / "claude_agent_sdk_stream"
 SUBAGENT = "openinference_test_query_task_subagent_spans.yaml"

@@ -18,11 +18,11 @@ import pytest
 
 from tests.conftest import CORPUS, corpus_id
 from tests.golden import assert_golden, golden_input
-from traces.core.formats.claude_code import ClaudeCodeAdapter
-from traces.core.formats.detect import detect
-from traces.core.ingest import analyze_bytes, analyze_files
+from traces.core.analysis.ingest import analyze_bytes, analyze_files
 from traces.core.model import Trace
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats.claude_code import ClaudeCodeAdapter
+from traces.core.reading.formats.detect import detect
 
 FOLDER = "claude_code_jsonl"
 SPOTTER_SESSION = "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"

@@ -17,9 +17,9 @@ from collections import Counter
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
-from traces.core.transcript import TranscriptView
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.transcript import TranscriptView
 
 TUI = "codex_rollout_jsonl/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
 DESKTOP = (

@@ -6,10 +6,10 @@ import orjson
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.dialects import gemini
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.dialects import gemini
+from traces.core.reading.limits import InputRejected
 
 FOLDER = "gemini_api"
 URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent"

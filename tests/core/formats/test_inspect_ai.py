@@ -13,13 +13,14 @@ import zstandard
 
 from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
-from traces.core.dialects.inspect_ai import inspect_usage
-from traces.core.formats.inspect_ai import version_tuple
-from traces.core.ingest import analyze_bytes
-from traces.core.limits import InputRejected, Limits
+from traces.core.analysis.ingest import analyze_bytes
 from traces.core.model import LineError, Trace
-from traces.core.records import Record, read_source, read_zip
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
+from traces.core.reading.dialects.inspect_ai import inspect_usage
+from traces.core.reading.formats.inspect_sample import version_tuple
+from traces.core.reading.limits import InputRejected, Limits
+from traces.core.reading.records import Record
+from traces.core.reading.sources import read_source, read_zip
 
 FOLDER = "inspect_ai_eval_log"
 BROWSER = "2025-05-12T20-27-36-04-00_browser.json"

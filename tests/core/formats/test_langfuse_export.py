@@ -14,10 +14,10 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.golden import assert_golden, golden_input
-from traces.core.dialects import langfuse as lf
-from traces.core.formats.detect import detect
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.dialects import langfuse as lf
+from traces.core.reading.formats.detect import detect
 
 FOLDER = CORPUS / "langfuse_export"
 

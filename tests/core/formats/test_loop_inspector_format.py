@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from tests.golden import assert_golden, golden_input
-from traces.core.formats import loop_inspector
-from traces.core.formats.loop_inspector import LoopInspectorAdapter, event_validator
-from traces.core.formats.registry import adapters, get_adapter
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats import loop_inspector
+from traces.core.reading.formats.loop_inspector import LoopInspectorAdapter, event_validator
+from traces.core.reading.formats.registry import adapters, get_adapter
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "event-format.md"
-SCHEMA = ROOT / "traces" / "core" / "schemas" / "loop-inspector-events.schema.json"
+SCHEMA = ROOT / "traces" / "core" / "reading" / "schemas" / "loop-inspector-events.schema.json"
 
 
 def _log(*events: object) -> bytes:

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from tests.golden import assert_golden, golden_input
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
 
 MCP = "https://mcp.example.com/mcp"
 CHAT = "https://api.openai.com/v1/chat/completions"

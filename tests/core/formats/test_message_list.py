@@ -16,10 +16,10 @@ import pytest
 
 from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
-from traces.core.formats.message_list import MessageListAdapter, normalize_message
-from traces.core.ingest import analyze_bytes
-from traces.core.rebuild import RESULT_TEXT_CHARS
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.pairing import RESULT_TEXT_CHARS
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats.message_list import MessageListAdapter, normalize_message
 
 TAU = "tau_bench_messages/gpt-4o-airline.first50records.json"
 SWE = "swe_agent_traj"

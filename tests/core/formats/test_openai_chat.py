@@ -6,10 +6,10 @@ import orjson
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.dialects import openai_chat as chat
-from traces.core.ingest import analyze_bytes
+from traces.core.analysis.ingest import analyze_bytes
 from traces.core.model import Message
-from traces.core.report import build_report
+from traces.core.outputs.report import build_report
+from traces.core.reading.dialects import openai_chat as chat
 
 FOLDER = "openai_chat_completions_api"
 

@@ -6,9 +6,9 @@ import orjson
 import pytest
 
 from tests.golden import assert_golden, golden_input
-from traces.core.dialects import openai_responses as responses
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.dialects import openai_responses as responses
 
 FOLDER = "openai_responses_api"
 

@@ -13,11 +13,11 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.golden import assert_golden, golden_input
-from traces.core.accounting import account
-from traces.core.formats.detect import detect
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
-from traces.core.rules.registry import run_rules
+from traces.core.analysis.accounting import account
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.rules.registry import run_rules
+from traces.core.outputs.report import build_report
+from traces.core.reading.formats.detect import detect
 
 FOLDER = CORPUS / "openhands_events"
 

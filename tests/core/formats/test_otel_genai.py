@@ -16,8 +16,8 @@ import pytest
 
 from tests.conftest import corpus_files, corpus_id
 from tests.golden import assert_golden, golden_input
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.report import build_report
 
 FIXTURE = "openinference_genai_fixture_"
 CHAT_FIXTURES = {

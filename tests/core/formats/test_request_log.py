@@ -12,23 +12,23 @@ from typing import Any
 import orjson
 import pytest
 
-from traces.core.dialects import anthropic, bedrock, gemini, openai_chat, openai_responses
-from traces.core.dialects.base import Dialect
-from traces.core.formats.anthropic_messages import AnthropicMessagesAdapter
-from traces.core.formats.base import Detection
-from traces.core.formats.bedrock_converse import BedrockConverseAdapter
-from traces.core.formats.gemini import GeminiAdapter
-from traces.core.formats.http_record import (
+from traces.core.model import Exchange, HttpTraffic, LineError
+from traces.core.reading.dialects import anthropic, bedrock, gemini, openai_chat, openai_responses
+from traces.core.reading.dialects.base import Dialect
+from traces.core.reading.formats.anthropic_messages import AnthropicMessagesAdapter
+from traces.core.reading.formats.base import Detection
+from traces.core.reading.formats.bedrock_converse import BedrockConverseAdapter
+from traces.core.reading.formats.gemini import GeminiAdapter
+from traces.core.reading.formats.http_record import (
     read_http_response,
     read_outcome,
     read_request,
     stream_outcome,
 )
-from traces.core.formats.openai_chat import OpenAIChatAdapter
-from traces.core.formats.openai_responses import OpenAIResponsesAdapter
-from traces.core.formats.request_log import RequestLogAdapter
-from traces.core.model import Exchange, HttpTraffic, LineError
-from traces.core.records import Record
+from traces.core.reading.formats.openai_chat import OpenAIChatAdapter
+from traces.core.reading.formats.openai_responses import OpenAIResponsesAdapter
+from traces.core.reading.formats.request_log import RequestLogAdapter
+from traces.core.reading.records import Record
 
 DIALECTS = [anthropic, openai_chat, openai_responses, gemini, bedrock]
 ADAPTERS = [

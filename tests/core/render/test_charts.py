@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 import pytest
 
 from tests.core.render.reports import call, linear_loop, report, run
-from traces.core.ingest import analyze_bytes
-from traces.core.render import charts
-from traces.core.render.charts import (
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.render import charts
+from traces.core.outputs.render.charts import (
     cost_figure,
     figures,
     resend_by_tool_figure,
@@ -21,8 +21,8 @@ from traces.core.render.charts import (
     timeline_figure,
     transcript_growth_figure,
 )
-from traces.core.report import build_report
-from traces.core.sample import sample_bytes
+from traces.core.outputs.report import build_report
+from traces.core.reading.sample import sample_bytes
 
 HOSTILE = "<script>alert(1)</script> & <img src=x onerror=alert(1)>"
 

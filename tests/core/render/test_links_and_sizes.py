@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.core.render.reports import call, finding, linear_loop, report, run
-from traces.core.render import sequence_view
-from traces.core.render.links import ANCHORS, PrefixLinks
-from traces.core.render.sequence import render_overview, render_sequence
+from traces.core.outputs.render import sequence_view
+from traces.core.outputs.render.links import ANCHORS, PrefixLinks
+from traces.core.outputs.render.sequence import render_overview, render_sequence
 
-RENDER = Path(__file__).resolve().parents[3] / "traces" / "core" / "render"
+RENDER = Path(__file__).resolve().parents[3] / "traces" / "core" / "outputs" / "render"
 MAX_LINES = 500
 
 

@@ -11,10 +11,10 @@ import pytest
 
 from tests.conftest import corpus_files, corpus_id
 from tests.core.render.reports import call, finding, linear_loop, report, run
-from traces.core.ingest import analyze_bytes
-from traces.core.render import sequence
-from traces.core.render.links import PrefixLinks
-from traces.core.render.sequence import (
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.outputs.render import sequence
+from traces.core.outputs.render.links import PrefixLinks
+from traces.core.outputs.render.sequence import (
     UnknownLoop,
     build_overview,
     build_sequence,
@@ -23,9 +23,9 @@ from traces.core.render.sequence import (
     sequence_view,
     sequence_window,
 )
-from traces.core.render.svg import Element, escape_attribute, escape_text, format_number
-from traces.core.report import build_report
-from traces.core.sample import sample_bytes
+from traces.core.outputs.render.svg import Element, escape_attribute, escape_text, format_number
+from traces.core.outputs.report import build_report
+from traces.core.reading.sample import sample_bytes
 
 NS = "{http://www.w3.org/2000/svg}"
 PREFIX = "/traces/t1/"

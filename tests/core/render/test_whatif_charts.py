@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from tests.core.whatif.traces import clinic_visit, sundry_run
-from traces.core.ingest import analyze_bytes
-from traces.core.render.whatif_charts import cost_figure, growth_figure
-from traces.core.report import build_report
-from traces.core.whatif import basis_from_report, build_series, parse_params
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.whatif import basis_from_report, build_series, parse_params
+from traces.core.outputs.render.whatif_charts import cost_figure, growth_figure
+from traces.core.outputs.report import build_report
 
 
 def _series(data: bytes, values: dict):

@@ -7,9 +7,9 @@ from typing import Any
 import orjson
 
 from tests.core.builders import TOOLS
-from traces.core.accounting import account
-from traces.core.ingest import analyze_bytes
-from traces.core.rules.registry import run_rules
+from traces.core.analysis.accounting import account
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.rules.registry import run_rules
 
 
 def lint(data: bytes, rule: str, **options: Any) -> list[tuple[Any, ...]]:

@@ -13,12 +13,12 @@ import pytest
 
 from tests.conftest import CORPUS, corpus_id
 from tests.core.test_detection_corpus import NOT_TRACES, expected_format
-from traces.core.accounting import account
-from traces.core.formats.registry import adapters
-from traces.core.ingest import analyze_files
+from traces.core.analysis.accounting import account
+from traces.core.analysis.ingest import analyze_files
+from traces.core.analysis.rules.base import Finding
+from traces.core.analysis.rules.registry import rules, run_rules
 from traces.core.model import Trace
-from traces.core.rules.base import Finding
-from traces.core.rules.registry import rules, run_rules
+from traces.core.reading.formats.registry import adapters
 
 
 def _all_corpus_files() -> list[Path]:

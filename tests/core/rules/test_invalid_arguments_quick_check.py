@@ -13,7 +13,7 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traces.core.rules.invalid_tool_arguments import surely_valid
+from traces.core.analysis.rules.invalid_tool_arguments import surely_valid
 
 SCALARS = st.one_of(
     st.none(),

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from traces.core.rules.registry import rules
+from traces.core.analysis.rules.registry import rules
 
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")
 SECTIONS = ("what it finds", "why it matters", "example", "how to fix")

@@ -152,7 +152,7 @@ def test_a_value_dropped_by_a_history_rewrite_is_no_longer_known():
 
 
 def test_whole_word_matching():
-    from traces.core.rules.serial_independent_calls import contains_word
+    from traces.core.analysis.rules.serial_independent_calls import contains_word
 
     assert contains_word("book with tom in slot_3.", "tom")
     assert contains_word("book with tom in slot_3.", "slot_3")

@@ -10,10 +10,9 @@ from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from tests.core.rules.lint import echo, request_pair, results, text
 from tests.core.whatif.test_seeds import scenario
 from tests.core.whatif.traces import sundry_run
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
-from traces.core.rules.oversized_tool_result import OversizedToolResult
-from traces.core.whatif import (
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.rules.oversized_tool_result import OversizedToolResult
+from traces.core.analysis.whatif import (
     OVERSIZED_THRESHOLD,
     basis_from_report,
     build_series,
@@ -21,6 +20,7 @@ from traces.core.whatif import (
     parse_caps,
     parse_params,
 )
+from traces.core.outputs.report import build_report
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +168,9 @@ def test_the_report_section_is_json_and_deterministic(sundry):
 
 
 def test_post_mortem_and_markdown_state_the_largest_savings_as_instructions(sundry):
-    from traces.core.export_html import render_export
-    from traces.core.export_md import render_markdown
-    from traces.core.postmortem import build_postmortem
+    from traces.core.outputs.export_html import render_export
+    from traces.core.outputs.export_md import render_markdown
+    from traces.core.outputs.postmortem import build_postmortem
 
     report = dict(sundry, what_if=build_what_if(sundry, {"cap:get_order": "340"}))
     pm = build_postmortem(report, "sundry.jsonl")
@@ -197,7 +197,7 @@ def test_a_saving_on_priced_calls_stands_beside_an_unpriced_side_call():
 
 
 def test_the_placeholder_size_is_its_tiktoken_count():
-    from traces.core.tokens import TokenCounter
-    from traces.core.whatif.clear_results import PLACEHOLDER, PLACEHOLDER_TOKENS
+    from traces.core.analysis.tokens import TokenCounter
+    from traces.core.analysis.whatif.clear_results import PLACEHOLDER, PLACEHOLDER_TOKENS
 
     assert TokenCounter().text(PLACEHOLDER) == PLACEHOLDER_TOKENS

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tests.core.whatif.traces import calendar_serial, clinic_visit, sundry_run, three_tools_events
-from traces.core.accounting import account
-from traces.core.ingest import analyze_bytes
-from traces.core.report import build_report
-from traces.core.sample import sample_bytes
-from traces.core.whatif import build_what_if
+from traces.core.analysis.accounting import account
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.whatif import build_what_if
+from traces.core.outputs.report import build_report
+from traces.core.reading.sample import sample_bytes
 
 
 def scenario(what_if: dict, scenario_id: str) -> dict:

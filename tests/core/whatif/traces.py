@@ -8,7 +8,7 @@ import orjson
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from tests.core.rules.lint import echo, request_pair, results, text
-from traces.core.sample import SYSTEM, TOOLS, USER
+from traces.core.reading.sample import SYSTEM, TOOLS, USER
 
 CLINIC_PREFIX = 4_500
 

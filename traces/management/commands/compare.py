@@ -12,9 +12,9 @@ from django.core.management.base import BaseCommand, CommandError
 from traces import models
 from traces.cli import CliError, read_trace
 from traces.comparing import stored_side
-from traces.core.compare import Side, compare_runs, transcript_of
-from traces.core.compare_text import render_runs, render_sets
-from traces.core.report import build_report
+from traces.core.outputs.compare import Side, compare_runs, transcript_of
+from traces.core.outputs.compare_text import render_runs, render_sets
+from traces.core.outputs.report import build_report
 from traces.runsets import sets_comparison
 
 

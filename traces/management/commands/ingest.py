@@ -4,9 +4,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from traces import models, services
+from traces import ingest, models, set_ingest
 from traces.cli import CliError, mapping_argument, read_mapping
 from traces.core.labels import clean_labels
+from traces.core.reading.limits import InputRejected
 
 
 class Command(BaseCommand):
@@ -62,7 +63,7 @@ class Command(BaseCommand):
             return
         if together:
             try:
-                result = services.trace_ingest_files(
+                result = ingest.trace_ingest_files(
                     files=[(str(path), path.read_bytes()) for path in files],
                     name="",
                     format_name=format_name,
@@ -70,7 +71,7 @@ class Command(BaseCommand):
                     project=project,
                     mapping=mapping,
                 )
-            except (OSError, services.InputRejected) as exc:
+            except (OSError, InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
             trace = result.trace
             self.stdout.write(
@@ -87,7 +88,7 @@ class Command(BaseCommand):
                 failures += 1
                 continue
             try:
-                result = services.trace_ingest(
+                result = ingest.trace_ingest(
                     data=data,
                     name=path.name,
                     filename=path.name,
@@ -96,7 +97,7 @@ class Command(BaseCommand):
                     project=project,
                     mapping=mapping,
                 )
-            except services.InputRejected as exc:
+            except InputRejected as exc:
                 self.stderr.write(f"{path}: {exc}")
                 failures += 1
                 continue
@@ -114,7 +115,7 @@ class Command(BaseCommand):
         base = base_url.rstrip("/")
         try:
             loaded = [(path.name, path.read_bytes()) for path in files]
-            result = services.run_set_ingest(
+            result = set_ingest.run_set_ingest(
                 name=set_name,
                 files=loaded,
                 format_name=format_name,
@@ -123,7 +124,7 @@ class Command(BaseCommand):
             )
         except OSError as exc:
             raise CommandError(f"{exc.filename}: cannot read ({exc.strerror})") from exc
-        except services.InputRejected as exc:
+        except InputRejected as exc:
             raise CommandError(str(exc)) from exc
         for trace in result.added:
             self.stdout.write(

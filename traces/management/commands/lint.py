@@ -10,9 +10,9 @@ from collections.abc import Callable
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import cli
-from traces.core.ingest import analyze_bytes, analyze_files
-from traces.core.limits import InputRejected
+from traces.core.analysis.ingest import analyze_bytes, analyze_files
 from traces.core.model import Trace
+from traces.core.reading.limits import InputRejected
 
 
 class Command(BaseCommand):

@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand
 
-from traces import models, services
-from traces.core.sample import sample_bytes
+from traces import ingest, models
+from traces.core.reading.sample import sample_bytes
 
 SAMPLE_NAME = "Sample: calendar assistant (seed worked example)"
 
@@ -16,7 +16,7 @@ class Command(BaseCommand):
         if existing is not None:
             self.stdout.write(f"Sample already loaded: /traces/{existing.pk}/")
             return
-        result = services.trace_ingest(
+        result = ingest.trace_ingest(
             data=sample_bytes(), name=SAMPLE_NAME, filename="sample-calendar.jsonl"
         )
         self.stdout.write(f"Loaded the sample trace: /traces/{result.trace.pk}/")

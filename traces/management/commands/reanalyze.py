@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand
 
-from traces import jobs, models, services
+from traces import ingest, jobs, models
+from traces.core.reading.limits import InputRejected
 
 
 class Command(BaseCommand):
@@ -36,8 +37,8 @@ class Command(BaseCommand):
         count = 0
         for trace in traces.iterator():
             try:
-                services.trace_reanalyze(trace=trace)
-            except services.InputRejected as exc:
+                ingest.trace_reanalyze(trace=trace)
+            except InputRejected as exc:
                 self.stderr.write(f"{trace.pk} {trace.name}: {exc}")
                 continue
             count += 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from traces import live
-from traces.core.limits import InputRejected
+from traces.core.reading.limits import InputRejected
 from traces.remote_tail import RemoteError, RemoteTrace
 
 READ_BYTES = 1 << 20

@@ -9,10 +9,10 @@ import orjson
 from django.core.management.base import BaseCommand, CommandError
 
 from traces.cli import CliError, price_table, read_trace
-from traces.core.report import build_report
-from traces.core.whatif import basis_from_report, build_what_if, parse_caps, parse_params
-from traces.core.whatif.params import LIFETIMES
-from traces.core.whatif.table import render_table
+from traces.core.analysis.whatif import basis_from_report, build_what_if, parse_caps, parse_params
+from traces.core.analysis.whatif.params import LIFETIMES
+from traces.core.analysis.whatif.table import render_table
+from traces.core.outputs.report import build_report
 
 
 class Command(BaseCommand):

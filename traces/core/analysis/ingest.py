@@ -1,0 +1,268 @@
+"""One code path from bytes to a rebuilt `Trace`, for uploads, the CLI and live tail."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from itertools import chain
+from typing import Any
+
+from ..gcpause import without_cycle_collection
+from ..model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
+from ..reading.formats.base import Adapter
+from ..reading.formats.detect import SNIFF_RECORDS, detect
+from ..reading.formats.registry import get_adapter
+from ..reading.limits import DEFAULT_LIMITS, InputRejected, Limits
+from ..reading.mapping import FORMAT_NAME, MappedAdapter, Mapping
+from ..reading.records import Record
+from ..reading.sources import stream_source
+from .held import held_previews
+from .rebuild import TraceBuilder, Update
+
+
+@dataclass(frozen=True, slots=True)
+class FormatChoice:
+    name: str
+    reason: str
+
+
+def choose_format(values: Sequence[object], format_name: str | None = None) -> FormatChoice:
+    """The named adapter (an override), or the one detection picks, with its reason."""
+    if format_name:
+        try:
+            adapter = get_adapter(format_name)
+        except KeyError as exc:
+            raise InputRejected(str(exc.args[0])) from None
+        return FormatChoice(adapter.name, "chosen by you (format override)")
+    choice = detect(values)
+    return FormatChoice(choice.adapter.name, choice.reason)
+
+
+class TraceSession:
+    """Feeds records through one adapter into one builder, a few at a time or all at once."""
+
+    def __init__(
+        self, choice: FormatChoice, source_name: str = "", adapter: Adapter | None = None
+    ) -> None:
+        self.choice = choice
+        self.shared: dict[str, object] = {}
+        self.adapter: Adapter = adapter or get_adapter(choice.name)(source_name, self.shared)
+        self.builder = TraceBuilder(choice.name, choice.reason)
+        self.records_ingested = 0
+        self.lines_total = 0
+
+    def next_source(self, choice: FormatChoice, source_name: str) -> None:
+        """Read another file into the same trace (e.g. a session's subagent files)."""
+        self._take(self.adapter.close(), counts=False)
+        self.adapter = get_adapter(choice.name)(source_name, self.shared)
+
+    def feed(self, items: Iterable[Record | LineError]) -> list[Update]:
+        updates: list[Update] = []
+        for item in items:
+            self.lines_total = max(self.lines_total, item.line)
+            if isinstance(item, LineError):
+                self.builder.add_error(item)
+                continue
+            updates.extend(self._take(self.adapter.feed(item), counts=True))
+        return updates
+
+    def _take(self, events: Iterable[Any], counts: bool) -> list[Update]:
+        """Apply an adapter's events. A record counts as ingested when it produced a call
+        or a tool timing, or nothing at all (adapters that buffer, e.g. one stream chunk
+        per line, consume most records silently); one that only produced errors does not.
+        """
+        updates: list[Update] = []
+        produced = False
+        failed = False
+        for event in events:
+            if isinstance(event, LineError):
+                self.builder.add_error(event)
+                failed = True
+            elif isinstance(event, Exchange):
+                updates.append(self.builder.add(event))
+                produced = True
+            elif isinstance(event, ToolTiming):
+                self.builder.add_timing(event)
+                produced = True
+            elif isinstance(event, HttpTraffic):
+                self.builder.add_traffic(event)
+                produced = True
+        if counts and (produced or not failed):
+            self.records_ingested += 1
+        return updates
+
+    def snapshot(self, lines_total: int | None = None) -> Trace:
+        """The trace so far, for a live view: pending tool calls stay pending and the
+        adapter keeps what it buffers; feeding may go on afterwards (see `finish`)."""
+        total = self.lines_total if lines_total is None else lines_total
+        return self.builder.snapshot(total, self.records_ingested)
+
+    def held(self) -> list[dict[str, object]]:
+        """Previews of the responses the adapter still holds (see `Adapter.held`)."""
+        return held_previews(self.adapter.held())
+
+    def finish(self, lines_total: int | None = None) -> Trace:
+        self._take(self.adapter.close(), counts=False)
+        total = self.lines_total if lines_total is None else lines_total
+        return self.builder.finish(total, self.records_ingested)
+
+
+@without_cycle_collection
+def analyze_bytes(
+    data: bytes,
+    *,
+    filename: str = "",
+    format_name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    mapping: Mapping | None = None,
+    progress: Progress | None = None,
+) -> Trace:
+    """Read, detect, adapt and rebuild a whole file. Raises `InputRejected` for non-traces.
+
+    Records stream through: each line is parsed, adapted and dropped in turn. With a
+    `mapping` (a log of the user's own, described by a mapping file) no format is detected.
+    `progress(records read, calls rebuilt)` is called now and then (a background ingest
+    shows it while it runs).
+    """
+    source = stream_source(data, filename, limits)
+    items, head = _peek(source.items)
+    values = [item.value for item in head if isinstance(item, Record)]
+    if not values:
+        errors = [item for item in head if isinstance(item, LineError)]
+        reasons = "; ".join(f"line {e.line}: {e.message}" for e in errors[:3])
+        raise InputRejected(f"No readable record in the file ({reasons}).")
+    if mapping is not None:
+        return _analyze_mapped([(filename, source.lines_total, items)], mapping)
+    session = TraceSession(choose_format(values, format_name))
+    session.feed(items if progress is None else _reporting(items, session, progress))
+    trace = session.finish(source.lines_total)
+    if progress is not None:
+        progress(trace.records_ingested, len(trace.calls))
+    if not trace.calls and not trace.tool_runs:
+        raise InputRejected(
+            f"Read as {session.choice.name}, but no model call could be rebuilt: "
+            + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
+        )
+    return trace
+
+
+Progress = Callable[[int, int], None]
+"""Told (records read so far, calls rebuilt so far) during a long ingest."""
+
+PROGRESS_EVERY = 0.25
+"""Seconds between two progress reports."""
+
+
+def _reporting(
+    items: Iterable[Record | LineError], session: TraceSession, progress: Progress
+) -> Iterator[Record | LineError]:
+    """The items, unchanged, telling `progress` how far the session is every so often."""
+    told = time.monotonic()
+    for count, item in enumerate(items, start=1):
+        yield item
+        if count % 256 == 0 and time.monotonic() - told >= PROGRESS_EVERY:
+            progress(count, len(session.builder.calls))
+            told = time.monotonic()
+
+
+def _analyze_mapped(sources: list[tuple[str, int, Iterable[Any]]], mapping: Mapping) -> Trace:
+    """Files read with a mapping: one adapter for all of them, then what did not match."""
+    adapter = MappedAdapter(mapping)
+    choice = FormatChoice(FORMAT_NAME, f"read with your mapping file {mapping.name}")
+    session = TraceSession(choice, adapter=adapter)
+    lines_total = 0
+    for name, lines, items in sources:
+        if len(sources) > 1:
+            items = (
+                LineError(i.line, f"{name}: {i.message}") if isinstance(i, LineError) else i
+                for i in items
+            )
+        session.feed(items)
+        lines_total += lines
+    trace = session.finish(lines_total)
+    adapter.check_calls_found(len(trace.calls))
+    return replace(
+        trace,
+        notes=(*trace.notes, *adapter.notes()),
+        mapping={"name": mapping.name, "spec": mapping.spec},
+    )
+
+
+PEEK_ITEMS = 200
+
+
+def _peek(
+    items: Iterable[Record | LineError],
+) -> tuple[Iterator[Record | LineError], list[Record | LineError]]:
+    """The first items (for detection: up to SNIFF_RECORDS records, or PEEK_ITEMS items when
+    most are errors) and an iterator that still yields all of them."""
+    iterator = iter(items)
+    head: list[Record | LineError] = []
+    records = 0
+    for item in iterator:
+        head.append(item)
+        records += isinstance(item, Record)
+        if records >= SNIFF_RECORDS or len(head) >= PEEK_ITEMS:
+            break
+    return chain(head, iterator), head
+
+
+_SUBAGENT_FILE = re.compile(r"(^|[/\\])(agent-[^/\\]*\.jsonl|subagents[/\\].*)$")
+
+
+def _is_subagent_file(name: str) -> bool:
+    """Sessions are read before their subagents' files, so a subagent finds the tool call
+    that spawned it whatever order the files were given in."""
+    return bool(_SUBAGENT_FILE.search(name))
+
+
+@without_cycle_collection
+def analyze_files(
+    files: Sequence[tuple[str, bytes]],
+    *,
+    format_name: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    mapping: Mapping | None = None,
+) -> Trace:
+    """Several files read into one trace, in order (a session and its subagents).
+
+    Line numbers of unreadable lines are those of the file named in the message.
+    """
+    if len(files) == 1:
+        name, data = files[0]
+        return analyze_bytes(
+            data, filename=name, format_name=format_name, limits=limits, mapping=mapping
+        )
+    if mapping is not None:
+        sources = []
+        for name, data in files:
+            source = stream_source(data, name, limits)
+            sources.append((name, source.lines_total, source.items))
+        return _analyze_mapped(sources, mapping)
+    session: TraceSession | None = None
+    lines_total = 0
+    for name, data in sorted(files, key=lambda item: _is_subagent_file(item[0])):
+        source = stream_source(data, name, limits)
+        stream, head = _peek(source.items)
+        values = [item.value for item in head if isinstance(item, Record)]
+        if not values:
+            continue
+        choice = choose_format(values, format_name)
+        if session is None:
+            session = TraceSession(choice, name)
+        else:
+            session.next_source(choice, name)
+        items = (
+            LineError(item.line, f"{name}: {item.message}") if isinstance(item, LineError) else item
+            for item in stream
+        )
+        session.feed(items)
+        lines_total += source.lines_total
+    if session is None:
+        raise InputRejected("None of the files holds a readable record.")
+    trace = session.finish(lines_total)
+    if not trace.calls and not trace.tool_runs:
+        raise InputRejected("No model call could be rebuilt from these files.")
+    return trace

@@ -1,0 +1,125 @@
+"""Prices per million tokens and the cost of a call: bundled table, user overrides.
+
+Unknown models get no price: their cost is "unknown", never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..model import Usage
+
+BUNDLED = Path(__file__).resolve().parent / "data" / "prices.json"
+_DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-v\d+(:\d+)?|-latest)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+    cache_write_1h: float | None = None
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Price:
+        input_price = float(raw["input"])
+        return cls(
+            input=input_price,
+            output=float(raw["output"]),
+            cache_write=float(raw.get("cache_write", input_price)),
+            cache_read=float(raw.get("cache_read", input_price)),
+            cache_write_1h=_float_or_none(raw.get("cache_write_1h")),
+        )
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    prices: dict[str, Price]
+    taken: str
+    source: str
+
+    def lookup(self, model: str | None) -> tuple[str, Price] | None:
+        """The price of a model, matching dated and provider-prefixed names to the family.
+
+        `claude-sonnet-4-20250514`, `anthropic/claude-sonnet-4` and Bedrock's
+        `anthropic.claude-sonnet-4-20250514-v1:0` all price as `claude-sonnet-4`.
+        """
+        if not model:
+            return None
+        for candidate in _candidates(model):
+            if candidate in self.prices:
+                return candidate, self.prices[candidate]
+        return None
+
+    def merged(self, overrides: dict[str, Price]) -> PriceTable:
+        return PriceTable({**self.prices, **overrides}, self.taken, self.source)
+
+
+def _candidates(model: str) -> list[str]:
+    name = model.strip().lower()
+    names = [name]
+    for separator in ("/", ":"):
+        if separator in name and not name.endswith(":0"):
+            names.append(name.rsplit(separator, 1)[-1])
+    tail = name.rsplit("/", 1)[-1]
+    if "." in tail and tail.split(".", 1)[0] in ("anthropic", "us", "eu", "apac", "jp", "global"):
+        tail = tail.split("anthropic.", 1)[-1]
+    names.append(tail)
+    out: list[str] = []
+    for item in names:
+        stripped = item
+        while True:
+            shorter = _DATE_SUFFIX.sub("", stripped)
+            if shorter == stripped:
+                break
+            stripped = shorter
+        out.extend([item, stripped])
+    return list(dict.fromkeys(out))
+
+
+@cache
+def bundled_table() -> PriceTable:
+    raw = orjson.loads(BUNDLED.read_bytes())
+    prices = {name: Price.from_json(entry) for name, entry in raw["models"].items()}
+    return PriceTable(prices, raw["taken"], raw["source"])
+
+
+def load_overrides(data: bytes) -> dict[str, Price]:
+    """A user price file: `{"model": {"input": 3.0, "output": 15.0, ...}}`."""
+    raw = orjson.loads(data)
+    if not isinstance(raw, dict):
+        raise ValueError("a price file is a JSON object of model -> prices")
+    models = raw.get("models", raw) if isinstance(raw.get("models"), dict) else raw
+    table: dict[str, Price] = {}
+    for name, entry in models.items():
+        if not isinstance(entry, dict) or "input" not in entry or "output" not in entry:
+            raise ValueError(f"price for {name!r} needs at least 'input' and 'output'")
+        table[name.lower()] = Price.from_json(entry)
+    return table
+
+
+def call_cost(usage: Usage, price: Price) -> float:
+    """What a call cost, with cache writes at their TTL's price when the split is known."""
+    write_1h = usage.cache_write_1h_tokens or 0
+    write_5m = usage.cache_write_tokens - write_1h
+    one_hour_price = price.cache_write_1h if price.cache_write_1h is not None else price.cache_write
+    return (
+        usage.input_tokens * price.input
+        + write_5m * price.cache_write
+        + write_1h * one_hour_price
+        + usage.cache_read_tokens * price.cache_read
+        + usage.output_tokens * price.output
+    ) / 1_000_000

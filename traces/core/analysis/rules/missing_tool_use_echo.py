@@ -1,0 +1,91 @@
+"""Rule missing-tool-use-echo."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ...model import Message
+from .base import Finding, LintContext, Rule
+from .registry import register
+
+SERVER_STATE_KEYS = ("previous_response_id", "conversation")
+"""`Call.extra` keys of requests whose history the provider keeps (Responses API)."""
+
+
+@register
+class MissingToolUseEcho(Rule):
+    """Tool results sent without the assistant's tool call echoed back.
+
+    What it finds
+    A request that appends `tool_result` blocks for calls an earlier response asked for,
+    while the assistant message holding those `tool_use` blocks is not in its
+    transcript. Requests that continue a conversation kept by the provider
+    (`previous_response_id`, `conversation`) are skipped: their history is on the server.
+
+    Why it matters
+    The API pairs every result with a `tool_use` of the previous assistant message; a
+    result without one is rejected as unmatched, or the model reads an answer to a
+    question it cannot see.
+
+    Example
+    The loop appends `{"role": "user", "content": [{"type": "tool_result",
+    "tool_use_id": "toolu_01A", ...}]}` but dropped the assistant turn that asked
+    `Read(orders.py)`.
+
+    How to fix
+    Append the assistant's whole response (text and `tool_use` blocks, verbatim) to the
+    transcript before the results, every turn.
+    """
+
+    id = "missing-tool-use-echo"
+    severity = "error"
+    message = (
+        "call {call} sends the result of {tool_call_id} ({name}, asked in call {asked}){more}"
+        " without the assistant tool_use in its transcript; echo the assistant message"
+        " before the results"
+    )
+
+    def check(self, ctx: LintContext) -> Iterator[Finding]:
+        asked_in = {run.id: run for run in reversed(ctx.trace.tool_runs) if run.call is not None}
+        walks: dict[int, _Walk] = {}
+        for call in ctx.trace.calls:
+            walk = walks.setdefault(call.loop, _Walk())
+            walk.truncate(call.prefix_len)
+            missing: list[str] = []
+            for message in call.appended:
+                # ReAct text writes the call and its output in one assistant message.
+                own = {use.tool_id for use in message.tool_uses}
+                for block in message.tool_results:
+                    if block.tool_id in own:
+                        continue
+                    run = asked_in.get(block.tool_id or "")
+                    asked = run is not None and run.call is not None and run.call < call.index
+                    if asked and walk.uses[block.tool_id or ""] == 0:
+                        missing.append(block.tool_id or "")
+                walk.append(message)
+            if missing and not any(key in call.extra for key in SERVER_STATE_KEYS):
+                first = asked_in[missing[0]]
+                more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+                yield self.finding(
+                    call, missing[0], name=first.name or "?", asked=first.call, more=more
+                )
+
+
+@dataclass(slots=True)
+class _Walk:
+    """A loop's running transcript as the tool_use ids each message holds."""
+
+    messages: list[tuple[str, ...]] = field(default_factory=list)
+    uses: Counter[str] = field(default_factory=Counter)
+
+    def truncate(self, size: int) -> None:
+        for ids in self.messages[size:]:
+            self.uses.subtract(ids)
+        del self.messages[size:]
+
+    def append(self, message: Message) -> None:
+        ids = tuple(block.tool_id or "" for block in message.tool_uses)
+        self.messages.append(ids)
+        self.uses.update(ids)

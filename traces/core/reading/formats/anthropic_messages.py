@@ -1,0 +1,111 @@
+"""Anthropic Messages API pair logs: one request/response pair per line.
+
+Shapes read (all seen in the wild):
+- `{"request": BODY, "response": BODY}`, the simplest logger's output;
+- claude-trace: `{"request": {timestamp, method, url, headers, body},
+  "response": {timestamp, status_code, headers, body | null, body_raw}, "logged_at"}`,
+  with streamed responses left as raw server-sent events in `body_raw`;
+- VCR cassettes (reshaped by `records`) and nock recordings `{status, headers, body}`
+  that hold only a response.
+
+The records are read by `request_log` (the envelopes by `http_record`), the bodies by
+`dialects.anthropic`; this module says how such a log is recognised.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..dialects import anthropic
+from ..dialects.base import Dialect
+from .base import Detection
+from .http_record import other_keys
+from .registry import register
+from .request_log import RecordedCall, RequestLogAdapter
+
+
+@register
+class AnthropicMessagesAdapter(RequestLogAdapter):
+    name = "anthropic-messages"
+    label = "Anthropic Messages API request log"
+    where = (
+        "Written by claude-trace (`.claude-trace/log-*.jsonl`), by an HTTP logging proxy, "
+        "or by your own code that logs each Messages API request and response as one line."
+    )
+    dialect: ClassVar[Dialect] = anthropic
+    normalize = staticmethod(anthropic.normalize_message)
+    mapped_request_keys = frozenset({"model", "messages", "system", "tools"})
+    not_a_record = "not an Anthropic request/response pair (no 'request' or 'response')"
+    nock_fields_in_extra = False
+
+    @classmethod
+    def recognise(cls, value: Any) -> Detection | None:
+        reason = _recognise(value)
+        return Detection(0.9, reason) if reason else None
+
+    @staticmethod
+    def is_model_request(url: str, body: Any) -> bool:
+        return _is_messages_request(url, body)
+
+    @staticmethod
+    def is_response(value: Any) -> bool:
+        return isinstance(value, dict) and value.get("type") == "message"
+
+    def extra(self, call: RecordedCall) -> dict[str, Any]:
+        """The common `extra`, with the recorded `timestamp` (the response's, else the
+        request's) beside the HTTP envelopes, as this format has always shown it."""
+        extra: dict[str, Any] = {
+            "request": {k: v for k, v in call.body.items() if k not in self.mapped_request_keys},
+            **call.sent.meta,
+        }
+        if call.sent.meta:
+            extra["timestamp"] = call.sent.timestamp
+        extra.update(call.outcome.read.meta)
+        if call.outcome.read.meta and call.outcome.read.timestamp is not None:
+            extra["timestamp"] = call.outcome.read.timestamp
+        if call.outcome.streamed:
+            extra["streamed"] = True
+        extra.update(other_keys(call.value))
+        return extra
+
+
+def _is_messages_request(url: str, body: Any) -> bool:
+    """A Messages API call: its endpoint (token counting aside), or a body with messages."""
+    path = url.split("?")[0]
+    if path.endswith("/v1/messages") or "/v1/messages?" in url:
+        return True
+    if "/v1/messages/" in path:
+        return False  # count_tokens, batches: not a model turn
+    return isinstance(body, dict) and isinstance(body.get("messages"), list)
+
+
+def _recognise(value: Any) -> str | None:
+    """Why this record looks like an Anthropic pair, or None."""
+    if not isinstance(value, dict):
+        return None
+    request = value.get("request")
+    response = value.get("response")
+    if isinstance(request, dict):
+        url = str(request.get("url") or request.get("uri") or "")
+        if "/v1/messages" in url:
+            return f"request URL {url.split('?')[0]} is the Anthropic Messages endpoint"
+        body = request["body"] if isinstance(request.get("body"), dict) else request
+        if isinstance(body.get("messages"), list) and _anthropic_response(response):
+            return "request has 'messages' and the response is an Anthropic message"
+    if "status" in value and isinstance(value.get("body"), str):
+        text = value["body"]
+        if '"type":"message"' in text.replace(" ", "") or "event: message_start" in text:
+            return "a recorded HTTP response holding an Anthropic message"
+    if value.get("type") == "message" and value.get("role") == "assistant":
+        return "an Anthropic message object"
+    return None
+
+
+def _anthropic_response(response: Any) -> bool:
+    if not isinstance(response, dict):
+        return False
+    body = response.get("body", response)
+    if isinstance(body, dict) and body.get("type") in ("message", "error"):
+        return True
+    raw = response.get("body_raw")
+    return isinstance(raw, str) and "message_start" in raw

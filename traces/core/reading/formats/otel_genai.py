@@ -1,0 +1,247 @@
+"""OpenTelemetry GenAI spans: each chat span is one model call; tool spans time tools.
+
+Shapes read:
+- OTLP JSON exports `{resourceSpans: [{resource, scopeSpans: [{scope, spans}]}]}`, as a
+  whole file or one export per line (the collector's file exporter), with typed
+  attribute values `[{key, value: {stringValue | intValue …}}]`;
+- arrays (or lines) of span objects: OTLP spans, OTel JS `ReadableSpan` dumps
+  (`spanContext`, `startTime: [sec, nanos]`, flat `attributes`) and Python
+  `span.to_json()` (`context`, ISO `start_time`);
+- a bare attribute map, the way instrumentation test fixtures keep one span.
+`dialects.otel_genai` reads the attribute vocabularies (GenAI semantic conventions,
+their deprecated names, OpenInference, Vercel AI SDK). Embedding spans, agent spans and
+wrapper spans (Vercel's `ai.generateText` around the provider call
+`ai.generateText.doGenerate`) are not model calls of the loop and are skipped.
+`execute_tool` spans become tool timings. Spans of one trace id form one loop.
+
+One job a module: `otel_spans` reads the spans of any serialisation, `otel_messages`
+what a chat span says; this one decides what each span is and makes the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from ...coerce import parse_arguments
+from ...model import Exchange, LineError, ToolTiming
+from ..dialects import otel_genai as otel
+from ..records import Record
+from .base import Adapter, AdapterEvent, Detection
+from .otel_messages import (
+    CONTENT_KEYS,
+    CONTENT_PREFIXES,
+    finish_reason,
+    input_messages,
+    model_of,
+    output_messages,
+    response_message,
+    system_of,
+    tool_definitions,
+)
+from .otel_spans import (
+    Span,
+    chronological,
+    extract_spans,
+    is_attribute_map,
+    is_span,
+    span_ids,
+)
+from .registry import register
+
+__all__ = ["OtelGenAIAdapter", "Span", "extract_spans", "span_role"]
+
+SpanRole = Literal["chat", "tool", "skip"]
+CHAT_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
+EMBEDDING_OPERATIONS = {"embeddings", "embedding"}
+TOOL_OPERATIONS = {"execute_tool"}
+TOOL_ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value", "input")
+TOOL_RESULT_KEYS = ("gen_ai.tool.call.result", "ai.toolCall.result", "output.value", "output")
+"""Where a tool-execution span keeps what the tool was given and what it returned."""
+
+
+@register
+class OtelGenAIAdapter(Adapter):
+    name = "otel-genai"
+    label = "OpenTelemetry GenAI spans"
+    where = (
+        "Exported by an OpenTelemetry SDK or collector (OTLP JSON, the file exporter, or a "
+        "JSON dump of span objects) from GenAI, OpenInference or Vercel AI SDK tracing."
+    )
+    normalize = staticmethod(otel.normalize_message)
+
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
+        self._held: list[tuple[str, ToolTiming]] = []
+        """Failed-tool timings waiting for the call that carries the tool's result."""
+        self._latest_call: dict[str, float] = {}
+        """Start of the latest call emitted, per trace id."""
+
+    @classmethod
+    def sniff(cls, values: Sequence[Any]) -> Detection | None:
+        for value in values:
+            claim = _recognise(value)
+            if claim is not None:
+                return claim
+        return None
+
+    def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        spans, problems = extract_spans(record.value)
+        for problem in problems:
+            yield LineError(record.line, problem)
+        calls: list[tuple[Span, Exchange]] = []
+        timings: list[tuple[Span, ToolTiming]] = []
+        for span in spans:
+            try:
+                role = span_role(span)
+                if role == "chat":
+                    calls.append((span, self._exchange(record.line, span)))
+                elif role == "tool":
+                    timing = _timing(record.line, span)
+                    if timing is not None:
+                        timings.append((span, timing))
+            except Exception as exc:  # one odd span must not sink the rest of the export
+                label = span.name or f"#{span.index + 1}"
+                yield LineError(record.line, f"span {label} could not be read: {exc}")
+        calls = _innermost(calls)
+        for span, exchange in sorted(calls, key=lambda pair: chronological(pair[0])):
+            yield exchange
+            if span.trace_id is not None and span.started_at is not None:
+                latest = self._latest_call.get(span.trace_id, span.started_at)
+                self._latest_call[span.trace_id] = max(latest, span.started_at)
+        for span, timing in sorted(timings, key=lambda pair: chronological(pair[0])):
+            if timing.is_error and span.trace_id is not None:
+                self._held.append((span.trace_id, timing))
+            else:
+                yield timing
+        yield from self._release()
+
+    def close(self) -> Iterator[AdapterEvent]:
+        yield from self._release(everything=True)
+
+    def _release(self, everything: bool = False) -> Iterator[AdapterEvent]:
+        """Emit a failed tool's timing once a later call of its trace was emitted.
+
+        The builder takes a run's error flag from its result when the result is paired,
+        dropping one set earlier by a timing; waiting keeps the span's failure.
+        """
+        waiting: list[tuple[str, ToolTiming]] = []
+        for trace_id, timing in self._held:
+            latest = self._latest_call.get(trace_id)
+            ended = timing.ended_at
+            if everything or (latest is not None and (ended is None or latest >= ended)):
+                yield timing
+            else:
+                waiting.append((trace_id, timing))
+        self._held = waiting
+
+    def _exchange(self, line: int, span: Span) -> Exchange:
+        attrs = span.attrs
+        messages = input_messages(attrs)
+        outputs, output_finish = output_messages(attrs)
+        response = response_message(outputs)
+        finish = finish_reason(attrs, outputs, output_finish)
+        has_tools = response is not None and bool(response.tool_uses)
+        extra: dict[str, Any] = {"span": span_ids(span)}
+        if finish is not None:
+            extra["finish_reason"] = finish
+        if span.service:
+            extra["service"] = span.service
+        extra["attributes"] = {
+            k: v
+            for k, v in attrs.items()
+            if k not in CONTENT_KEYS and not k.startswith(CONTENT_PREFIXES)
+        }
+        return Exchange(
+            line=line,
+            messages=messages,
+            normalize=self.normalize,
+            system=system_of(attrs, messages),
+            tools=tool_definitions(attrs),
+            model=model_of(attrs),
+            response=response,
+            response_raw=outputs or None,
+            stop_reason=otel.stop_reason(finish, has_tools),
+            usage=otel.usage_from(attrs),
+            started_at=span.started_at,
+            ended_at=span.ended_at,
+            status="error" if span.error else "ok",
+            error=span.error,
+            request_recorded=bool(messages),
+            extra=extra,
+            loop_key=span.trace_id,
+            loop_label=f"trace {span.trace_id}" if span.trace_id else None,
+        )
+
+
+# -- what a span is -----------------------------------------------------------------------
+def span_role(span: Span) -> SpanRole:
+    """chat (a model call of the loop), tool (a tool execution) or skip."""
+    attrs = span.attrs
+    operation = attrs.get("gen_ai.operation.name")
+    kind = str(attrs.get("openinference.span.kind") or "").upper()
+    vercel = attrs.get("ai.operationId")
+    if operation in EMBEDDING_OPERATIONS or kind == "EMBEDDING":
+        return "skip"
+    if operation in TOOL_OPERATIONS or kind == "TOOL" or vercel == "ai.toolCall":
+        return "tool"
+    if isinstance(vercel, str):
+        # The provider call is `ai.<fn>.doGenerate|doStream`; `ai.<fn>` wraps it (and
+        # repeats its usage), `ai.embed*` are embeddings.
+        is_call = vercel.endswith((".doGenerate", ".doStream")) and not vercel.startswith(
+            "ai.embed"
+        )
+        return "chat" if is_call else "skip"
+    if operation in CHAT_OPERATIONS or kind == "LLM":
+        return "chat"
+    if operation is not None or kind:
+        return "skip"  # agents, chains, retrievers …: not a model call
+    has_content = any(key.startswith(CONTENT_PREFIXES) or key in CONTENT_KEYS for key in attrs)
+    if has_content or "gen_ai.request.model" in attrs or "llm.model_name" in attrs:
+        return "chat"
+    return "skip"
+
+
+def _innermost(calls: list[tuple[Span, Exchange]]) -> list[tuple[Span, Exchange]]:
+    """Drop a chat span whose child is a chat span too (a framework's LLM span around the
+    provider instrumentation's span): the same model call, counted once."""
+    parents = {span.parent_id for span, _ in calls if span.parent_id is not None}
+    return [(span, exchange) for span, exchange in calls if span.span_id not in parents]
+
+
+def _timing(line: int, span: Span) -> ToolTiming | None:
+    attrs = span.attrs
+    tool_id = otel.tool_id(
+        otel.first(attrs, "gen_ai.tool.call.id", "tool_call.id", "tool.call_id", "ai.toolCall.id")
+    )
+    if tool_id is None:
+        return None  # without an id the execution cannot be paired with any call
+    name = otel.first(attrs, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+    arguments = otel.first(attrs, *TOOL_ARGUMENT_KEYS)
+    result = otel.first(attrs, *TOOL_RESULT_KEYS)
+    return ToolTiming(
+        line,
+        tool_id,
+        name=name if isinstance(name, str) else None,
+        started_at=span.started_at,
+        ended_at=span.ended_at,
+        is_error=True if span.error else None,
+        result_text=None if result is None else otel.result_text(result),
+        input=None if arguments is None else parse_arguments(arguments),
+    )
+
+
+# -- detection ----------------------------------------------------------------------------
+def _recognise(value: Any) -> Detection | None:
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("resourceSpans"), list):
+        return Detection(0.95, "an OTLP JSON trace export (resourceSpans)")
+    if is_span(value):
+        attrs = otel.attributes(value.get("attributes"))
+        if is_attribute_map(attrs) or any(k.startswith("ai.") for k in attrs):
+            return Detection(0.9, "OpenTelemetry span objects with GenAI attributes")
+        return None
+    if is_attribute_map(value):
+        return Detection(0.85, "a span attribute map with gen_ai / OpenInference attributes")
+    return None

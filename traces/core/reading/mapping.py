@@ -1,0 +1,370 @@
+"""Read a log of your own with a mapping file: JMESPath expressions that say where things are.
+
+A homegrown loop log should not need a code change. A mapping (JSON or YAML, validated
+against `schemas/mapping.schema.json`, documented in docs/mapping.md) names which records
+are model calls and where their request messages, response, tool calls, tool results,
+usage and timestamps are; `MappedAdapter` applies it record by record, like any adapter.
+Expressions that never matched anything are reported with their line in the mapping file,
+so a typo does not silently read as "no usage".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jmespath
+import orjson
+from jmespath.exceptions import JMESPathError
+
+from ..coerce import parse_arguments, str_or_none
+from ..coerce import text_of as _text_of
+from ..model import Exchange, LineError, ToolTiming, Usage
+from .cassettes import no_alias_loader
+from .dialects import anthropic
+from .formats.base import Adapter, AdapterEvent
+from .formats.explain import describe_record
+from .limits import InputRejected
+from .records import Record
+from .timeparse import to_epoch_seconds
+from .transcript import TranscriptView
+
+FORMAT_NAME = "mapping"
+SCHEMA_FILE = "mapping.schema.json"
+SECTIONS = ("calls", "messages", "tool_calls", "tool_results", "usage")
+MAX_MAPPING_BYTES = 256 * 1024
+
+
+class MappingError(InputRejected):
+    """The mapping file itself is wrong (unreadable, invalid, or a bad expression)."""
+
+
+@cache
+def _validator() -> Any:
+    """The mapping schema's validator (jsonschema is imported only when a mapping is read)."""
+    from jsonschema import Draft202012Validator
+
+    text = resources.files("traces.core.reading").joinpath("schemas", SCHEMA_FILE).read_bytes()
+    schema = orjson.loads(text)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """One compiled expression and where it is written in the mapping file."""
+
+    field: str
+    source: str
+    line: int
+    compiled: Any
+
+    def search(self, value: Any) -> Any:
+        try:
+            return self.compiled.search(value)
+        except (JMESPathError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """A validated mapping: compiled expressions by `section.field`."""
+
+    name: str
+    filename: str
+    spec: dict[str, Any]
+    expressions: dict[str, Expression]
+    input_includes_cached: bool = False
+
+    def get(self, key: str) -> Expression | None:
+        return self.expressions.get(key)
+
+
+def _line_of(text: str, key: str, expression: str) -> int:
+    """The line of the mapping file where `key: expression` is written (1-based)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if key in line and expression in line:
+            return number
+    for number, line in enumerate(lines, start=1):
+        if expression in line:
+            return number
+    return 1
+
+
+def _key_line(text: str, key: str) -> int:
+    """The line where `key` is written as a key (YAML `key:` or JSON `"key":`)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip().lstrip("{,").strip()
+        if stripped.startswith((f"{key}:", f'"{key}":', f'"{key}" :')):
+            return number
+    return _line_of(text, key, key)
+
+
+def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
+    """Parse, validate and compile a mapping file; MappingError says what is wrong, where."""
+    import yaml
+    from jsonschema.exceptions import best_match
+
+    if len(data) > MAX_MAPPING_BYTES:
+        raise MappingError(f"The mapping file {filename} is over {MAX_MAPPING_BYTES:,} bytes.")
+    text = data.decode("utf-8", "replace")
+    try:
+        if text.lstrip().startswith("{"):
+            spec = orjson.loads(data)
+        else:  # YAML without aliases, so a "billion laughs" file cannot expand
+            spec = yaml.load(text, Loader=no_alias_loader())  # a SafeLoader subclass
+    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+        raise MappingError(
+            f"The mapping file {filename} is not readable JSON or YAML: {exc}"
+        ) from None
+    if not isinstance(spec, dict):
+        raise MappingError(f"The mapping file {filename} must be an object with 'calls'.")
+    error = best_match(_validator().iter_errors(spec))
+    if error is not None:
+        keys = [str(p) for p in error.absolute_path]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = error.schema.get("properties", {})
+            keys += [str(k) for k in error.instance if k not in allowed][:1]
+        where = ".".join(keys) or "(top level)"
+        line = _key_line(text, keys[-1]) if keys else 1
+        raise MappingError(
+            f"The mapping file {filename} is not valid: {where} (line {line}): {error.message}."
+        )
+    expressions: dict[str, Expression] = {}
+    sources: list[tuple[str, Any]] = [("records", spec["records"])] if "records" in spec else []
+    for section in SECTIONS:
+        for key, source in (spec.get(section) or {}).items():
+            if isinstance(source, str):
+                sources.append((f"{section}.{key}", source))
+    for path, source in sources:
+        key = path.rsplit(".", 1)[-1]
+        line = _line_of(text, key, source)
+        try:
+            compiled = jmespath.compile(source)
+        except JMESPathError as exc:
+            raise MappingError(
+                f"The mapping file {filename}, line {line}: {path} is not a valid JMESPath "
+                f"expression ({source!r}): {exc}"
+            ) from None
+        expressions[path] = Expression(path, source, line, compiled)
+    usage = spec.get("usage") or {}
+    return Mapping(
+        name=str(spec.get("name") or filename),
+        filename=filename,
+        spec=spec,
+        expressions=expressions,
+        input_includes_cached=bool(usage.get("input_includes_cached")),
+    )
+
+
+@dataclass(slots=True, eq=False)
+class _Loop:
+    messages: list[Any] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)
+
+
+class MappedAdapter(Adapter):
+    """Applies a `Mapping` to each record; not registered (it needs its mapping)."""
+
+    name = FORMAT_NAME
+    label = "Your log, read with a mapping file"
+    where = "Any JSON/JSONL/YAML log, described by a mapping file (see docs/mapping.md)."
+    normalize = staticmethod(anthropic.normalize_message)
+
+    def __init__(
+        self,
+        mapping: Mapping,
+        source_name: str = "",
+        shared: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(source_name, shared)
+        self.mapping = mapping
+        self.hits: dict[str, int] = dict.fromkeys(mapping.expressions, 0)
+        self.tried: dict[str, int] = dict.fromkeys(mapping.expressions, 0)
+        self.records_seen = 0
+        self.first_records: list[Any] = []
+        self._loops: dict[str, _Loop] = {}
+
+    @classmethod
+    def sniff(cls, values: Sequence[Any]) -> None:
+        return None
+
+    # -- evaluating -----------------------------------------------------------------------
+    def _eval(self, key: str, value: Any) -> Any:
+        expression = self.mapping.get(key)
+        if expression is None:
+            return None
+        self.tried[key] += 1
+        found = expression.search(value)
+        if found is not None and found != [] and found is not False:
+            self.hits[key] += 1
+        return found
+
+    def unmatched(self) -> list[Expression]:
+        """Expressions that never gave a value (a typo, or data the log does not hold)."""
+        return [
+            expression
+            for key, expression in self.mapping.expressions.items()
+            if self.hits[key] == 0
+        ]
+
+    # -- records --------------------------------------------------------------------------
+    def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        if self.mapping.get("records") is not None:
+            items = self._eval("records", record.value)
+            if not isinstance(items, list):
+                return
+            for position, item in enumerate(items, start=1):
+                yield from self._record(position if len(items) > 1 else record.line, item)
+        else:
+            yield from self._record(record.line, record.value)
+
+    def _record(self, line: int, value: Any) -> Iterator[AdapterEvent]:
+        self.records_seen += 1
+        if len(self.first_records) < 3:
+            self.first_records.append(value)
+        if self._eval("calls.where", value):
+            yield from self._call(line, value)
+        elif self.mapping.get("tool_results.where") and self._eval("tool_results.where", value):
+            yield from self._result_record(line, value)
+
+    def _loop(self, value: Any) -> tuple[str, _Loop]:
+        key = self._eval("calls.loop", value)
+        name = "log" if key is None else str(key)
+        return name, self._loops.setdefault(name, _Loop())
+
+    def _call(self, line: int, value: Any) -> Iterator[AdapterEvent]:
+        key, loop = self._loop(value)
+        raw_messages = self._eval("calls.messages", value)
+        if self.mapping.get("calls.messages") is not None:
+            if not isinstance(raw_messages, list):
+                raw_messages = []
+            request: Sequence[Any] = [self._message(m, "user") for m in raw_messages]
+        else:
+            if loop.pending:
+                loop.messages.append({"role": "user", "content": loop.pending})
+                loop.pending = []
+            request = TranscriptView(loop.messages, len(loop.messages))
+        raw_response = self._eval("calls.response", value)
+        response = self._message(raw_response, "assistant") if raw_response is not None else None
+        if response is not None and self.mapping.get("calls.messages") is None:
+            loop.messages.append(response)
+        error = self._eval("calls.error", value)
+        stop = str_or_none(self._eval("calls.stop_reason", value))
+        if stop is None and response is not None:
+            uses = [b for b in response["content"] if b.get("type") == "tool_use"]
+            stop = "tool_use" if uses else "end_turn"
+        yield Exchange(
+            line=line,
+            messages=request,
+            normalize=self.normalize,
+            model=str_or_none(self._eval("calls.model", value)),
+            response=anthropic.normalize_message(response) if response is not None else None,
+            response_raw=raw_response,
+            stop_reason=stop,
+            usage=self._usage(value),
+            started_at=to_epoch_seconds(self._eval("calls.started_at", value)),
+            ended_at=to_epoch_seconds(self._eval("calls.ended_at", value)),
+            status="error" if error not in (None, False, "") else "ok",
+            error=None if error in (None, False, "") else _text_of(error),
+            loop_key=f"mapping:{key}",
+            loop_label=None if key == "log" else key,
+            request_recorded=self.mapping.get("calls.messages") is not None,
+        )
+
+    def _message(self, raw: Any, default_role: str) -> dict[str, Any]:
+        """One message of the log as an Anthropic-shaped message (our canonical raw form)."""
+        if isinstance(raw, str):
+            return {"role": default_role, "content": [{"type": "text", "text": raw}]}
+        role = str_or_none(self._eval("messages.role", raw)) or default_role
+        content: list[dict[str, Any]] = []
+        result_id = str_or_none(self._eval("messages.tool_result_id", raw))
+        text = self._eval("messages.text", raw)
+        if result_id is not None:
+            body = self._eval("messages.tool_result_content", raw)
+            content.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": result_id,
+                    "content": _text_of(text if body is None else body),
+                    "is_error": bool(self._eval("messages.tool_result_error", raw)),
+                }
+            )
+        elif text not in (None, ""):
+            content.append({"type": "text", "text": _text_of(text)})
+        calls = self._eval("messages.tool_calls", raw)
+        for call in calls if isinstance(calls, list) else []:
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": str_or_none(self._eval("tool_calls.id", call)),
+                    "name": str_or_none(self._eval("tool_calls.name", call)),
+                    "input": parse_arguments(self._eval("tool_calls.arguments", call)),
+                }
+            )
+        return {"role": "user" if role == "tool" else role, "content": content}
+
+    def _result_record(self, line: int, value: Any) -> Iterator[AdapterEvent]:
+        tool_id = str_or_none(self._eval("tool_results.id", value))
+        if tool_id is None:
+            expression = self.mapping.expressions["tool_results.id"]
+            yield LineError(
+                line,
+                f"a tool result record, but tool_results.id ({expression.source!r}, mapping "
+                f"line {expression.line}) found no id in it",
+            )
+            return
+        text = _text_of(self._eval("tool_results.content", value))
+        failed = bool(self._eval("tool_results.error", value))
+        _, loop = self._loop(value)
+        if self.mapping.get("calls.messages") is None:
+            loop.pending.append(
+                {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": failed}
+            )
+        yield ToolTiming(
+            line,
+            tool_id,
+            name=str_or_none(self._eval("tool_results.name", value)),
+            started_at=to_epoch_seconds(self._eval("tool_results.started_at", value)),
+            ended_at=to_epoch_seconds(self._eval("tool_results.ended_at", value)),
+            is_error=failed,
+            result_text=text,
+        )
+
+    def _usage(self, value: Any) -> Usage | None:
+        fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+        found = {name: self._eval(f"usage.{name}", value) for name in fields}
+        counts = {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+        if not counts:
+            return None
+        usage = {name: max(0, counts.get(name, 0)) for name in fields}
+        if self.mapping.input_includes_cached:
+            cached = usage["cache_read_tokens"] + usage["cache_write_tokens"]
+            usage["input_tokens"] = max(0, usage["input_tokens"] - cached)
+        return Usage(**usage)
+
+    # -- after the file -------------------------------------------------------------------
+    def check_calls_found(self, calls: int) -> None:
+        """No record was a model call: say which expression and what the records look like."""
+        if calls:
+            return
+        where = self.mapping.expressions["calls.where"]
+        shown = "; ".join(
+            f"record {i} is {describe_record(v)}" for i, v in enumerate(self.first_records, 1)
+        )
+        raise InputRejected(
+            f"The mapping {self.mapping.filename}: calls.where ({where.source!r}, line "
+            f"{where.line}) matched none of the {self.records_seen} records, so no model call "
+            f"was found. {shown}."
+        )
+
+    def notes(self) -> list[str]:
+        return [
+            f"mapping {self.mapping.filename}, line {e.line}: {e.field} ({e.source!r}) matched "
+            f"nothing in {self.tried[e.field]} evaluation(s)"
+            for e in self.unmatched()
+        ]

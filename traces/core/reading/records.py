@@ -1,0 +1,92 @@
+"""Numbered JSON records, the one shape every reader hands to the adapters; JSONL lines.
+
+Every malformed line becomes a `LineError` with its 1-based line number; the rest is
+still read. `sources` chooses how an upload is read (JSONL here, a JSON document, a YAML
+cassette, a ZIP archive); live tails feed their lines through `numbered_items`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import LineError
+from .json_values import BOM, parse_line
+from .limits import DEFAULT_LIMITS, InputRejected, Limits
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One parsed JSON value and where it came from (1-based line or item number)."""
+
+    line: int
+    value: Any
+
+
+@dataclass(slots=True)
+class Source:
+    """The records of one input and how it was read (`jsonl`, `json`, `yaml`, `zip`).
+
+    `items` is a list, except from `sources.stream_source`, where JSONL records are parsed
+    one at a time as they are consumed (a record is gone once the adapter has read it).
+    """
+
+    layout: str
+    lines_total: int
+    items: Any
+
+
+def lines_in(data: bytes) -> int:
+    """How many lines a text has (a last line without a newline counts)."""
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, memoryview]]:
+    """Yield (1-based line number, line bytes) without copying, tolerating CRLF."""
+    view = memoryview(data)
+    start = 0
+    number = 0
+    size = len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        if end == -1:
+            end = size
+        number += 1
+        stop = end
+        if stop > start and data[stop - 1] == 0x0D:
+            stop -= 1
+        yield number, view[start:stop]
+        start = end + 1
+
+
+def numbered_items(
+    lines: Sequence[bytes], first_line: int, limits: Limits = DEFAULT_LIMITS
+) -> Iterator[Record | LineError]:
+    """Records and LineErrors of lines numbered from `first_line` (a live batch, each line
+    with or without its newline); blank lines (after a BOM or CR) count but yield nothing,
+    as in an upload."""
+    for number, line in enumerate(lines, start=first_line):
+        raw = line.rstrip(b"\n").rstrip(b"\r")
+        if raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        if not raw.strip():
+            continue
+        parsed = parse_line(raw, number, limits)
+        yield parsed if isinstance(parsed, LineError) else Record(number, parsed)
+
+
+def read_jsonl(data: bytes, limits: Limits) -> Source:
+    lines_total = lines_in(data)
+    if lines_total > limits.max_records:
+        raise InputRejected(f"More than {limits.max_records:,} lines; refused.")
+    return Source("jsonl", lines_total, _jsonl_items(data, limits))
+
+
+def _jsonl_items(data: bytes, limits: Limits) -> Iterator[Record | LineError]:
+    may_hold_nul = b"\x00" in data
+    for number, raw in iter_lines(data):
+        if not raw or (raw[0] in (0x20, 0x09) and not bytes(raw).strip()):
+            continue
+        parsed = parse_line(raw, number, limits, may_hold_nul)
+        yield parsed if isinstance(parsed, LineError) else Record(number, parsed)
