@@ -37,8 +37,8 @@ def _warm_up() -> None:
     they live as long as the process, and each full collection would walk them again."""
     from django.urls import get_resolver
 
-    from traces.core.formats.registry import adapters
-    from traces.core.rules.registry import rules
+    from traces.core.analysis.rules.registry import rules
+    from traces.core.reading.formats.registry import adapters
 
     adapters()
     rules()
