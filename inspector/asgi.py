@@ -1,6 +1,8 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (daphne serves both)."""
 
+import gc
 import os
+import sys
 
 import django
 
@@ -17,14 +19,40 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from inspector import nodelay  # noqa: E402
 from inspector.daphne_uploads import patch_daphne  # noqa: E402
 from traces.crosssite import SameOriginWebsocket  # noqa: E402
+from traces.proxy_asgi import ProxyFastPath  # noqa: E402
 from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
 nodelay.enable()
+# The event loop shares the GIL with threads that work while it serves (recording proxied
+# calls, live report refreshes, sync views): a loop woken by a socket waits for the GIL at
+# most this long, not CPython's default 5 ms, before relaying the next bytes.
+sys.setswitchinterval(0.0005)
 
+
+def _warm_up() -> None:
+    """Load now what the first requests would: every format adapter and lint rule (the
+    first OTLP export or upload imports them all) and the URL patterns' views. Then the
+    objects of the start-up are moved out of the cycle collector's reach (`gc.freeze`):
+    they live as long as the process, and each full collection would walk them again."""
+    from django.urls import get_resolver
+
+    from traces.core.analysis.rules.registry import rules
+    from traces.core.reading.formats.registry import adapters
+
+    adapters()
+    rules()
+    get_resolver().url_patterns  # noqa: B018  (imports the URL modules and their views)
+    gc.collect()
+    gc.freeze()
+
+
+_warm_up()
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # `/proxy/…` model calls skip Django's request and middleware (traces.proxy_asgi);
+        # everything else, and any proxy request it does not serve as Django would, goes on.
+        "http": ProxyFastPath(django_asgi_app),
         # The origin must be this server's own host and port; the session's user (or a
         # bearer token, read by each consumer's @access rule) says who is connecting.
         "websocket": SameOriginWebsocket(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),

@@ -32,6 +32,8 @@ CAPTURE_DEFAULTS: dict[str, Any] = {
 
 DEFAULT_SESSION = "default"
 
+_live_ids: dict[str, uuid.UUID] = {}
+"""Key -> the live trace this process last appended to under it."""
 _key_locks: dict[str, threading.Lock] = {}
 _key_locks_guard = threading.Lock()
 
@@ -50,11 +52,21 @@ def _lock_for(key: str) -> threading.Lock:
 
 
 def live_trace_for(
-    key: str, *, format_name: str, name: str, project: models.Project | None = None
+    key: str,
+    *,
+    format_name: str,
+    name: str,
+    project: models.Project | None = None,
+    sweep: bool = True,
 ) -> models.Trace:
     """The live trace filed under `key`, created when there is none (then marked
-    `created` for the caller)."""
+    `created` for the caller). `sweep=False`: the caller swept the idle traces."""
     with _lock_for(key):
+        known = _live_ids.get(key)
+        if known is not None:  # `append_lines` refuses it if it closed meanwhile
+            trace = models.Trace(pk=known, state=models.Trace.State.LIVE)
+            trace.created = False
+            return trace
         trace = (
             models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE)
             .only("pk", "state")
@@ -63,12 +75,33 @@ def live_trace_for(
         )
         if trace is not None:
             trace.created = False
-            return trace
-        trace = live.create_live_trace(name=name, format_name=format_name, project=project)
-        models.Trace.objects.filter(pk=trace.pk).update(capture_key=key[:200])
-        trace.capture_key = key[:200]
-        trace.created = True
+        else:
+            trace = live.create_live_trace(
+                name=name, format_name=format_name, project=project, capture_key=key, sweep=sweep
+            )
+            trace.created = True
+        if len(_live_ids) > 10_000:
+            _live_ids.clear()
+        _live_ids[key] = trace.pk
         return trace
+
+
+def capturing(keys: Sequence[str]) -> set[str]:
+    """The keys that have a live trace now, in one query (their ids remembered for
+    `live_trace_for`)."""
+    rows = (
+        models.Trace.objects.filter(capture_key__in=list(keys), state=models.Trace.State.LIVE)
+        .order_by("created_at")
+        .values_list("capture_key", "pk")
+    )
+    found = set()
+    for key, pk in rows:  # the newest last: it wins, as in `live_trace_for`
+        _live_ids[key] = pk
+        found.add(key)
+    for key in keys:
+        if key not in found:
+            _live_ids.pop(key, None)
+    return found
 
 
 def record_lines(
@@ -78,17 +111,23 @@ def record_lines(
     name: str,
     lines: Sequence[bytes],
     project: models.Project | None = None,
+    sweep: bool = True,
 ) -> uuid.UUID:
     """Append lines to the live trace under `key` (a new one if it closed); its id.
 
     Callers on a thread of their own (the proxy, the OTLP receiver) close stale database
     connections around it, outside any transaction."""
     for _attempt in range(3):
-        trace = live_trace_for(key, format_name=format_name, name=name, project=project)
+        trace = live_trace_for(
+            key, format_name=format_name, name=name, project=project, sweep=sweep
+        )
         try:
             live.append_lines(trace_id=trace.pk, offset=None, lines=lines, viewed=not trace.created)
-        except live.TraceNotLive:
-            continue  # closed for idleness a moment ago: the key rolls over
+        except (live.TraceNotLive, models.Trace.DoesNotExist):
+            # Closed (for idleness a moment ago, or by the `record` command) or deleted:
+            # the key rolls over.
+            _live_ids.pop(key, None)
+            continue
         return trace.pk
     raise live.TraceNotLive(models.Trace.State.CLOSED)
 

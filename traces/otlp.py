@@ -18,8 +18,9 @@ from django.db import close_old_connections, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from traces import capture, models
+from traces import capture, live, models
 from traces.access import Access, access, ingest_project
+from traces.core.gcpause import cycle_collector_paused
 from traces.core.reading import otlp
 from traces.core.reading.limits import InputRejected
 
@@ -41,16 +42,12 @@ async def receive(request: HttpRequest) -> HttpResponse:
             f"The export is larger than {limit:,} bytes (INSPECTOR['OTLP_MAX_BYTES']): "
             "lower the exporter's batch size.",
         )
-    try:
-        decoded = otlp.decode(
-            request.body,
-            content_type=content_type,
-            content_encoding=request.headers.get("Content-Encoding", ""),
-            max_bytes=int(capture.capture_setting("OTLP_MAX_DECOMPRESSED_BYTES")),
-        )
-    except otlp.OtlpRejected as exc:
-        return _error(exc.status, str(exc))
-    split = otlp.split_by_trace(decoded)
+    # Decoding takes a while for a big batch: off the event loop.
+    split = await sync_to_async(_split, thread_sensitive=False)(
+        request.body, content_type, request.headers.get("Content-Encoding", "")
+    )
+    if isinstance(split, otlp.OtlpRejected):
+        return _error(split.status, str(split))
     project = await sync_to_async(ingest_project)(request)
     if project is None:
         return _error(403, "This Loop Inspector token cannot record here.")
@@ -59,15 +56,44 @@ async def receive(request: HttpRequest) -> HttpResponse:
     return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
 
 
+def _split(
+    body: bytes, content_type: str, content_encoding: str
+) -> otlp.SplitRequest | otlp.OtlpRejected:
+    try:
+        with cycle_collector_paused():  # a graph of small acyclic objects (traces.core.gcpause)
+            decoded = otlp.decode(
+                body,
+                content_type=content_type,
+                content_encoding=content_encoding,
+                max_bytes=int(capture.capture_setting("OTLP_MAX_DECOMPRESSED_BYTES")),
+            )
+    except otlp.OtlpRejected as exc:
+        return exc
+    return otlp.split_by_trace(decoded)
+
+
 def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list[str]]:
-    """Append each trace's spans to its live trace; (rejected spans, messages)."""
+    """Append each trace's spans to its live trace; (rejected spans, messages).
+
+    One transaction for the request (each trace a savepoint), one sweep of idle traces
+    and one query for the trace ids that already have a live trace."""
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
     close_old_connections()
-    with transaction.atomic():  # one commit for the request; each trace is a savepoint
+    with transaction.atomic():
+        live.sweep_idle()
+        keys = {
+            group.trace_id: capture.in_project(f"otlp:{group.trace_id}", project)
+            for group in split.groups.values()
+        }
+        live_now = capture.capturing(list(keys.values()))
         for group in split.groups.values():
-            ignored += _store_group(group, problems, project)
+            key = keys[group.trace_id]
+            if not group.genai and key not in live_now:
+                ignored += group.spans
+                continue
+            _store_group(key, group, problems, project)
             rejected += group.rejected
     close_old_connections()
     if ignored:
@@ -78,11 +104,10 @@ def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list
     return rejected, problems
 
 
-def _store_group(group: otlp.TraceGroup, problems: list[str], project: models.Project) -> int:
-    """Append one trace's spans; the spans ignored (no GenAI span, no live trace)."""
-    key = capture.in_project(f"otlp:{group.trace_id}", project)
-    if not group.genai and not _capturing(key):
-        return group.spans
+def _store_group(
+    key: str, group: otlp.TraceGroup, problems: list[str], project: models.Project
+) -> None:
+    """Append one trace's spans (its own savepoint: a failure leaves the others)."""
     try:
         with transaction.atomic():
             capture.record_lines(
@@ -91,6 +116,7 @@ def _store_group(group: otlp.TraceGroup, problems: list[str], project: models.Pr
                 name=f"OTel · {group.service or 'trace'} · {group.trace_id[:8]}",
                 lines=[otlp.export_line(group)],
                 project=project,
+                sweep=False,
             )
     except InputRejected as exc:
         group.rejected = group.spans
@@ -99,11 +125,6 @@ def _store_group(group: otlp.TraceGroup, problems: list[str], project: models.Pr
         log.exception("could not store the spans of OTel trace %s", group.trace_id)
         group.rejected = group.spans
         problems.append(f"trace {group.trace_id}: could not be stored")
-    return 0
-
-
-def _capturing(key: str) -> bool:
-    return models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE).exists()
 
 
 def _error(status: int, message: str) -> JsonResponse:

@@ -23,6 +23,7 @@ import re
 import time
 import weakref
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -63,11 +64,31 @@ def upstream_base(vendor: str) -> str:
 
 
 # -- the view -----------------------------------------------------------------------------
-@access(Access.INGEST)
-@csrf_exempt
-async def relay(
-    request: HttpRequest, vendor: str, path: str, session: str | None = None
-) -> HttpResponse:
+@dataclass
+class Plan:
+    """One call to send on: where, with what, and its recording (None: passed through)."""
+
+    vendor: str
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    recording: _Recording | None
+
+
+def plan_call(
+    *,
+    vendor: str,
+    path: str,
+    session: str | None,
+    method: str,
+    query: str,
+    headers: dict[str, str],
+    body: bytes,
+    project: Any,
+) -> Plan | JsonResponse:
+    """The call to make for a request (headers as Django names them), or the vendor-shaped
+    refusal: unconfigured vendor, bad session name, no project to record in, too large."""
     base = upstream_base(vendor)
     if not base:
         return vendor_error(
@@ -76,7 +97,7 @@ async def relay(
             "not_found_error",
             f"No upstream is configured for {vendor}: set INSPECTOR_UPSTREAM_{vendor.upper()}.",
         )
-    session = session or request.headers.get(SESSION_HEADER) or capture.DEFAULT_SESSION
+    session = session or headers.get(SESSION_HEADER) or capture.DEFAULT_SESSION
     if not SESSION_NAME.match(session):
         return vendor_error(
             vendor,
@@ -84,39 +105,44 @@ async def relay(
             "invalid_request_error",
             "A Loop Inspector session name is 1-100 letters, digits, '.', '_', ':' or '-'.",
         )
-    project = await sync_to_async(ingest_project)(request)
     if project is None:
         return vendor_error(
             vendor, 403, "permission_error", "This Loop Inspector token cannot record here."
         )
     limit = int(capture.capture_setting("PROXY_MAX_REQUEST_BYTES"))
-    declared = request.headers.get("Content-Length", "")
-    if (declared.isdigit() and int(declared) > limit) or len(request.body) > limit:
-        return vendor_error(
-            vendor,
-            413,
-            "request_too_large",
-            f"The request is larger than the proxy's {limit:,}-byte limit "
-            "(INSPECTOR['PROXY_MAX_REQUEST_BYTES']).",
-        )
-    url = upstream_url(base, path, request.META.get("QUERY_STRING", ""))
-    headers = forward_headers(dict(request.headers), drop=DROP_REQUEST_HEADERS)
-    headers["Accept-Encoding"] = "identity"
-    format_name = recorded_format(vendor, path) if request.method == "POST" else None
+    declared = headers.get("Content-Length", "")
+    if (declared.isdigit() and int(declared) > limit) or len(body) > limit:
+        return too_large(vendor, limit)
+    url = upstream_url(base, path, query)
+    sent = forward_headers(headers, drop=DROP_REQUEST_HEADERS)
+    sent["Accept-Encoding"] = "identity"
+    format_name = recorded_format(vendor, path) if method == "POST" else None
     recording = (
         _Recording(
-            CapturedExchange(request.method or "POST", url, headers, request.body, time.time()),
-            format_name,
-            session,
-            project,
+            CapturedExchange(method, url, sent, body, time.time()), format_name, session, project
         )
         if format_name
         else None
     )
-    client = _client()
-    outgoing = client.build_request(
-        request.method or "GET", url, headers=headers, content=request.body
+    return Plan(vendor, method, url, sent, body, recording)
+
+
+def too_large(vendor: str, limit: int) -> JsonResponse:
+    return vendor_error(
+        vendor,
+        413,
+        "request_too_large",
+        f"The request is larger than the proxy's {limit:,}-byte limit "
+        "(INSPECTOR['PROXY_MAX_REQUEST_BYTES']).",
     )
+
+
+async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
+    """The upstream's answer, its body not read yet; or the vendor-shaped error when it
+    could not be reached (recorded as a failed call)."""
+    recording = plan.recording
+    client = _client()
+    outgoing = client.build_request(plan.method, plan.url, headers=plan.headers, content=plan.body)
     try:
         upstream = await client.send(outgoing, stream=True)
     except asyncio.CancelledError:  # the client left before the upstream answered
@@ -130,26 +156,64 @@ async def relay(
             else "PROXY_READ_TIMEOUT"
         )
         seconds = capture.capture_setting(setting)
-        return _failed(recording, vendor, 504, f"the upstream did not answer within {seconds} s")
+        return _failed(
+            recording, plan.vendor, 504, f"the upstream did not answer within {seconds} s"
+        )
     except httpx.HTTPError as exc:
         return _failed(
-            recording, vendor, 502, f"could not reach the upstream ({exc.__class__.__name__})"
+            recording, plan.vendor, 502, f"could not reach the upstream ({exc.__class__.__name__})"
         )
-    content_type = upstream.headers.get("content-type", "")
     if recording is not None:
         recording.exchange.status = upstream.status_code
         recording.exchange.response_headers = dict(upstream.headers)
-        recording.exchange.streamed = is_event_stream(content_type)
+        recording.exchange.streamed = is_event_stream(upstream.headers.get("content-type", ""))
+    return upstream
+
+
+def passed_headers(upstream: httpx.Response) -> list[tuple[str, str]]:
+    """The upstream's response headers the client gets (Content-Type apart), and the
+    header that keeps any proxy in front from buffering an event stream."""
+    found = [
+        (key, value)
+        for key, value in upstream.headers.multi_items()
+        if key.lower() not in DROP_RESPONSE_HEADERS and key.lower() != "content-type"
+    ]
+    if is_event_stream(upstream.headers.get("content-type", "")):
+        found.append(("X-Accel-Buffering", "no"))
+    return found
+
+
+@access(Access.INGEST)
+@csrf_exempt
+async def relay(
+    request: HttpRequest, vendor: str, path: str, session: str | None = None
+) -> HttpResponse:
+    """The proxy through Django's stack: requests the fast path (traces.proxy_asgi) leaves
+    to Django (a browser's, with a session cookie), and Django's test client."""
+    project = await sync_to_async(ingest_project)(request) if upstream_base(vendor) else None
+    plan = plan_call(
+        vendor=vendor,
+        path=path,
+        session=session,
+        method=request.method or "POST",
+        query=request.META.get("QUERY_STRING", ""),
+        headers=dict(request.headers),
+        body=request.body,
+        project=project,
+    )
+    if isinstance(plan, JsonResponse):
+        return plan
+    upstream = await open_upstream(plan)
+    if isinstance(upstream, JsonResponse):
+        return upstream
+    content_type = upstream.headers.get("content-type", "")
     response = StreamingHttpResponse(
-        _relay_body(upstream, recording, vendor, is_event_stream(content_type)),
+        relay_body(upstream, plan.recording, vendor, is_event_stream(content_type)),
         status=upstream.status_code,
         content_type=content_type or None,
     )
-    for key, value in upstream.headers.multi_items():
-        if key.lower() not in DROP_RESPONSE_HEADERS and key.lower() != "content-type":
-            response.headers[key] = value
-    if is_event_stream(content_type):
-        response.headers["X-Accel-Buffering"] = "no"  # tell any proxy in front not to buffer
+    for key, value in passed_headers(upstream):
+        response.headers[key] = value
     return response
 
 
@@ -188,7 +252,7 @@ def _failed(recording: _Recording | None, vendor: str, status: int, problem: str
     return response
 
 
-async def _relay_body(
+async def relay_body(
     upstream: httpx.Response, recording: _Recording | None, vendor: str, streamed: bool
 ) -> AsyncIterator[bytes]:
     """The upstream's bytes as they arrive; the exchange is recorded however it ends.
@@ -241,6 +305,9 @@ class _Recording:
         self.limit = int(capture.capture_setting("PROXY_MAX_RESPONSE_BYTES"))
         self.body = bytearray()
         self.done = False
+        self.held_back = False
+        """Set by the fast path: the recording starts once the response is sent (`release`)."""
+        self.line: bytes | None = None
 
     def keep(self, chunk: bytes) -> None:
         if self.exchange.truncated_at is not None:
@@ -263,41 +330,72 @@ class _Recording:
         exchange.response_body = exchange.response_body or bytes(self.body)
         exchange.interrupted = interrupted
         exchange.problem = problem
-        _schedule(self.format_name, self.session, exchange.line(), self.project)
+        self.line = exchange.line()
+        if not self.held_back:
+            self.release()
+
+    def release(self) -> None:
+        """Record the finished exchange (off the response path, in order per session)."""
+        line, self.line = self.line, None
+        if line is not None:
+            _schedule(self.format_name, self.session, line, self.project)
 
 
 _pending: set[asyncio.Task] = set()
-_order: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+_queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[bytes]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def _schedule(format_name: str, session: str, line: bytes, project: Any = None) -> None:
     """Record off the response path; lines of one session are stored in the order their
-    exchanges ended."""
+    exchanges ended. One task per session writes them: lines that end while it is busy
+    are stored together in its next batch (calls made back to back share one append)."""
     loop = asyncio.get_running_loop()
     key = capture.proxy_key(format_name, session, project)
-    locks = _order.setdefault(loop, {})
-    lock = locks.setdefault(key, asyncio.Lock())
-    task = loop.create_task(_record(lock, key, format_name, session, line, project))
+    queues = _queued.setdefault(loop, {})
+    waiting = queues.get(key)
+    if waiting is not None:  # the session's writer is busy: it takes this line next
+        waiting.append(line)
+        return
+    queues[key] = [line]
+    task = loop.create_task(_record(queues, key, format_name, session, project))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
 
 
 async def _record(
-    lock: asyncio.Lock, key: str, format_name: str, session: str, line: bytes, project: Any
+    queues: dict[str, list[bytes]], key: str, format_name: str, session: str, project: Any
 ) -> None:
-    async with lock:
+    try:
+        while queues[key]:
+            lines, queues[key] = queues[key], []
+            await sync_to_async(_store, thread_sensitive=False)(
+                key, format_name, session, lines, project
+            )
+    finally:
+        del queues[key]
+
+
+def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:
+    """Append a batch of lines; one that fails is retried line by line, so one bad line
+    (too large, say) does not lose the others."""
+    batches = [lines] if len(lines) == 1 else [lines, *([line] for line in lines)]
+    for batch in batches:
         try:
-            await sync_to_async(capture.record_lines_on_thread, thread_sensitive=False)(
+            capture.record_lines_on_thread(
                 key=key,
                 format_name=format_name,
                 name=capture.proxy_trace_name(format_name, session),
-                lines=[line],
+                lines=batch,
                 project=project,
             )
         except Exception:
-            log.exception("could not record a proxied call in session %s", session)
+            if len(batch) == 1:
+                log.exception("could not record a proxied call in session %s", session)
+            continue
+        if batch is lines:
+            return
 
 
 # -- the HTTP client ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
+from channels.testing import HttpCommunicator, WebsocketCommunicator
 from django.db import connections, transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -21,6 +21,7 @@ from inspector.asgi import application
 from tests.live.conftest import run_async
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import PRINCIPALS, build_world
+from traces import proxy, proxy_asgi
 from traces.access import DELEGATED_NAMESPACES, Access, rules_of
 from traces.ingest import trace_ingest
 from traces.routing import websocket_urlpatterns
@@ -247,6 +248,65 @@ def test_websocket_matrix(settings):
             connected, code = results[(path, who)]
             denied = not connected and code == 4403
             assert denied != expected(rule, "trace", who), (path, who, connected, code)
+
+
+def proxy_routes():
+    """The recording proxy's relay routes: served by the ASGI fast path (traces.proxy_asgi)
+    when a request carries no cookie, so their rule is checked there too."""
+    return [route for route, callback, _, _ in endpoints() if callback is proxy.relay]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_proxy_fast_path_matrix(settings):
+    """Each relay route through the ASGI application, as daphne serves it: the same
+    allowed-or-refused table as the Django view (cookie holders go on to Django)."""
+    settings.INSPECTOR_AUTH = True
+    settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
+    settings.INSPECTOR_UPSTREAM_OPENAI = ""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    world = build_world()
+    routes = [fill(route, world) for route in proxy_routes()]
+    assert len(routes) == 4
+    cookies = {
+        who: client.cookies["sessionid"].value
+        for who, client in world.clients.items()
+        if "sessionid" in client.cookies
+    }
+
+    def scope_headers(who: str) -> list[tuple[bytes, bytes]]:
+        headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+        if who in cookies:
+            headers.append((b"cookie", f"sessionid={cookies[who]}".encode()))
+        for value in world.headers(who).values():
+            headers.append((b"authorization", value.encode()))
+        return headers
+
+    async def scenario():
+        results = {}
+        try:
+            for url, _ in routes:
+                for who in PRINCIPALS:
+                    scope = {"type": "http", "path": url, "method": "POST", "headers": []}
+                    scope["headers"] = scope_headers(who)
+                    fast = proxy_asgi._plain_request({**scope, "client": ("127.0.0.1", 1)})
+                    assert (fast is None) == (who in cookies), (url, who)
+                    communicator = HttpCommunicator(
+                        application, "POST", url, body=b"{}", headers=scope_headers(who)
+                    )
+                    results[(url, who)] = await communicator.get_response(timeout=10)
+        finally:
+            proxy_asgi.access.forget_decisions()
+            await database_sync_to_async(connections.close_all)()
+        return results
+
+    results = run_async(scenario)
+    for url, scope in routes:
+        for who in PRINCIPALS:
+            response = results[(url, who)]
+            headers = {k.decode().lower(): v for k, v in response["headers"]}
+            denied = "x-access-denied" in headers or response["status"] in (401, 403)
+            assert response["status"] < 500, (url, who, response["status"])
+            assert denied != expected(Access.INGEST, scope, who), (url, who, response["status"])
 
 
 def test_lists_show_only_the_users_projects(world):

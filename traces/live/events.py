@@ -77,8 +77,9 @@ def store_changes(
     if rows:
         names = _tool_names(changed_runs)
         html = _call_rows_html(trace, rows, new_calls, names) if rows_html else ["" for _ in rows]
+        url = _call_url(trace)
         events += [
-            ("call", _call_payload(trace, call, names.get(call.index, []), row_html))
+            ("call", _call_payload(url, call, names.get(call.index, []), row_html))
             for call, row_html in zip(new_calls, html, strict=True)
         ]
     events += [("tool_run", _run_payload(position, run)) for position, run in changed_runs]
@@ -189,8 +190,17 @@ def _cost(call: Call) -> float | None:
     return None if price is None else round(call_cost(call.usage, price[1]), 6)
 
 
+_INDEX = 987654321
+
+
+def _call_url(trace: models.Trace) -> tuple[str, str]:
+    """A call page's URL around its index (reversed once per batch, not once per call)."""
+    before, _, after = reverse("traces:call", args=[trace.pk, _INDEX]).partition(str(_INDEX))
+    return before, after
+
+
 def _call_payload(
-    trace: models.Trace, call: Call, tool_names: list[str], row_html: str
+    url: tuple[str, str], call: Call, tool_names: list[str], row_html: str
 ) -> dict[str, Any]:
     usage = call.usage
     return {
@@ -216,7 +226,7 @@ def _call_payload(
         "tool_call_ids": list(call.tool_call_ids),
         "tool_names": tool_names,
         "cost_usd": _cost(call),
-        "url": reverse("traces:call", args=[trace.pk, call.index]),
+        "url": f"{url[0]}{call.index}{url[1]}",
         "row_html": row_html,
     }
 

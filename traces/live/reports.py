@@ -73,12 +73,17 @@ def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
         return None
     if trace.state != models.Trace.State.LIVE or not trace.format:
         return None
-    entry = sessions.report_cache.entry(trace_id)
-    with entry.lock:
-        session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
-        covered = entry.lines_fed
-        snapshot = session.snapshot(covered)
-        held = session.held()
+    made = sessions.snapshots.covering(trace_id, trace.lines_total)
+    if made is not None:  # the last append's, in this process: nothing to replay
+        covered = trace.lines_total
+        snapshot, held = made
+    else:
+        entry = sessions.report_cache.entry(trace_id)
+        with entry.lock:
+            session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
+            covered = entry.lines_fed
+            snapshot = session.snapshot(covered)
+            held = session.held()
     report = build_report(snapshot, prices=price_table())
     report["held"] = held
     return covered, report

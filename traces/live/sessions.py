@@ -18,6 +18,7 @@ from traces import models, originals
 from traces.conf import inspector_settings, limits
 from traces.core.analysis.ingest import FormatChoice, TraceSession
 from traces.core.model import LineError
+from traces.core.model import Trace as CoreTrace
 from traces.core.reading.records import Record, numbered_items
 
 
@@ -127,3 +128,54 @@ stored chunks, as this one does when it falls behind)."""
 def forget_sessions() -> None:
     cache.clear()
     report_cache.clear()
+    snapshots.clear()
+
+
+SNAPSHOTS_KEPT = 1000
+"""Snapshots waiting for their report refresh, at most (a burst of new traces, such as
+an OTLP export of many agent runs, has one each)."""
+
+
+class Snapshots:
+    """The last snapshot each append made of a live trace in this process, once committed:
+    a report refresh that finds one covering every stored line builds the report from
+    it, without replaying the trace's chunks into a session of its own. Snapshots are
+    immutable (`TraceBuilder.snapshot`), so any thread may read them."""
+
+    def __init__(self) -> None:
+        self._found: OrderedDict[str, tuple[int, CoreTrace, list[dict[str, Any]]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(
+        self, trace_id: Any, lines: int, snapshot: CoreTrace, held: list[dict[str, Any]]
+    ) -> None:
+        key = str(trace_id)
+        with self._lock:
+            known = self._found.get(key)
+            if known is not None and known[0] > lines:
+                return  # a later append's is there already
+            self._found[key] = (lines, snapshot, held)
+            self._found.move_to_end(key)
+            while len(self._found) > SNAPSHOTS_KEPT:
+                self._found.popitem(last=False)
+
+    def covering(self, trace_id: Any, lines: int) -> tuple[CoreTrace, list[dict[str, Any]]] | None:
+        """The snapshot of exactly the first `lines` lines, if this process made it
+        (handed out once: it is held only until the refresh it is for)."""
+        with self._lock:
+            known = self._found.get(str(trace_id))
+            if known is None or known[0] != lines:
+                return None
+            del self._found[str(trace_id)]
+        return known[1], known[2]
+
+    def forget(self, trace_id: Any) -> None:
+        with self._lock:
+            self._found.pop(str(trace_id), None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._found.clear()
+
+
+snapshots = Snapshots()

@@ -34,8 +34,16 @@ LOST_AFTER = timedelta(seconds=120)
 long, was lost with its worker: another may be queued or started."""
 
 
+_queued_until: dict[str, float] = {}
+"""Trace id -> when the refresh this process queued is due: until then it has not
+started, so it will cover any line committed now (no need to ask the database)."""
+
+
 def request_refresh(trace_id: Any) -> None:
     """Queue a refresh of the trace's report unless one is queued already."""
+    key = str(trace_id)
+    if time.time() < _queued_until.get(key, 0.0):
+        return
     now = timezone.now()
     rows = models.LiveRefresh.objects.filter(pk=trace_id)
     if not rows.exists():  # another process may create it at the same moment
@@ -51,6 +59,10 @@ def request_refresh(trace_id: Any) -> None:
         return  # one is queued: it will cover these lines too
     delay = 0.0 if queue.immediate() else (due - now).total_seconds()
     queue.enqueue(refresh_live_report, str(trace_id), delay=delay)
+    if delay > 0.1:
+        if len(_queued_until) > 10_000:
+            _queued_until.clear()
+        _queued_until[key] = time.time() + delay - 0.05
 
 
 @db_task()

@@ -37,6 +37,7 @@ from django.utils import timezone
 from traces import models, originals
 from traces.conf import inspector_settings, limits, price_table
 from traces.core.analysis.ingest import TraceSession, choose_format
+from traces.core.gcpause import cycle_collector_paused
 from traces.core.outputs.report import build_report
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.records import Record
@@ -103,10 +104,16 @@ def create_live_trace(
     filename: str = "",
     project: models.Project | None = None,
     created_by: Any = None,
+    capture_key: str = "",
+    sweep: bool = True,
 ) -> models.Trace:
-    """A new, empty live trace. Raises InputRejected for an unknown format name."""
+    """A new, empty live trace. Raises InputRejected for an unknown format name.
+
+    `sweep=False`: the caller has just closed the idle live traces (`sweep_idle`) itself,
+    once for many new traces (the OTLP receiver, for a request's trace ids)."""
     choice = choose_format([], format_name) if format_name else None
-    sweep_idle()
+    if sweep:
+        sweep_idle()
     format_id = choice.name if choice else ""
     return models.Trace.objects.create(
         project=project or models.Project.default(),
@@ -118,6 +125,7 @@ def create_live_trace(
         state=models.Trace.State.LIVE,
         live_activity_at=timezone.now(),
         report=orjson.loads(empty_report(format_id)),
+        capture_key=capture_key[:200],
     )
 
 
@@ -137,7 +145,7 @@ def append_lines(
     if offset is not None and offset < 0:
         raise OffsetGap(0)
     entry = sessions.cache.entry(trace_id)
-    with entry.lock:
+    with entry.lock, cycle_collector_paused():
         try:
             with transaction.atomic():
                 result = _append_locked(entry, trace_id, offset, lines, viewed)
@@ -163,6 +171,7 @@ def close_live_trace(*, trace_id: Any) -> models.Trace:
         finally:
             entry.reset()
             sessions.cache.forget(trace_id)
+            sessions.snapshots.forget(trace_id)
     return trace
 
 
@@ -272,6 +281,8 @@ def _append_locked(
         if held != entry.held:
             entry.held = held
             events.append(("held", held_payload(held)))
+        lines = trace.lines_total
+        transaction.on_commit(lambda: sessions.snapshots.remember(trace_id, lines, snapshot, held))
     save_events(trace, events)
     trace.save(update_fields=APPEND_FIELDS)
     transaction.on_commit(lambda: request_refresh(trace.pk))

@@ -9,15 +9,16 @@ and scope kept), which the receiver appends as one line to that trace's live tra
 from __future__ import annotations
 
 import base64
+import math
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTracePartialSuccess,
     ExportTraceServiceRequest,
@@ -80,9 +81,7 @@ def decode(
             request.ParseFromString(data)
         except DecodeError as exc:
             raise OtlpRejected(400, f"The body is not an OTLP protobuf export ({exc}).") from None
-        export: dict[str, Any] = MessageToDict(request)
-        _hex_ids(export)
-        return export
+        return message_dict(request)
     try:
         decoded = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -109,24 +108,84 @@ def _decompressed(body: bytes, encoding: str, max_bytes: int) -> bytes:
     raise OtlpRejected(415, f"Content-Encoding {encoding!r} is not supported: send gzip or none.")
 
 
-def _hex_ids(decoded: dict[str, Any]) -> None:
-    """Protobuf JSON writes bytes as base64; OTLP JSON writes trace and span ids as hex."""
-    for span in _all_spans(decoded):
-        for key in ("traceId", "spanId", "parentSpanId"):
-            if isinstance(span.get(key), str):
-                span[key] = base64.b64decode(span[key]).hex()
-        for link in span.get("links") or []:
-            for key in ("traceId", "spanId"):
-                if isinstance(link, dict) and isinstance(link.get(key), str):
-                    link[key] = base64.b64decode(link[key]).hex()
+HEX_BYTES = frozenset(
+    {
+        ("opentelemetry.proto.trace.v1.Span", "trace_id"),
+        ("opentelemetry.proto.trace.v1.Span", "span_id"),
+        ("opentelemetry.proto.trace.v1.Span", "parent_span_id"),
+        ("opentelemetry.proto.trace.v1.Span.Link", "trace_id"),
+        ("opentelemetry.proto.trace.v1.Span.Link", "span_id"),
+    }
+)
+"""Ids OTLP JSON writes as hex (protobuf's JSON mapping would write base64)."""
+
+_STRING_INTEGERS = frozenset(
+    {
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_FIXED64,
+        FieldDescriptor.TYPE_SFIXED64,
+    }
+)
+_Convert = Callable[[Any], Any]
+_plans: dict[Any, tuple[str, _Convert | None, bool]] = {}
 
 
-def _all_spans(decoded: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    for resource_spans in decoded.get("resourceSpans") or []:
-        for scope_spans in (resource_spans or {}).get("scopeSpans") or []:
-            for span in (scope_spans or {}).get("spans") or []:
-                if isinstance(span, dict):
-                    yield span
+def message_dict(message: Message) -> dict[str, Any]:
+    """A protobuf message as OTLP JSON: protobuf's JSON mapping (what `MessageToDict`
+    writes: fields set, camelCase names, 64-bit integers as strings, enums by name,
+    bytes in base64) but with trace and span ids in hex; read field by field from the
+    message, several times faster than `MessageToDict`'s generic printer."""
+    out: dict[str, Any] = {}
+    for descriptor, value in message.ListFields():
+        plan = _plans.get(descriptor)
+        if plan is None:
+            plan = _plans[descriptor] = _plan(descriptor)
+        name, convert, repeated = plan
+        if convert is None:
+            out[name] = list(value) if repeated else value
+        elif repeated:
+            out[name] = [convert(item) for item in value]
+        else:
+            out[name] = convert(value)
+    return out
+
+
+def _plan(field: FieldDescriptor) -> tuple[str, _Convert | None, bool]:
+    """(JSON name, how to convert a value or None to keep it, repeated) of a field."""
+    repeated = bool(field.is_repeated)
+    kind = field.type
+    convert: _Convert | None = None
+    if kind in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
+        convert = message_dict
+    elif kind == FieldDescriptor.TYPE_ENUM:
+        names = {v.number: v.name for v in field.enum_type.values}
+
+        def convert(value: int) -> Any:
+            return names.get(value, value)
+
+    elif kind in _STRING_INTEGERS:
+        convert = str
+    elif kind == FieldDescriptor.TYPE_BYTES:
+        if (field.containing_type.full_name, field.name) in HEX_BYTES:
+            convert = bytes.hex
+        else:
+
+            def convert(value: bytes) -> Any:
+                return base64.b64encode(value).decode("ascii")
+
+    elif kind in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        convert = _json_float
+    return field.json_name, convert, repeated
+
+
+def _json_float(value: float) -> Any:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
 
 
 def split_by_trace(decoded: dict[str, Any]) -> SplitRequest:

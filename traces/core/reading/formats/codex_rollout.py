@@ -354,12 +354,28 @@ class CodexRolloutAdapter(Adapter):
             else:
                 self._held_timings.append(timing)
 
+    def held(self) -> list[tuple[Exchange, bool]]:
+        """The response being read: Codex emits it at its `token_count` event, the next
+        response or the end of the file, so the last response of a session whose last
+        lines are still to come is held; complete once a later input line closed it."""
+        pending = self._pending
+        if pending is None:
+            return []
+        return [(self._exchange(pending, self._session_info), pending.closed)]
+
     def _flush(self) -> Iterator[AdapterEvent]:
         pending, self._pending = self._pending, None
         if pending is None:
             return
+        session, self._session_info = self._session_info, None
+        yield self._exchange(pending, session)
+        self._emitted_len = len(pending.request)
+        yield from self._release()
+
+    def _exchange(self, pending: _Response, session: dict[str, Any] | None) -> Exchange:
+        """The exchange of a response (`session`: the session's details, told once)."""
         blocks = tuple(b for item in pending.items for b in codex.normalize_item(item).blocks)
-        yield Exchange(
+        return Exchange(
             line=pending.line,
             messages=pending.request,
             normalize=self.normalize,
@@ -371,18 +387,16 @@ class CodexRolloutAdapter(Adapter):
             usage=pending.usage,
             started_at=pending.started_at,
             ended_at=pending.ended_at,
-            extra=self._extra(pending),
+            extra=self._extra(pending, session),
             loop_key=self._loop_key(),
             loop_label=self._loop_label(),
             tokens_estimated=pending.usage is None,
         )
-        self._emitted_len = len(pending.request)
-        yield from self._release()
 
-    def _extra(self, pending: _Response) -> dict[str, Any]:
+    def _extra(self, pending: _Response, session: dict[str, Any] | None) -> dict[str, Any]:
         extra: dict[str, Any] = {}
-        if self._session_info is not None:
-            extra["session"], self._session_info = self._session_info, None
+        if session is not None:
+            extra["session"] = session
         if pending.turn_id:
             extra["turn_id"] = pending.turn_id
         if pending.usage_raw is not None:

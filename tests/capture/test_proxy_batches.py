@@ -1,0 +1,49 @@
+"""The proxy records a session's lines in order, one writer per session: lines that end
+while it is busy go in its next batch, and a batch that fails is retried line by line."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from traces import capture, proxy
+
+
+def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None) -> list[list]:
+    batches: list[list[bytes]] = []
+    first_started = threading.Event()
+    release_first = threading.Event()
+
+    def record(**kwargs):
+        batch = list(kwargs["lines"])
+        if not batches:
+            first_started.set()
+            release_first.wait(5)
+        batches.append(batch)
+        if fail_on is not None and fail_on in batch and len(batch) > 1:
+            raise ValueError("one bad line")
+
+    monkeypatch.setattr(capture, "record_lines_on_thread", record)
+
+    async def scenario():
+        proxy._schedule("anthropic-messages", "batches", lines[0])
+        await asyncio.get_running_loop().run_in_executor(None, first_started.wait, 5)
+        for line in lines[1:]:  # these end while the first is being stored
+            proxy._schedule("anthropic-messages", "batches", line)
+        release_first.set()
+        while proxy._pending:
+            await asyncio.gather(*proxy._pending)
+
+    asyncio.run(scenario())
+    return batches
+
+
+def test_lines_that_end_while_the_writer_is_busy_share_one_append(monkeypatch):
+    lines = [b"1", b"2", b"3", b"4"]
+    assert run_schedules(monkeypatch, lines) == [[b"1"], [b"2", b"3", b"4"]]
+
+
+def test_a_failing_batch_is_retried_line_by_line(monkeypatch):
+    lines = [b"1", b"2", b"bad", b"4"]
+    batches = run_schedules(monkeypatch, lines, fail_on=b"bad")
+    assert batches == [[b"1"], [b"2", b"bad", b"4"], [b"2"], [b"bad"], [b"4"]]
