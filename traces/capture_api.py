@@ -14,7 +14,7 @@ from django.views.decorators.http import require_safe
 
 from traces import capture
 from traces.access import Access, access, principal
-from traces.proxy import SESSION_NAME
+from traces.proxy import SESSION_NAME, recording
 
 
 @access(Access.READ)
@@ -26,6 +26,7 @@ def session_status(request: HttpRequest, session: str) -> JsonResponse:
     return JsonResponse(
         {
             "session": session,
+            "recording": recording(session),
             "traces": [
                 {
                     "id": str(trace.pk),

@@ -18,6 +18,7 @@ stored: the recorded headers are masked.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import re
 import time
@@ -342,6 +343,8 @@ class _Recording:
 
 
 _pending: set[asyncio.Task] = set()
+_recording: collections.Counter[str] = collections.Counter()
+"""Sessions with calls answered but not yet stored, in this process (see `recording`)."""
 _queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[bytes]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -359,6 +362,7 @@ def _schedule(format_name: str, session: str, line: bytes, project: Any = None) 
         waiting.append(line)
         return
     queues[key] = [line]
+    _recording[session] += 1
     task = loop.create_task(_record(queues, key, format_name, session, project))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
@@ -375,6 +379,15 @@ async def _record(
             )
     finally:
         del queues[key]
+        _recording[session] -= 1
+        if _recording[session] <= 0:
+            del _recording[session]
+
+
+def recording(session: str) -> bool:
+    """Whether this process still has answered calls of `session` to store: `manage.py
+    record` waits for them before it closes the session's traces."""
+    return _recording.get(session, 0) > 0
 
 
 def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:

@@ -29,7 +29,7 @@ from django.http import HttpResponse, JsonResponse
 from django.http.request import split_domain_port, validate_host
 from django.urls import Resolver404, resolve
 
-from traces import access, proxy
+from traces import access, access_decisions, proxy
 from traces.access import TOKEN_HEADER, our_token
 from traces.crosssite import is_loopback, local_mode
 
@@ -222,20 +222,20 @@ async def _relay(plan: proxy.Plan, send: Send, request: _Request) -> None:
         await upstream.aclose()
 
 
-async def _decision(request: _Request) -> access.IngestDecision:
+async def _decision(request: _Request) -> access_decisions.IngestDecision:
     """`@access(rule)` and the project to record in: one lookup, reused for a moment."""
     secret = our_token(request.headers.get("Authorization"), request.headers.get(TOKEN_HEADER))
     now = time.monotonic()
-    found = access.cached_decision(request.rule, secret, now)
+    found = access_decisions.cached_decision(request.rule, secret, now)
     if found is None:
         found = await sync_to_async(_look_up)(request.rule, secret)
-        access.remember_decision(request.rule, secret, found, now)
+        access_decisions.remember_decision(request.rule, secret, found, now)
     return found
 
 
-def _look_up(rule: access.Access, secret: str | None) -> access.IngestDecision:
+def _look_up(rule: access.Access, secret: str | None) -> access_decisions.IngestDecision:
     close_old_connections()  # as Django does around each request it serves
-    return access.ingest_decision(rule, secret)
+    return access_decisions.ingest_decision(rule, secret)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

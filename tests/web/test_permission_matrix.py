@@ -295,7 +295,7 @@ def test_proxy_fast_path_matrix(settings):
                     )
                     results[(url, who)] = await communicator.get_response(timeout=10)
         finally:
-            proxy_asgi.access.forget_decisions()
+            proxy_asgi.access_decisions.forget_decisions()
             await database_sync_to_async(connections.close_all)()
         return results
 

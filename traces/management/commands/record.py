@@ -78,11 +78,13 @@ class Command(BaseCommand):
         """Close the session's traces once the last calls are recorded (they are stored
         just after their responses end)."""
         with httpx.Client(timeout=30, trust_env=False) as client:
-            seen = None
-            for _ in range(20):
-                traces = client.get(f"{base}/api/captures/{session}").json()["traces"]
+            seen, deadline = None, time.monotonic() + 60
+            while True:
+                status = client.get(f"{base}/api/captures/{session}").json()
+                traces = status["traces"]
                 counts = [(t["id"], t["calls"]) for t in traces]
-                if counts == seen:
+                settled = counts == seen and not status.get("recording")
+                if settled or time.monotonic() > deadline:
                     break
                 seen = counts
                 time.sleep(0.3)
