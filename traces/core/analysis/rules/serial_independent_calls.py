@@ -231,6 +231,8 @@ class SeenValues:
     wanted: set[str] | None = None
     """The words lookups will use, when known: only those are indexed (a message's other
     words could never select it), which spares most of the indexing."""
+    reply: tuple[str, str] = ("", "")
+    """The last reply's text and its normalised form: the next request echoes it."""
 
     def follow(self, call: Call) -> None:
         """Move to call's request: keep its shared prefix, add what it appended."""
@@ -238,7 +240,8 @@ class SeenValues:
             self.live.discard(dropped)
         del self.order[call.prefix_len :]
         for message in call.appended:
-            self._add(normalise(_message_text(message)))
+            text = _message_text(message)
+            self._add(self.reply[1] if text == self.reply[0] else normalise(text))
         if call.system is not self.system and call.system != self.system:
             self.system = call.system
             self.system_text = normalise(_system_text(call.system))
@@ -255,7 +258,11 @@ class SeenValues:
 
     def before_result(self, call: Call) -> Callable[[str], bool]:
         """A test of values against call's system, request and reply (not its result)."""
-        reply = normalise(_message_text(call.response)) if call.response is not None else ""
+        reply = ""
+        if call.response is not None:
+            text = _message_text(call.response)
+            reply = normalise(text)
+            self.reply = (text, reply)
         system = self.system_text
 
         def known(value: str) -> bool:
