@@ -9,7 +9,10 @@ running server is):
 - baseline: a bare `orjson.loads` of the same file;
 - the core alone: bytes -> trace -> report (what the upload does before storing);
 - viewable: `POST /api/traces` (the real upload path, SQLite) then `GET` its trace page,
-  both through Django's test client (no network).
+  both through Django's test client (no network). An upload over the background
+  threshold (INSPECTOR["BACKGROUND_UPLOAD_BYTES"], 8 MiB) is answered 202 and ingested by
+  a worker (the embedded queue's threads, in this process): the bench follows its status
+  URL until the job is done, so the time is still to a viewable trace.
 
 Prints each as the median of --repeat, with the ratio to the baseline. Target (issue 14):
 viewable in <= 0.6 s (Arize Phoenix took 15.9 s on this machine).
@@ -175,6 +178,38 @@ def median_time(fn, repeat: int) -> tuple[float, float, object]:
     return statistics.median(walls), statistics.median(cpus), result
 
 
+JOB_TIMEOUT = 300.0
+"""Seconds a background ingest may take before the bench gives up on it."""
+POLL_EVERY = 0.005
+"""Seconds between two looks at a job's state (the upload page polls; so does this)."""
+
+
+def follow_job(client, status_url: str) -> str:
+    """Poll a background upload's job until it is done; the trace's URL.
+
+    Uploads over INSPECTOR["BACKGROUND_UPLOAD_BYTES"] are answered 202 with a status URL
+    and ingested by a worker (here Huey's embedded consumer, in this process): the time
+    to a viewable trace includes waiting for it.
+    """
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while True:
+        answer = client.get(status_url)
+        assert answer.status_code == 200, answer.content[:300]
+        status = answer.json()
+        if status["state"] == "done":
+            return status["url"]
+        assert status["state"] != "failed", status["error"]
+        assert time.monotonic() < deadline, f"job still {status['state']} after {JOB_TIMEOUT} s"
+        time.sleep(POLL_EVERY)
+
+
+def described(client, url: str) -> tuple[str, int]:
+    """(format, calls) of an uploaded trace, from its API report (outside the timing)."""
+    trace_id = url.rstrip("/").rsplit("/", 1)[-1]
+    report = client.get(f"/api/traces/{trace_id}").json()
+    return report["format"], report["totals"]["calls"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spans", type=int, default=2000)
@@ -203,22 +238,27 @@ def main() -> None:
         for per_run in (int(n) for n in args.per_run.split(",")):
             data = make_export(args.spans, per_run)
 
-            def viewable(data: bytes = data) -> tuple[str, int]:
+            def viewable(data: bytes = data) -> tuple[str, str]:
+                """(trace URL, how it was ingested): uploaded and its page shown."""
                 created = client.post(
                     "/api/traces?name=otel-bench", data=data, content_type="application/json"
                 )
-                assert created.status_code == 201, created.content[:300]
-                body = created.json()
-                page = client.get(body["url"])
+                if created.status_code == 202:  # over the background threshold: a job
+                    url, how = follow_job(client, created.json()["status_url"]), "background job"
+                else:
+                    assert created.status_code == 201, created.content[:300]
+                    url, how = created.json()["url"], "in the request"
+                page = client.get(url)
                 assert page.status_code == 200, page.status_code
-                return body["format"], body["calls"]
+                return url, how
 
             viewable()  # warm: templates compiled, adapters imported, as in a running server
             base, base_cpu, _ = median_time(lambda data=data: orjson.loads(data), args.repeat)
             core, core_cpu, _ = median_time(
                 lambda data=data: build_report(analyze_bytes(data)), args.repeat
             )
-            total, total_cpu, (fmt, calls) = median_time(viewable, args.repeat)
+            total, total_cpu, (url, how) = median_time(viewable, args.repeat)
+            fmt, calls = described(client, url)
             print(
                 f"{args.spans} OTel spans in runs of {per_run} ({fmt}, {calls} calls), "
                 f"{len(data) / 1e6:.1f} MB"
@@ -226,10 +266,10 @@ def main() -> None:
             for label, wall, cpu in (
                 ("baseline: orjson.loads of the file", base, base_cpu),
                 ("core: bytes -> trace -> report", core, core_cpu),
-                ("viewable: upload + trace page", total, total_cpu),
+                (f"viewable: upload + trace page ({how})", total, total_cpu),
             ):
                 print(
-                    f"  {label:36s} {wall * 1000:7.1f} ms wall ({wall / base:5.1f}x)"
+                    f"  {label:52s} {wall * 1000:7.1f} ms wall ({wall / base:5.1f}x)"
                     f"  {cpu * 1000:7.1f} ms CPU"
                 )
             verdict = "met" if total <= 0.6 else "NOT met"

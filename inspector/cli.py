@@ -8,9 +8,12 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
+CORE_COMMANDS = ("analyze", "lint", "report")
+"""Commands that run the pure core, no Django."""
 DJANGO_COMMANDS = {
     "tail": "follow a JSONL log into a live trace (see `loop-inspector tail --help`)",
     "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
@@ -117,7 +120,12 @@ def serve(*, host: str, port: int, sample: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command. Without `argv` (the console script, `python -m inspector.cli`) this is
+    the process's entry point: a core command then ends the process as soon as its output
+    is flushed (see `_exit_now`); with `argv` (tests, callers) it returns the status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # The process's own command (not a caller's) running the core alone: see `_exit_now`.
+    exits_hard = argv is None and bool(args) and args[0] in CORE_COMMANDS
     if args and args[0] in DJANGO_COMMANDS:
         _setup_django()
         from django.core.management import execute_from_command_line
@@ -127,23 +135,43 @@ def main(argv: list[str] | None = None) -> int:
         execute_from_command_line(["loop-inspector", *args])
         return 0
 
+    if exits_hard:
+        # A short-lived process that ends without freeing: the cycle collector would only
+        # walk the modules being imported and the trace being built, finding nothing.
+        gc.disable()
     from traces import cli
 
     options = vars(_parser().parse_args(args))
     command = options.pop("command")
+    kept: list[object] | None = [] if exits_hard else None
+    status = 0
     try:
         if command == "serve":
             serve(**options)
         elif command == "analyze":
             cli.analyze(**options)
         elif command == "lint":
-            return cli.lint(**options)
+            status = cli.lint(**options)
         elif command == "report":
-            cli.report(**options)
+            cli.report(**options, keep=kept)
     except cli.CliError as exc:
         print(f"loop-inspector {command}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if exits_hard:
+        _exit_now(status)
+    return status
+
+
+def _exit_now(status: int) -> None:
+    """End the process without freeing what the command built (the trace and its report:
+    ~1 M small objects, 40 ms for 2,000 calls) nor tearing down every module: the output
+    is written and flushed, and the operating system reclaims the memory at once."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # e.g. a closed pipe: exit the ordinary way, which reports it
+        sys.exit(status)
+    os._exit(status)
 
 
 if __name__ == "__main__":

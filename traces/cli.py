@@ -301,16 +301,22 @@ def report(
     format_name: str | None = None,
     prices: Path | None = None,
     mapping: Path | None = None,
+    keep: list[object] | None = None,
     **_: Any,
 ) -> None:
-    """Write the post-mortem as a self-contained HTML file and/or Markdown."""
+    """Write the post-mortem as a self-contained HTML file and/or Markdown.
+
+    `keep` receives the trace and its report, left alive for a caller that ends the
+    process without freeing them (the console script).
+    """
     from traces.core.outputs.report import build_report
 
     if html is None and md is None:
         raise CliError("say where to write: --html OUT and/or --md OUT")
-    built = build_report(
-        read_trace(file, format_name, read_mapping(mapping)), prices=price_table(prices)
-    )
+    trace = read_trace(file, format_name, read_mapping(mapping))
+    built = build_report(trace, prices=price_table(prices))
+    if keep is not None:
+        keep.extend((trace, built))
     if html is not None:
         from traces.core.outputs.export_html import render_export
 

@@ -52,13 +52,15 @@ class Message:
     role: str
     blocks: tuple[Block, ...]
 
+    # A list comprehension, not a generator: these run for every message of every rule,
+    # and a generator costs twice as much on messages of a few blocks.
     @property
     def tool_uses(self) -> tuple[Block, ...]:
-        return tuple(b for b in self.blocks if b.kind == "tool_use")
+        return tuple([b for b in self.blocks if b.kind == "tool_use"])
 
     @property
     def tool_results(self) -> tuple[Block, ...]:
-        return tuple(b for b in self.blocks if b.kind == "tool_result")
+        return tuple([b for b in self.blocks if b.kind == "tool_result"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,12 +41,17 @@ def inferred_error(text: str) -> str | None:
     head = text[:LOOK_AT_CHARS]
     if not head.strip():
         return None
-    code = _exit_code(head)
+    # Each search below runs only when a word it cannot match without is there: a plain
+    # substring test is far cheaper than a search trying a pattern at every position.
+    # ("occurred" and "code" have no letter that matches a non-ASCII one ignoring case,
+    # unlike "i" and "s", so the lowered text tells.)
+    lowered = head.lower()
+    code = _exit_code(head, lowered)
     if code is not None:
         return f"exit code {code} in the output" if code != 0 else None
-    if _SDK_FAILURE.search(head):
+    if "occurred" in lowered and _SDK_FAILURE.search(head):
         return 'the text says "An error occurred while running the tool"'
-    if _TRACEBACK.search(head):
+    if "Traceback (most recent call last):" in head and _TRACEBACK.search(head):
         return "the text holds a Python traceback"
     start = _ERROR_START.match(head)
     if start:
@@ -57,10 +62,13 @@ def inferred_error(text: str) -> str | None:
     return None
 
 
-def _exit_code(head: str) -> int | None:
+def _exit_code(head: str, lowered: str) -> int | None:
     """The exit code a shell wrote into the result, when there is one."""
-    for pattern in (_EXIT_LINE, _EXIT_TEXT):
-        match = pattern.search(head)
+    for pattern, needed in (
+        (_EXIT_LINE, "Process exited with code" in head),
+        (_EXIT_TEXT, "code" in lowered),
+    ):
+        match = pattern.search(head) if needed else None
         if match:
             return int(match.group(1))
     if head.lstrip()[:1] != "{":

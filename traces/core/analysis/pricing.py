@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,10 @@ class PriceTable:
         return PriceTable({**self.prices, **overrides}, self.taken, self.source)
 
 
-def _candidates(model: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def _candidates(model: str) -> tuple[str, ...]:
+    """The names a model may be priced under, most specific first (remembered: every
+    call of a trace names one of a few models)."""
     name = model.strip().lower()
     names = [name]
     for separator in ("/", ":"):
@@ -87,7 +90,7 @@ def _candidates(model: str) -> list[str]:
                 break
             stripped = shorter
         out.extend([item, stripped])
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 @cache

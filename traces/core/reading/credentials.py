@@ -94,6 +94,31 @@ def mask_url(url: str) -> str:
     return urlunsplit(parts._replace(query=query))
 
 
+_PLAIN, _HEADERS, _ATTRIBUTES, _SECRET = range(4)
+_KINDS: dict[str, int] = {}
+"""What a key name is to `mask_secrets`, remembered (record keys repeat at every call)."""
+_KINDS_KEPT = 4096
+
+
+def _kind(name: str) -> int:
+    kind = _KINDS.get(name)
+    if kind is None:
+        lower = name.lower()
+        if HEADER_CONTAINERS.search(name):
+            kind = _HEADERS
+        elif lower in ATTRIBUTE_CONTAINERS:
+            kind = _ATTRIBUTES
+        elif lower in SECRET_FIELDS or (
+            OTEL_HEADER.match(name) and secret_name(OTEL_HEADER.sub("", name))
+        ):
+            kind = _SECRET
+        else:
+            kind = _PLAIN
+        if len(_KINDS) < _KINDS_KEPT:
+            _KINDS[name] = kind
+    return kind
+
+
 def mask_secrets(value: Any, depth: int = 0) -> Any:
     """Recorded metadata (a call's other fields) with every credential masked."""
     if depth > 64:
@@ -103,17 +128,20 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            name = str(key)
-            if HEADER_CONTAINERS.search(name):
+            kind = _kind(str(key))
+            if kind == _PLAIN:
+                # Numbers, booleans and nulls come back as they are: no call for them.
+                out[key] = (
+                    mask_secrets(item, depth + 1) if isinstance(item, str | dict | list) else item
+                )
+            elif kind == _HEADERS:
                 out[key] = mask_headers(item)
-            elif name.lower() in ATTRIBUTE_CONTAINERS and isinstance(item, dict):
+            elif kind == _ATTRIBUTES and isinstance(item, dict):
                 out[key] = {
                     k: (_masked(v) if secret_name(k) else mask_secrets(v, depth + 1))
                     for k, v in item.items()
                 }
-            elif name.lower() in SECRET_FIELDS or (
-                OTEL_HEADER.match(name) and secret_name(OTEL_HEADER.sub("", name))
-            ):
+            elif kind == _SECRET:
                 out[key] = _masked(item)
             else:
                 out[key] = mask_secrets(item, depth + 1)

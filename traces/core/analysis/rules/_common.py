@@ -8,7 +8,7 @@ Every view is computed once per `LintContext` and kept in a weak cache.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
@@ -128,10 +128,9 @@ def _build_asked_runs(ctx: LintContext) -> dict[int, list[ToolRun]]:
     return asked
 
 
-def tool_uses(call: Call) -> Iterator[Block]:
+def tool_uses(call: Call) -> tuple[Block, ...]:
     """The tool_use blocks of a call's response."""
-    if call.response is not None:
-        yield from call.response.tool_uses
+    return call.response.tool_uses if call.response is not None else ()
 
 
 def is_json_document(text: str) -> bool:

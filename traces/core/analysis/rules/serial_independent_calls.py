@@ -65,7 +65,7 @@ class SerialIndependentCalls(Rule):
         shortest = int(self.options["min_value_chars"])
         runs = asked_runs(ctx)
         for calls in ctx.loop_calls.values():
-            seen = SeenValues()
+            seen = SeenValues(wanted=argument_words(calls[1:], shortest))
             for previous, call in pairwise(calls):
                 seen.follow(previous)
                 if not _serial_pair(previous, call, runs):
@@ -122,18 +122,39 @@ def _names(uses: list[Block]) -> str:
 
 def significant_values(value: Any, shortest: int) -> Iterator[str]:
     """String and number leaves of arguments, as text, skipping trivially short ones."""
-    if isinstance(value, dict):
+    leaves: list[str] = []
+    _collect_leaves(value, shortest, leaves)
+    return iter(leaves)
+
+
+def _collect_leaves(value: Any, shortest: int, leaves: list[str]) -> None:
+    """`significant_values` into a list: one call a container, not a generator a leaf."""
+    if isinstance(value, str):
+        if len(value) >= shortest:
+            leaves.append(value)
+    elif isinstance(value, dict):
         for key in sorted(value, key=str):
-            yield from significant_values(value[key], shortest)
+            _collect_leaves(value[key], shortest, leaves)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from significant_values(item, shortest)
+            _collect_leaves(item, shortest, leaves)
     elif isinstance(value, bool) or value is None:
         return
-    elif isinstance(value, int | float | str):
-        text = value if isinstance(value, str) else repr(value)
+    elif isinstance(value, int | float):
+        text = repr(value)
         if len(text) >= shortest:
-            yield text
+            leaves.append(text)
+
+
+def argument_words(calls: list[Call], shortest: int) -> set[str]:
+    """The words of every value the calls' tool arguments could be looked up with: the
+    only words a transcript's index needs (see `SeenValues.wanted`)."""
+    words: set[str] = set()
+    for call in calls:
+        for use in tool_uses(call):
+            for value in significant_values(use.input, shortest):
+                words.update(_WORD.findall(normalise(value)))
+    return words
 
 
 def _known(arguments: Any, known: Callable[[str], bool], shortest: int) -> bool:
@@ -207,6 +228,11 @@ class SeenValues:
     """A value and the last message id searched without finding it."""
     system: Any = None
     system_text: str = ""
+    wanted: set[str] | None = None
+    """The words lookups will use, when known: only those are indexed (a message's other
+    words could never select it), which spares most of the indexing."""
+    reply: tuple[str, str] = ("", "")
+    """The last reply's text and its normalised form: the next request echoes it."""
 
     def follow(self, call: Call) -> None:
         """Move to call's request: keep its shared prefix, add what it appended."""
@@ -214,7 +240,8 @@ class SeenValues:
             self.live.discard(dropped)
         del self.order[call.prefix_len :]
         for message in call.appended:
-            self._add(normalise(_message_text(message)))
+            text = _message_text(message)
+            self._add(self.reply[1] if text == self.reply[0] else normalise(text))
         if call.system is not self.system and call.system != self.system:
             self.system = call.system
             self.system_text = normalise(_system_text(call.system))
@@ -225,12 +252,17 @@ class SeenValues:
         self.order.append(ident)
         self.live.add(ident)
         self.texts[ident] = text
-        for word in set(_WORD.findall(text)):
+        found = _WORD.findall(text)
+        for word in set(found) if self.wanted is None else self.wanted.intersection(found):
             self.words.setdefault(word, []).append(ident)
 
     def before_result(self, call: Call) -> Callable[[str], bool]:
         """A test of values against call's system, request and reply (not its result)."""
-        reply = normalise(_message_text(call.response)) if call.response is not None else ""
+        reply = ""
+        if call.response is not None:
+            text = _message_text(call.response)
+            reply = normalise(text)
+            self.reply = (text, reply)
         system = self.system_text
 
         def known(value: str) -> bool:
