@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Sequence
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,12 @@ def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -
     layer = get_channel_layer()
     if layer is None:
         return
+    group = group_name(trace_id)
+    if isinstance(layer, InMemoryChannelLayer) and not layer.groups.get(group):
+        # No page of the trace is open in this process (the in-memory layer's only one):
+        # skip the hop to an event loop. A viewer joining now reads these committed
+        # events from its backlog, as it joins before reading it.
+        return
     message = {
         "type": MESSAGE_TYPE,
         "first": first_seq,
@@ -47,6 +53,6 @@ def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -
         "text": "\n".join(texts),
     }
     try:
-        async_to_sync(layer.group_send)(group_name(trace_id), message)
+        async_to_sync(layer.group_send)(group, message)
     except Exception:  # the layer being down must not undo an accepted batch
         log.exception("could not broadcast %d live event(s) of trace %s", len(texts), trace_id)
