@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from traces import live, models
 from traces.conf import inspector_settings
@@ -121,8 +121,17 @@ def record_lines(
         trace = live_trace_for(
             key, format_name=format_name, name=name, project=project, sweep=sweep
         )
+        # Created inside the caller's open transaction (the OTLP receiver's): unseen by
+        # any other writer until it commits, so the append takes the row as it is.
+        created = trace if trace.created and connection.in_atomic_block else None
         try:
-            live.append_lines(trace_id=trace.pk, offset=None, lines=lines, viewed=not trace.created)
+            live.append_lines(
+                trace_id=trace.pk,
+                offset=None,
+                lines=lines,
+                viewed=not trace.created,
+                created=created,
+            )
         except (live.TraceNotLive, models.Trace.DoesNotExist):
             # Closed (for idleness a moment ago, or by the `record` command) or deleted:
             # the key rolls over.
