@@ -29,7 +29,7 @@ from traces.core.model import Call, ToolRun
 from traces.core.model import Trace as CoreTrace
 from traces.core.outputs.report import RESULT_PREVIEW_CHARS
 from traces.core.outputs.summary import outcome_of
-from traces.rows import store_calls, store_line_errors, store_tool_runs
+from traces.rows import call_rows, store_calls, store_line_errors, store_tool_runs
 
 BROADCAST_CHUNK = 100
 """Events per channel-layer message: keeps each message small for Redis."""
@@ -69,14 +69,21 @@ def store_changes(
     errors = session.builder.line_errors[before.errors :] if session is not None else []
     rows = store_calls(trace, new_calls)
     if changed_runs:
-        store_tool_runs(trace, changed_runs)
-    store_line_errors(trace, errors)
+        # Positions past the stored ones are new rows; only earlier ones are replaced.
+        replace = changed_runs[0][0] <= len(before.runs)
+        store_tool_runs(trace, changed_runs, replace=replace)
+    if errors:
+        store_line_errors(trace, errors)
     for name, value in _counts(core, trace.lines_total).items():
         setattr(trace, name, value)
     events: list[tuple[str, dict[str, Any]]] = []
     if rows:
         names = _tool_names(changed_runs)
-        html = _call_rows_html(trace, rows, new_calls, names) if rows_html else ["" for _ in rows]
+        html = (
+            _call_rows_html(trace, call_rows(trace, rows), new_calls, names)
+            if rows_html
+            else ["" for _ in rows]
+        )
         url = _call_url(trace)
         events += [
             ("call", _call_payload(url, call, names.get(call.index, []), row_html))
