@@ -26,6 +26,19 @@ def group_name(trace_id: uuid.UUID | str) -> str:
     return f"trace.{uuid.UUID(str(trace_id)).hex}"
 
 
+def may_listen(trace_id: uuid.UUID | str) -> bool:
+    """False when no page of the trace can be open: the in-memory layer (this process is
+    its only one) has no member in the trace's group. Then events need no encoding and no
+    hop to an event loop: a viewer joining now reads the committed events from its
+    backlog, as it joins the group before reading it. True for any other layer."""
+    layer = get_channel_layer()
+    if layer is None:
+        return False
+    if isinstance(layer, InMemoryChannelLayer):
+        return bool(layer.groups.get(group_name(trace_id)))
+    return True
+
+
 def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -> None:
     """Push events numbered `first_seq`, `first_seq + 1`, ... to every open page of the
     trace. Each text is the JSON message viewers receive (`{"type", "seq", "data"}`),
@@ -38,14 +51,9 @@ def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -
     if not texts:
         return
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not may_listen(trace_id):
         return
     group = group_name(trace_id)
-    if isinstance(layer, InMemoryChannelLayer) and not layer.groups.get(group):
-        # No page of the trace is open in this process (the in-memory layer's only one):
-        # skip the hop to an event loop. A viewer joining now reads these committed
-        # events from its backlog, as it joins before reading it.
-        return
     message = {
         "type": MESSAGE_TYPE,
         "first": first_seq,
