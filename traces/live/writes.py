@@ -157,7 +157,9 @@ def append_lines(
     entry = sessions.cache.entry(trace_id)
     with entry.lock, cycle_collector_paused():
         try:
-            with transaction.atomic():
+            # A `created` trace's row is in the caller's transaction, whose own savepoint
+            # undoes both if the append fails: no second savepoint for it.
+            with transaction.atomic(savepoint=created is None):
                 result = _append_locked(entry, trace_id, offset, lines, viewed, created)
         except BaseException:
             entry.reset()  # the session may hold lines the database does not
