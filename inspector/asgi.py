@@ -35,6 +35,7 @@ def _warm_up() -> None:
     first OTLP export or upload imports them all) and the URL patterns' views. Then the
     objects of the start-up are moved out of the cycle collector's reach (`gc.freeze`):
     they live as long as the process, and each full collection would walk them again."""
+    from django.template.loader import get_template
     from django.urls import get_resolver
 
     from traces.core.analysis.rules.registry import rules
@@ -43,6 +44,9 @@ def _warm_up() -> None:
     adapters()
     rules()
     get_resolver().url_patterns  # noqa: B018  (imports the URL modules and their views)
+    # The template engine and its tag libraries (the first live call row a page is sent
+    # would load them); the row template is compiled once, then cached.
+    get_template("traces/_call_rows.html")
     gc.collect()
     gc.freeze()
 

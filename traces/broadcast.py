@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Sequence
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,19 @@ MESSAGE_TYPE = "trace.events"
 def group_name(trace_id: uuid.UUID | str) -> str:
     """The channels group of one trace's viewers (ASCII, under the 100-character limit)."""
     return f"trace.{uuid.UUID(str(trace_id)).hex}"
+
+
+def may_listen(trace_id: uuid.UUID | str) -> bool:
+    """False when no page of the trace can be open: the in-memory layer (this process is
+    its only one) has no member in the trace's group. Then events need no encoding and no
+    hop to an event loop: a viewer joining now reads the committed events from its
+    backlog, as it joins the group before reading it. True for any other layer."""
+    layer = get_channel_layer()
+    if layer is None:
+        return False
+    if isinstance(layer, InMemoryChannelLayer):
+        return bool(layer.groups.get(group_name(trace_id)))
+    return True
 
 
 def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -> None:
@@ -38,8 +51,9 @@ def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -
     if not texts:
         return
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not may_listen(trace_id):
         return
+    group = group_name(trace_id)
     message = {
         "type": MESSAGE_TYPE,
         "first": first_seq,
@@ -47,6 +61,6 @@ def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -
         "text": "\n".join(texts),
     }
     try:
-        async_to_sync(layer.group_send)(group_name(trace_id), message)
+        async_to_sync(layer.group_send)(group, message)
     except Exception:  # the layer being down must not undo an accepted batch
         log.exception("could not broadcast %d live event(s) of trace %s", len(texts), trace_id)

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from traces import live, models
 from traces.conf import inspector_settings
@@ -58,9 +58,12 @@ def live_trace_for(
     name: str,
     project: models.Project | None = None,
     sweep: bool = True,
+    absent: bool = False,
 ) -> models.Trace:
     """The live trace filed under `key`, created when there is none (then marked
-    `created` for the caller). `sweep=False`: the caller swept the idle traces."""
+    `created` for the caller). `sweep=False`: the caller swept the idle traces.
+    `absent=True`: the caller has just found no live trace under the key (`capturing`,
+    in its open transaction), so none is looked for again."""
     with _lock_for(key):
         known = _live_ids.get(key)
         if known is not None:  # `append_lines` refuses it if it closed meanwhile
@@ -68,7 +71,9 @@ def live_trace_for(
             trace.created = False
             return trace
         trace = (
-            models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE)
+            None
+            if absent
+            else models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE)
             .only("pk", "state")
             .order_by("-created_at")
             .first()
@@ -112,17 +117,33 @@ def record_lines(
     lines: Sequence[bytes],
     project: models.Project | None = None,
     sweep: bool = True,
+    absent: bool = False,
 ) -> uuid.UUID:
     """Append lines to the live trace under `key` (a new one if it closed); its id.
+    `absent`: as for `live_trace_for` (the first attempt only).
 
     Callers on a thread of their own (the proxy, the OTLP receiver) close stale database
     connections around it, outside any transaction."""
-    for _attempt in range(3):
+    for attempt in range(3):
         trace = live_trace_for(
-            key, format_name=format_name, name=name, project=project, sweep=sweep
+            key,
+            format_name=format_name,
+            name=name,
+            project=project,
+            sweep=sweep,
+            absent=absent and attempt == 0,
         )
+        # Created inside the caller's open transaction (the OTLP receiver's): unseen by
+        # any other writer until it commits, so the append takes the row as it is.
+        created = trace if trace.created and connection.in_atomic_block else None
         try:
-            live.append_lines(trace_id=trace.pk, offset=None, lines=lines, viewed=not trace.created)
+            live.append_lines(
+                trace_id=trace.pk,
+                offset=None,
+                lines=lines,
+                viewed=not trace.created,
+                created=created,
+            )
         except (live.TraceNotLive, models.Trace.DoesNotExist):
             # Closed (for idleness a moment ago, or by the `record` command) or deleted:
             # the key rolls over.

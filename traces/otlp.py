@@ -93,7 +93,7 @@ def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list
             if not group.genai and key not in live_now:
                 ignored += group.spans
                 continue
-            _store_group(key, group, problems, project)
+            _store_group(key, group, problems, project, absent=key not in live_now)
             rejected += group.rejected
     close_old_connections()
     if ignored:
@@ -105,7 +105,12 @@ def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list
 
 
 def _store_group(
-    key: str, group: otlp.TraceGroup, problems: list[str], project: models.Project
+    key: str,
+    group: otlp.TraceGroup,
+    problems: list[str],
+    project: models.Project,
+    *,
+    absent: bool = False,
 ) -> None:
     """Append one trace's spans (its own savepoint: a failure leaves the others)."""
     try:
@@ -117,6 +122,7 @@ def _store_group(
                 lines=[otlp.export_line(group)],
                 project=project,
                 sweep=False,
+                absent=absent,  # `capturing` found no live trace under the key
             )
     except InputRejected as exc:
         group.rejected = group.spans

@@ -157,25 +157,35 @@ def _insert_values(model: type, trace: models.Trace, rows: list[dict[str, Any]])
     insert_rows(model, columns, ([trace.pk, *row.values()] for row in rows))
 
 
-def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[models.Call]:
+def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[dict[str, Any]]:
     """Insert new calls (and their blobs); a live trace adds them a batch at a time.
 
-    Written with plain SQL (`traces.rowwriter`); the unsaved rows returned carry the same
-    values, for the live page's row HTML (which needs no primary key)."""
+    Written with plain SQL (`traces.rowwriter`); returns each row's column values (all
+    but the trace), from which `call_rows` makes the live page's unsaved rows."""
     batch = BlobBatch()
     values = [call_values(call, batch) for call in calls]
     batch.save()
     _insert_values(models.Call, trace, values)
+    return values
+
+
+def call_rows(trace: models.Trace, values: list[dict[str, Any]]) -> list[models.Call]:
+    """Unsaved Call rows carrying `store_calls`' values, for the live page's row HTML
+    (which needs no primary key)."""
     return [models.Call(trace=trace, **row) for row in values]
 
 
-def store_tool_runs(trace: models.Trace, runs: Iterable[tuple[int, ToolRun]]) -> None:
+def store_tool_runs(
+    trace: models.Trace, runs: Iterable[tuple[int, ToolRun]], *, replace: bool = True
+) -> None:
     """Insert or replace tool runs by position (1-based): a live trace's runs change state
-    (pending -> paired) as later lines arrive."""
+    (pending -> paired) as later lines arrive. `replace=False`: every position is new
+    (none stored yet), so there is nothing to delete first."""
     batch = BlobBatch()
     values = [tool_run_values(position, run, batch) for position, run in runs]
     batch.save()
-    trace.tool_runs.filter(position__in=[row["position"] for row in values]).delete()
+    if replace:
+        trace.tool_runs.filter(position__in=[row["position"] for row in values]).delete()
     _insert_values(models.ToolRun, trace, values)
 
 

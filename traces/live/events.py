@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from traces import models
-from traces.broadcast import broadcast
+from traces.broadcast import broadcast, may_listen
 from traces.conf import inspector_settings, price_table
 from traces.core.analysis.accounting import BUCKETS
 from traces.core.analysis.ingest import TraceSession
@@ -29,7 +29,8 @@ from traces.core.model import Call, ToolRun
 from traces.core.model import Trace as CoreTrace
 from traces.core.outputs.report import RESULT_PREVIEW_CHARS
 from traces.core.outputs.summary import outcome_of
-from traces.rows import store_calls, store_line_errors, store_tool_runs
+from traces.rows import call_rows, store_calls, store_line_errors, store_tool_runs
+from traces.rowwriter import insert_rows
 
 BROADCAST_CHUNK = 100
 """Events per channel-layer message: keeps each message small for Redis."""
@@ -69,14 +70,21 @@ def store_changes(
     errors = session.builder.line_errors[before.errors :] if session is not None else []
     rows = store_calls(trace, new_calls)
     if changed_runs:
-        store_tool_runs(trace, changed_runs)
-    store_line_errors(trace, errors)
+        # Positions past the stored ones are new rows; only earlier ones are replaced.
+        replace = changed_runs[0][0] <= len(before.runs)
+        store_tool_runs(trace, changed_runs, replace=replace)
+    if errors:
+        store_line_errors(trace, errors)
     for name, value in _counts(core, trace.lines_total).items():
         setattr(trace, name, value)
     events: list[tuple[str, dict[str, Any]]] = []
     if rows:
         names = _tool_names(changed_runs)
-        html = _call_rows_html(trace, rows, new_calls, names) if rows_html else ["" for _ in rows]
+        html = (
+            _call_rows_html(trace, call_rows(trace, rows), new_calls, names)
+            if rows_html
+            else ["" for _ in rows]
+        )
         url = _call_url(trace)
         events += [
             ("call", _call_payload(url, call, names.get(call.index, []), row_html))
@@ -116,17 +124,18 @@ def save_events(trace: models.Trace, events: list[tuple[str, dict[str, Any]]]) -
     if not events:
         return
     first = trace.events_seq + 1
-    rows = [
-        models.LiveEvent(trace=trace, seq=seq, type=kind, payload=payload)
-        for seq, (kind, payload) in enumerate(events, start=first)
-    ]
-    models.LiveEvent.objects.bulk_create(rows, batch_size=500)
-    trace.events_seq = first + len(rows) - 1
-    # Encoded once here, not once per viewer.
-    texts = [encode_event(row.seq, row.type, row.payload) for row in rows]
     trace_id = trace.pk
+    rows = [(trace_id, seq, kind, payload) for seq, (kind, payload) in enumerate(events, first)]
+    # Plain SQL (traces.rowwriter): the same values as bulk_create, without a model
+    # instance and the ORM's preparation of each.
+    insert_rows(models.LiveEvent, ["trace_id", "seq", "type", "payload"], rows)
+    trace.events_seq = first + len(rows) - 1
 
     def send() -> None:
+        if not may_listen(trace_id):
+            return
+        # Encoded once here, not once per viewer.
+        texts = [encode_event(seq, kind, payload) for _, seq, kind, payload in rows]
         for start in range(0, len(texts), BROADCAST_CHUNK):
             broadcast(trace_id, first + start, texts[start : start + BROADCAST_CHUNK])
 

@@ -17,6 +17,7 @@ from django.db.models import F
 from traces import models
 from traces.conf import price_table
 from traces.core.outputs.report import build_report
+from traces.core.outputs.runstats import rule_counts
 from traces.live import sessions
 from traces.live.events import empty_trace, finding_events, save_events, state_payload
 from traces.live.sessions import locked_trace
@@ -43,9 +44,7 @@ def needs_report(trace_id: Any) -> bool:
 
 def refresh_report(trace_id: Any) -> bool:
     """Rebuild a live trace's report and store it; push the findings it adds or resolves."""
-    if not needs_report(trace_id):
-        return False
-    result = report_of(trace_id)
+    result = report_of(trace_id)  # None too when the stored report covers every line
     if result is None:
         return False
     covered, report = result
@@ -54,24 +53,35 @@ def refresh_report(trace_id: Any) -> bool:
         stale = trace.report_lines >= covered or covered > trace.lines_total
         if trace.state != models.Trace.State.LIVE or stale:
             return False
-        events = finding_events(trace.report, report)
+        previous, was_empty = trace.report, trace.report_lines == 0
+        events = finding_events(previous, report)
         trace.report = report
         trace.report_lines = covered
         trace.flags_count = len(report["findings"])
         events.append(("state", state_payload(trace)))
         save_events(trace, events)
         trace.save(update_fields=["report", "report_lines", "flags_count", "events_seq"])
-        store_rule_counts(trace, report)
+        # The rule rows follow every stored report but a new trace's empty one (it has
+        # none): unchanged counts need no rewrite.
+        if was_empty or not _same_rule_counts(previous, report):
+            store_rule_counts(trace, report)
     return True
 
 
+def _same_rule_counts(previous: dict[str, Any], report: dict[str, Any]) -> bool:
+    return rule_counts(previous.get("findings") or []) == rule_counts(report["findings"])
+
+
 def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
-    """(lines covered, report) of a live trace, from this process's session of it."""
+    """(lines covered, report) of a live trace, from this process's session of it; None
+    when the stored report covers every line already (or the trace is not live)."""
     try:
         trace = models.Trace.objects.defer("report").get(pk=trace_id)
     except models.Trace.DoesNotExist:
         return None
     if trace.state != models.Trace.State.LIVE or not trace.format:
+        return None
+    if trace.report_lines >= trace.lines_total:
         return None
     made = sessions.snapshots.covering(trace_id, trace.lines_total)
     if made is not None:  # the last append's, in this process: nothing to replay

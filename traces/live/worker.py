@@ -15,6 +15,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from huey.contrib.djhuey import db_task
@@ -63,6 +64,15 @@ def request_refresh(trace_id: Any) -> None:
         if len(_queued_until) > 10_000:
             _queued_until.clear()
         _queued_until[key] = time.time() + delay - 0.05
+
+
+def request_refresh_of_new(trace_id: Any) -> None:
+    """`request_refresh` for a trace inserted in the current transaction: no other writer
+    can see it yet, so its refresh row is created already claimed, with the append's
+    writes, and the task is queued on commit (no query after the commit)."""
+    models.LiveRefresh.objects.create(trace_id=trace_id, scheduled_at=timezone.now())
+    key = str(trace_id)
+    transaction.on_commit(lambda: queue.enqueue(refresh_live_report, key))
 
 
 @db_task()

@@ -61,7 +61,7 @@ from traces.live.sessions import (
     split_body,
     terminated,
 )
-from traces.live.worker import request_refresh
+from traces.live.worker import request_refresh, request_refresh_of_new
 from traces.rows import store_rule_counts, summary_fields
 
 __all__ = ["split_body"]
@@ -130,7 +130,12 @@ def create_live_trace(
 
 
 def append_lines(
-    *, trace_id: Any, offset: int | None, lines: Sequence[bytes], viewed: bool = True
+    *,
+    trace_id: Any,
+    offset: int | None,
+    lines: Sequence[bytes],
+    viewed: bool = True,
+    created: models.Trace | None = None,
 ) -> AppendResult:
     """Store the lines the client sent after its first `offset` lines, once each; with
     `offset=None`, after whatever is stored (a capture that is the trace's only writer
@@ -141,14 +146,21 @@ def append_lines(
 
     Raises OffsetGap, TraceNotLive, models.Trace.DoesNotExist, or InputRejected when the
     first readable lines are no known format or the trace would exceed the size limit.
+
+    `created`: the trace's row, as `create_live_trace` returned it inside the caller's
+    still open transaction (the OTLP receiver's): no other writer can see or lock it
+    yet, so it is used as it is, not read again, and its report refresh is claimed with
+    the append's writes.
     """
     if offset is not None and offset < 0:
         raise OffsetGap(0)
     entry = sessions.cache.entry(trace_id)
     with entry.lock, cycle_collector_paused():
         try:
-            with transaction.atomic():
-                result = _append_locked(entry, trace_id, offset, lines, viewed)
+            # A `created` trace's row is in the caller's transaction, whose own savepoint
+            # undoes both if the append fails: no second savepoint for it.
+            with transaction.atomic(savepoint=created is None):
+                result = _append_locked(entry, trace_id, offset, lines, viewed, created)
         except BaseException:
             entry.reset()  # the session may hold lines the database does not
             raise
@@ -225,10 +237,11 @@ def _append_locked(
     offset: int | None,
     lines: Sequence[bytes],
     viewed: bool = True,
+    created: models.Trace | None = None,
 ) -> AppendResult | None:
     """The append, under the row lock; None when the trace was idle too long and was
     closed instead (committed, then reported as not live)."""
-    trace = locked_trace(trace_id, with_report=False)
+    trace = created if created is not None else locked_trace(trace_id, with_report=False)
     if trace.state != models.Trace.State.LIVE:
         raise TraceNotLive(trace.state)
     if _idle(trace):
@@ -240,7 +253,7 @@ def _append_locked(
     if offset > total:
         raise OffsetGap(total)
     fresh = [terminated(line) for line in lines[total - offset :]]
-    project = models.Project.objects.get(pk=trace.project_id)
+    project = trace.project  # the row's (a query, unless `created` has it already)
     if fresh and redacts(project):
         cleaned = [redact(line) for line in fresh]
         fresh = [result.data for result in cleaned]
@@ -285,7 +298,10 @@ def _append_locked(
         transaction.on_commit(lambda: sessions.snapshots.remember(trace_id, lines, snapshot, held))
     save_events(trace, events)
     trace.save(update_fields=APPEND_FIELDS)
-    transaction.on_commit(lambda: request_refresh(trace.pk))
+    if created is not None:
+        request_refresh_of_new(trace.pk)
+    else:
+        transaction.on_commit(lambda: request_refresh(trace.pk))
     return AppendResult(trace.lines_total, len(fresh))
 
 
