@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -149,9 +150,7 @@ async def _serve(request: _Request, receive: Receive, send: Send) -> None:
         return
     if decision.token_id is not None:
         nbytes = int(declared) if declared.isdigit() else 0
-        wait = await sync_to_async(access.rate_limited)(
-            decision.token_id, request.rule, request.method, nbytes
-        )
+        wait = await sync_to_async(_charge)(decision.token_id, request.rule, request.method, nbytes)
         if wait:
             limited = JsonResponse(
                 {
@@ -234,8 +233,25 @@ async def _decision(request: _Request) -> access_decisions.IngestDecision:
 
 
 def _look_up(rule: access.Access, secret: str | None) -> access_decisions.IngestDecision:
-    close_old_connections()  # as Django does around each request it serves
-    return access_decisions.ingest_decision(rule, secret)
+    with _connection_scope():
+        return access_decisions.ingest_decision(rule, secret)
+
+
+def _charge(token_id: int, rule: access.Access, method: str, nbytes: int) -> int:
+    with _connection_scope():
+        return access.rate_limited(token_id, rule, method, nbytes)
+
+
+@contextmanager
+def _connection_scope() -> Iterator[None]:
+    """Stale connections closed before and the used one given back after, as Django does
+    around each request it serves: with a connection pool (PostgreSQL) a thread that kept
+    its connection would hold one of the pool's few for good."""
+    close_old_connections()
+    try:
+        yield
+    finally:
+        close_old_connections()
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

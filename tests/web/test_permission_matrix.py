@@ -294,6 +294,9 @@ def test_proxy_fast_path_matrix(settings):
                         application, "POST", url, body=b"{}", headers=scope_headers(who)
                     )
                     results[(url, who)] = await communicator.get_response(timeout=10)
+                    # Let the application finish (Django closes the response and gives
+                    # its database connection back to the pool after sending it).
+                    await communicator.wait(timeout=10)
         finally:
             proxy_asgi.access_decisions.forget_decisions()
             await database_sync_to_async(connections.close_all)()
