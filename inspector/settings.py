@@ -162,8 +162,12 @@ CHANNEL_LAYERS = {
             # socket that has been quiet for 5 s (channels_redis blocks on reads).
             # Hundreds of viewer sockets closing at once each leave their group: room
             # for them in the pool (consumers also retry; see traces.consumers).
+            # A viewer's channel holds up to `capacity` events before new ones are dropped
+            # (channels_redis defaults to 100): a page that falls behind during a burst
+            # catches up instead of missing calls (bench/load.py counts the misses).
             "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 1000}]
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 1000}],
+                "capacity": int(os.environ.get("INSPECTOR_CHANNEL_CAPACITY", "2000")),
             },
         }
         if REDIS_URL
