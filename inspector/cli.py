@@ -30,33 +30,10 @@ class _Version(argparse.Action):
         parser.exit(message=f"loop-inspector {cli.package_version()}\n")
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, sized without `shutil` (argparse builds one for every argument
-    added, and `shutil` brings bz2 and lzma: ~6 ms of a 0.2 s command)."""
-
-    def __init__(self, prog: str, **kwargs) -> None:
-        if kwargs.get("width") is None:
-            kwargs["width"] = _columns() - 2
-        super().__init__(prog, **kwargs)
-
-
-def _columns() -> int:
-    """What shutil.get_terminal_size() answers: $COLUMNS, else the terminal's, else 80."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
 def _parser() -> argparse.ArgumentParser:
     from traces import cli
 
     parser = argparse.ArgumentParser(
-        formatter_class=_Formatter,
         prog="loop-inspector",
         description="Look inside LLM tool-call loops: analyse, lint and report trace files, "
         "or serve the web app.",
@@ -69,33 +46,29 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser(
             "analyze",
             help="summarise trace files (or print the JSON report)",
-            formatter_class=_Formatter,
         )
     )
     cli.add_lint_arguments(
         sub.add_parser(
             "lint",
             help="run the loop lint rules; exit 1 at the --fail-on threshold",
-            formatter_class=_Formatter,
         )
     )
     cli.add_report_arguments(
         sub.add_parser(
             "report",
             help="write a post-mortem as self-contained HTML and/or Markdown",
-            formatter_class=_Formatter,
         )
     )
     serve = sub.add_parser(
         "serve",
         help="migrate the database, then serve the web app (daphne)",
-        formatter_class=_Formatter,
     )
     serve.add_argument("--host", default="127.0.0.1", help="default: loopback only")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--sample", action="store_true", help="load the bundled sample trace")
     for name, text in DJANGO_COMMANDS.items():
-        sub.add_parser(name, help=text, add_help=False, formatter_class=_Formatter)
+        sub.add_parser(name, help=text, add_help=False)
     return parser
 
 

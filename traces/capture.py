@@ -15,10 +15,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from traces import live, models
 from traces.conf import inspector_settings
+from traces.db_scope import connection_scope
 
 CAPTURE_DEFAULTS: dict[str, Any] = {
     "PROXY_MAX_REQUEST_BYTES": 32 * 1024 * 1024,
@@ -154,12 +155,9 @@ def record_lines(
 
 
 def record_lines_on_thread(**kwargs: Any) -> uuid.UUID:
-    """`record_lines` from a worker thread: stale connections closed before and after."""
-    close_old_connections()
-    try:
+    """`record_lines` from a worker thread, inside a `connection_scope`."""
+    with connection_scope():
         return record_lines(**kwargs)
-    finally:
-        close_old_connections()
 
 
 def in_project(key: str, project: models.Project | None) -> str:

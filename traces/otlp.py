@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -23,6 +23,7 @@ from traces.access import Access, access, ingest_project
 from traces.core.gcpause import cycle_collector_paused
 from traces.core.reading import otlp
 from traces.core.reading.limits import InputRejected
+from traces.db_scope import connection_scope
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,7 @@ def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
-    close_old_connections()
-    with transaction.atomic():
+    with connection_scope(), transaction.atomic():
         live.sweep_idle()
         keys = {
             group.trace_id: capture.in_project(f"otlp:{group.trace_id}", project)
@@ -95,7 +95,6 @@ def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list
                 continue
             _store_group(key, group, problems, project, absent=key not in live_now)
             rejected += group.rejected
-    close_old_connections()
     if ignored:
         problems.append(
             f"{ignored} span(s) of traces with no GenAI span (gen_ai.*, llm.*, openinference.*) "

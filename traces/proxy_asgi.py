@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from csp.utils import build_policy
 from django.conf import settings
-from django.db import close_old_connections
 from django.http import HttpResponse, JsonResponse
 from django.http.request import split_domain_port, validate_host
 from django.urls import Resolver404, resolve
@@ -33,6 +31,7 @@ from django.urls import Resolver404, resolve
 from traces import access, access_decisions, proxy
 from traces.access import TOKEN_HEADER, our_token
 from traces.crosssite import is_loopback, local_mode
+from traces.db_scope import connection_scope
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -233,25 +232,13 @@ async def _decision(request: _Request) -> access_decisions.IngestDecision:
 
 
 def _look_up(rule: access.Access, secret: str | None) -> access_decisions.IngestDecision:
-    with _connection_scope():
+    with connection_scope():
         return access_decisions.ingest_decision(rule, secret)
 
 
 def _charge(token_id: int, rule: access.Access, method: str, nbytes: int) -> int:
-    with _connection_scope():
+    with connection_scope():
         return access.rate_limited(token_id, rule, method, nbytes)
-
-
-@contextmanager
-def _connection_scope() -> Iterator[None]:
-    """Stale connections closed before and the used one given back after, as Django does
-    around each request it serves: with a connection pool (PostgreSQL) a thread that kept
-    its connection would hold one of the pool's few for good."""
-    close_old_connections()
-    try:
-        yield
-    finally:
-        close_old_connections()
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
