@@ -25,6 +25,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from http.cookiejar import Cookie, CookieJar
 from typing import Any
 
 import httpx
@@ -417,8 +418,22 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient
 )
 
 
+class _NoCookies(CookieJar):
+    """The pooled client serves every caller, so it keeps no cookie: one the upstream sets
+    (Cloudflare's `__cf_bm` in front of a vendor's API, say) goes to the caller that got
+    it, in the response's headers, and never rides on another caller's next call."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        return None
+
+
 def _client() -> httpx.AsyncClient:
-    """One pooled client per event loop (daphne runs one)."""
+    """One pooled client per event loop (daphne runs one). It adds nothing of its own to
+    a call: no cookie (`_NoCookies`) and none of httpx's default headers (its
+    `User-Agent` and `Accept`), so the upstream sees the caller's headers."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
@@ -433,6 +448,8 @@ def _client() -> httpx.AsyncClient:
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
             follow_redirects=False,
             trust_env=False,
+            cookies=_NoCookies(),
         )
+        client.headers.clear()
         _clients[loop] = client
     return client

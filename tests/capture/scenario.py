@@ -102,6 +102,9 @@ class Script:
                     b'{"type":"error","error":{"type":"api_error","message":"Internal server error"}}'
                 ],
             )
+        if model == "set-cookie":  # as Cloudflare in front of a vendor's API does
+            headers = {"content-type": "application/json", "set-cookie": "__cf_bm=tracker; Path=/"}
+            return Reply(200, headers, list(self.final.chunks))
         if model == "hang":
             return Reply(200, hang=3.0, chunks=[self.final.body])
         if model == "cut":

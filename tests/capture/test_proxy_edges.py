@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import json
 import sqlite3
 import time
@@ -187,6 +188,46 @@ def make_two_more_calls(client: anthropic.Anthropic, messages: list) -> None:
     for _ in range(2):
         time.sleep(0.3)
         client.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=messages)
+
+
+def test_an_upstream_cookie_goes_to_its_caller_and_never_rides_on_later_calls(
+    inspector_server, upstream
+):
+    """The proxy's pooled client serves every caller: a cookie the upstream sets for one
+    must reach that caller and must not be sent upstream with anyone's next call."""
+    url = f"{inspector_server.base}/proxy/s/cookies/anthropic/v1/messages"
+    first = httpx.post(url, json={**BODY, "model": "set-cookie"}, headers={"x-api-key": SECRET})
+    assert first.status_code == 200
+    assert first.headers["set-cookie"] == "__cf_bm=tracker; Path=/"
+    second = httpx.post(
+        url, json={**BODY, "model": "claude-sonnet-4-6"}, headers={"x-api-key": "other"}
+    )
+    assert second.status_code == 200
+    forwarded = {k.lower(): v for k, v in upstream.received[-1].headers.items()}
+    assert forwarded["x-api-key"] == "other"
+    assert "cookie" not in forwarded
+
+
+def test_the_upstream_gets_the_callers_headers_and_none_of_the_proxys_own(
+    inspector_server, upstream
+):
+    """No `User-Agent: python-httpx` or `Accept: */*` added to a caller's call: the
+    vendor sees the agent's headers (its SDK's user agent, or none)."""
+    host, port = inspector_server.base.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    payload = json.dumps({**BODY, "model": "claude-sonnet-4-6"})
+    connection.request(
+        "POST",
+        "/proxy/s/bare/anthropic/v1/messages",
+        body=payload,
+        headers={"x-api-key": SECRET, "content-type": "application/json"},
+    )
+    assert connection.getresponse().status == 200
+    connection.close()
+    forwarded = {k.lower() for k in upstream.received[-1].headers}
+    assert "user-agent" not in forwarded
+    assert "accept" not in forwarded
+    assert {"x-api-key", "content-type", "content-length"} <= forwarded
 
 
 def test_no_credential_is_stored_or_shown(inspector_server):
