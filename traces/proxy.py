@@ -35,7 +35,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from traces import capture
-from traces.access import Access, access, ingest_project
+from traces.access import TOKEN_HEADER, Access, access, ingest_project, our_token
 from traces.core.reading.capture import (
     HOP_BY_HOP,
     CapturedExchange,
@@ -52,10 +52,18 @@ SESSION_HEADER = "X-Loop-Inspector-Session"
 SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 
 DROP_REQUEST_HEADERS = frozenset(
-    {"host", "content-length", "accept-encoding", "cookie", SESSION_HEADER.lower()}
+    {
+        "host",
+        "content-length",
+        "accept-encoding",
+        "cookie",
+        SESSION_HEADER.lower(),
+        TOKEN_HEADER.lower(),
+    }
 )
-"""Not sent on: ours (the session, this site's cookies) or the connection's. The
-upstream is asked for an uncompressed body, so the copy can be read as it is."""
+"""Not sent on: ours (the session, the Loop Inspector token, this site's cookies) or the
+connection's. The upstream is asked for an uncompressed body, so the copy can be read
+as it is. `Authorization` goes on unless it carries our token (`outgoing_headers`)."""
 DROP_RESPONSE_HEADERS = HOP_BY_HOP | {"content-length"}
 
 
@@ -116,8 +124,7 @@ def plan_call(
     if (declared.isdigit() and int(declared) > limit) or len(body) > limit:
         return too_large(vendor, limit)
     url = upstream_url(base, path, query)
-    sent = forward_headers(headers, drop=DROP_REQUEST_HEADERS)
-    sent["Accept-Encoding"] = "identity"
+    sent = outgoing_headers(headers)
     format_name = recorded_format(vendor, path) if method == "POST" else None
     recording = (
         _Recording(
@@ -127,6 +134,19 @@ def plan_call(
         else None
     )
     return Plan(vendor, method, url, sent, body, recording)
+
+
+def outgoing_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The caller's headers as the upstream gets them: the vendor's key goes on, a Loop
+    Inspector token (ours to check, in its header or as `Authorization: Bearer li_…`)
+    never leaves this server."""
+    drop = DROP_REQUEST_HEADERS
+    authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+    if our_token(authorization, None) is not None:
+        drop = drop | {"authorization"}
+    sent = forward_headers(headers, drop=drop)
+    sent["Accept-Encoding"] = "identity"
+    return sent
 
 
 def too_large(vendor: str, limit: int) -> JsonResponse:

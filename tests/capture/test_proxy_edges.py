@@ -230,6 +230,24 @@ def test_the_upstream_gets_the_callers_headers_and_none_of_the_proxys_own(
     assert {"x-api-key", "content-type", "content-length"} <= forwarded
 
 
+@pytest.mark.parametrize(
+    "ours", [{"X-Loop-Inspector-Token": "li_ours"}, {"Authorization": "Bearer li_ours"}]
+)
+def test_a_loop_inspector_token_never_goes_upstream(inspector_server, upstream, ours):
+    """The token is for this server; the vendor gets only the vendor's key."""
+    reply = httpx.post(
+        f"{inspector_server.base}/proxy/s/tokens/anthropic/v1/messages",
+        json={**BODY, "model": "claude-sonnet-4-6"},
+        headers={"x-api-key": SECRET, **ours},
+    )
+    assert reply.status_code == 200
+    forwarded = {k.lower(): v for k, v in upstream.received[-1].headers.items()}
+    assert forwarded["x-api-key"] == SECRET
+    assert "x-loop-inspector-token" not in forwarded
+    assert "authorization" not in forwarded
+    assert b"li_ours" not in str(upstream.received[-1].headers).encode()
+
+
 def test_no_credential_is_stored_or_shown(inspector_server):
     """Calls of every kind carry the keys; then the database, the pages, the downloads and
     the exports of every captured trace are searched for them."""
