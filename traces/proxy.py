@@ -164,7 +164,19 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
     could not be reached (recorded as a failed call)."""
     recording = plan.recording
     client = _client()
-    outgoing = client.build_request(plan.method, plan.url, headers=plan.headers, content=plan.body)
+    # The header bytes as the client sent them (Django and the fast path read them as
+    # Latin-1): httpx would refuse any value that is not ASCII text.
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in plan.headers.items()]
+    try:
+        outgoing = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
+    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
+        return _failed(
+            recording,
+            plan.vendor,
+            400,
+            f"the request cannot be forwarded ({exc})",
+            "invalid_request_error",
+        )
     try:
         upstream = await client.send(outgoing, stream=True)
     except asyncio.CancelledError:  # the client left before the upstream answered
@@ -262,9 +274,16 @@ def vendor_error(vendor: str, status: int, kind: str, message: str) -> JsonRespo
     return JsonResponse(body, status=status)
 
 
-def _failed(recording: _Recording | None, vendor: str, status: int, problem: str) -> JsonResponse:
-    """The upstream could not be reached: answer as the vendor would, record the call."""
-    response = vendor_error(vendor, status, "api_error", problem)
+def _failed(
+    recording: _Recording | None,
+    vendor: str,
+    status: int,
+    problem: str,
+    kind: str = "api_error",
+) -> JsonResponse:
+    """The call could not be made (the upstream out of reach, a request no HTTP client
+    can send): answer as the vendor would, record the call as failed."""
+    response = vendor_error(vendor, status, kind, problem)
     if recording is not None:
         exchange = recording.exchange
         exchange.status = status

@@ -63,7 +63,8 @@ class _Request:
     def __init__(self, scope: Scope, headers: dict[str, str], kwargs: dict[str, Any]) -> None:
         self.scope = scope
         self.method = scope["method"].upper()
-        self.query = scope.get("query_string", b"").decode("latin-1")
+        # As Django reads it (UTF-8), with any other byte kept (`upstream_url` escapes it).
+        self.query = scope.get("query_string", b"").decode("utf-8", "surrogateescape")
         self.headers = headers
         self.kwargs = kwargs
         rules = proxy.relay.access_rules  # type: ignore[attr-defined]

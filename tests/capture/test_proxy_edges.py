@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import http.client
 import json
+import socket
 import sqlite3
 import time
 
@@ -246,6 +247,62 @@ def test_a_loop_inspector_token_never_goes_upstream(inspector_server, upstream, 
     assert "x-loop-inspector-token" not in forwarded
     assert "authorization" not in forwarded
     assert b"li_ours" not in str(upstream.received[-1].headers).encode()
+
+
+def raw_post(base: str, target: bytes, extra_headers: bytes = b"") -> bytes:
+    """A POST written byte by byte (no client library to tidy it up); the status line."""
+    host, port = base.removeprefix("http://").split(":")
+    body = json.dumps({**BODY, "model": "claude-sonnet-4-6"}).encode()
+    request = (
+        b"POST " + target + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+        b"x-api-key: "
+        + SECRET.encode()
+        + b"\r\nContent-Type: application/json\r\n"
+        + extra_headers
+        + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        + body
+    )
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(request)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    return reply.split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("target", "forwarded"),
+    [
+        (b"/proxy/anthropic/v1/%00messages", "/v1/%00messages"),
+        (b"/proxy/anthropic/v1/m%C3%A9ssages", "/v1/m%C3%A9ssages"),
+        (b"/proxy/anthropic/v1/messages%3Fbeta=1", "/v1/messages%3Fbeta=1"),
+        (b"/proxy/anthropic/v1/messages?beta=%00&x=%FF", "/v1/messages?beta=%00&x=%FF"),
+        (b"/proxy/anthropic/v1/mess%0Aages", None),  # no route: Django's 404
+    ],
+)
+def test_odd_paths_reach_the_upstream_as_sent_never_a_500(
+    inspector_server, upstream, target, forwarded
+):
+    before = len(upstream.received)
+    status = raw_post(inspector_server.base, target)
+    assert b" 500 " not in status
+    if forwarded is None:
+        assert status.endswith(b" 404 Not Found")
+        assert len(upstream.received) == before
+    else:
+        assert upstream.received[-1].path == forwarded
+
+
+@pytest.mark.parametrize("value", [b"caf\xe9", "\u2713".encode(), b"a\x01b"])
+def test_header_bytes_reach_the_upstream_as_sent_never_a_500(inspector_server, upstream, value):
+    """Header values that are not ASCII text (Latin-1, UTF-8, a control character) go on
+    byte for byte; httpx alone would refuse them and the agent would get a 500."""
+    status = raw_post(
+        inspector_server.base, b"/proxy/anthropic/v1/messages", b"x-agent-note: " + value + b"\r\n"
+    )
+    assert status.endswith(b" 200 OK")
+    forwarded = {k.lower(): v for k, v in upstream.received[-1].headers.items()}
+    assert forwarded["x-agent-note"] == value.decode("latin-1")
 
 
 def test_no_credential_is_stored_or_shown(inspector_server):

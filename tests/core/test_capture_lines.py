@@ -14,6 +14,30 @@ def test_the_upstream_host_never_comes_from_the_path():
     assert upstream_url(base, "v1/messages", "beta=true") == f"{base}/v1/messages?beta=true"
     assert upstream_url(base, "../../evil.example/v1", "") == f"{base}/evil.example/v1"
     assert upstream_url(base, "//evil.example/x", "") == f"{base}/evil.example/x"
+    assert upstream_url(base, "v1/@evil.example", "") == f"{base}/v1/@evil.example"
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "expected"),
+    [
+        ("v1/\x00messages", "", "/v1/%00messages"),
+        ("v1/mess\nages", "", "/v1/mess%0Aages"),
+        ("v1/messages?key=x", "", "/v1/messages%3Fkey=x"),
+        ("v1/m\u00e9ssages", "", "/v1/m%C3%A9ssages"),
+        (
+            "v1beta/models/gemini-2.5-pro:generateContent",
+            "alt=sse",
+            "/v1beta/models/gemini-2.5-pro:generateContent?alt=sse",
+        ),
+        ("v1/messages", "a=%00&b=c d&e=\u00ff", "/v1/messages?a=%00&b=c%20d&e=%C3%BF"),
+        ("v1/messages", "raw=\udcff", "/v1/messages?raw=%FF"),  # a byte not UTF-8, kept
+    ],
+)
+def test_the_path_reaches_the_upstream_as_the_client_escaped_it(path, query, expected):
+    """The path arrives decoded: escaped again, a control character or `?` the client
+    sent as `%00`, `%0A` or `%3F` stays one, and the HTTP client never refuses the URL."""
+    base = "https://api.example.com"
+    assert upstream_url(base, path, query) == base + expected
 
 
 @pytest.mark.parametrize(

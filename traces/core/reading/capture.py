@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import orjson
 
@@ -52,12 +52,24 @@ def recorded_format(vendor: str, path: str) -> str | None:
     return None
 
 
+PATH_SAFE = "!$&'()*+,;=:@~"
+"""RFC 3986 sub-delimiters, ':' and '@' stay as they are in a path segment (Gemini's
+`models/gemini-2.5-pro:generateContent`); anything else not unreserved is escaped."""
+
+
 def upstream_url(base: str, path: str, query: str) -> str:
     """The upstream URL for a proxied path: always under the configured base, whatever
-    the path says (no scheme, host or `..` from the request reaches it)."""
+    the path says (no scheme, host or `..` from the request reaches it). The path comes
+    percent-decoded (ASGI's), so each segment is escaped again: a `%00`, `%0A`, `%3F` or
+    non-ASCII character the client sent reaches the upstream as it was sent, never as a
+    control character, a query or a URL the HTTP client refuses. The query string is raw
+    already; only bytes no URL may hold are escaped."""
     parts = [p for p in path.split("/") if p not in ("", ".", "..")]
-    url = base.rstrip("/") + "/" + "/".join(parts)
-    return f"{url}?{query}" if query else url
+    escaped = "/".join(quote(p, safe=PATH_SAFE, errors="surrogateescape") for p in parts)
+    url = base.rstrip("/") + "/" + escaped
+    if not query:
+        return url
+    return f"{url}?{quote(query, safe=PATH_SAFE + '/?%', errors='surrogateescape')}"
 
 
 def safe_url(url: str) -> str:
