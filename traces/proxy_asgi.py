@@ -4,7 +4,8 @@ without Django's request object and middleware stack.
 An agent's model call pays only for what the proxy needs before forwarding: the route
 (Django's own URL patterns, so `traces.capture_urls` stays the declared surface), the
 access rule its view declares (`@access` on `proxy.relay`, decided once and cached for
-a moment: `access.ingest_decision`), the checks of `proxy.plan_call` (vendor, session
+a moment: `access_decisions`, renewed in the background after a response, so a steady
+caller never waits for the lookup), the checks of `proxy.plan_call` (vendor, session
 name, size limit) and the same relay and recording as the view. The bytes go to the
 client first; the exchange is recorded once the response is sent.
 
@@ -58,7 +59,7 @@ class ProxyFastPath:
 class _Request:
     """What the fast path reads of a request (headers named as Django names them)."""
 
-    __slots__ = ("headers", "kwargs", "method", "query", "rule", "scope")
+    __slots__ = ("decision_key", "headers", "kwargs", "method", "query", "rule", "scope", "secret")
 
     def __init__(self, scope: Scope, headers: dict[str, str], kwargs: dict[str, Any]) -> None:
         self.scope = scope
@@ -69,6 +70,8 @@ class _Request:
         self.kwargs = kwargs
         rules = proxy.relay.access_rules  # type: ignore[attr-defined]
         self.rule: access.Access = rules.get(self.method, rules["*"])
+        self.decision_key: access_decisions.DecisionKey | None = None
+        self.secret: str | None = None
 
 
 def _plain_request(scope: Scope) -> _Request | None:
@@ -127,7 +130,20 @@ class _Gone(Exception):
 
 
 async def _serve(request: _Request, receive: Receive, send: Send) -> None:
-    decision = await _decision(request)
+    decision, renew = await _decision(request)
+    try:
+        await _answer(request, decision, receive, send)
+    finally:
+        if renew:
+            _renew(request)
+
+
+async def _answer(
+    request: _Request,
+    decision: access_decisions.IngestDecision,
+    receive: Receive,
+    send: Send,
+) -> None:
     if decision.refusal is not None:
         status, message = decision.refusal
         refusal = JsonResponse({"error": message}, status=status)
@@ -221,15 +237,42 @@ async def _relay(plan: proxy.Plan, send: Send, request: _Request) -> None:
         await upstream.aclose()
 
 
-async def _decision(request: _Request) -> access_decisions.IngestDecision:
-    """`@access(rule)` and the project to record in: one lookup, reused for a moment."""
+async def _decision(request: _Request) -> tuple[access_decisions.IngestDecision, bool]:
+    """`@access(rule)` and the project to record in: one lookup, reused for a moment;
+    and whether to renew it once this request is answered (`_renew`)."""
     secret = our_token(request.headers.get("Authorization"), request.headers.get(TOKEN_HEADER))
-    now = time.monotonic()
-    found = access_decisions.cached_decision(request.rule, secret, now)
-    if found is None:
-        found = await sync_to_async(_look_up)(request.rule, secret)
-        access_decisions.remember_decision(request.rule, secret, found, now)
+    request.decision_key = key = access_decisions.decision_key(request.rule, secret)
+    request.secret = secret
+    found = access_decisions.cached_decision(key, time.monotonic())
+    if found is not None:
+        return found
+    return await _fresh_decision(request.rule, secret, key), False
+
+
+async def _fresh_decision(
+    rule: access.Access, secret: str | None, key: access_decisions.DecisionKey
+) -> access_decisions.IngestDecision:
+    started, generation = time.monotonic(), access_decisions.generation()
+    found = await sync_to_async(_look_up)(rule, secret)
+    access_decisions.remember_decision(key, found, started, generation)
     return found
+
+
+_renewing: dict[access_decisions.DecisionKey, asyncio.Task] = {}
+
+
+def _renew(request: _Request) -> None:
+    """Look the request's decision up again in the background, once per key at a time:
+    called after the response is sent, so the lookup's thread does not compete with the
+    relay for the interpreter."""
+    key = request.decision_key
+    if key is None or key in _renewing:
+        return
+    task = asyncio.get_running_loop().create_task(
+        _fresh_decision(request.rule, request.secret, key)
+    )
+    _renewing[key] = task
+    task.add_done_callback(lambda _: _renewing.pop(key, None))
 
 
 def _look_up(rule: access.Access, secret: str | None) -> access_decisions.IngestDecision:
