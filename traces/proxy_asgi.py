@@ -18,6 +18,7 @@ where HTTPS is required, to a host not allowed, or under a script prefix.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -37,6 +38,8 @@ from traces.db_scope import connection_scope
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+log = logging.getLogger(__name__)
 
 BROWSER_HEADERS = frozenset({"cookie", "origin", "sec-fetch-site"})
 
@@ -272,7 +275,14 @@ def _renew(request: _Request) -> None:
         _fresh_decision(request.rule, request.secret, key)
     )
     _renewing[key] = task
-    task.add_done_callback(lambda _: _renewing.pop(key, None))
+
+    def done(task: asyncio.Task) -> None:
+        _renewing.pop(key, None)
+        if not task.cancelled() and task.exception() is not None:
+            # The cached decision expires as it would have; the next request looks up.
+            log.warning("could not renew a proxy access decision", exc_info=task.exception())
+
+    task.add_done_callback(done)
 
 
 def _look_up(rule: access.Access, secret: str | None) -> access_decisions.IngestDecision:
