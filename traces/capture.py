@@ -60,36 +60,36 @@ def live_trace_for(
     project: models.Project | None = None,
     sweep: bool = True,
     absent: bool = False,
-) -> models.Trace:
-    """The live trace filed under `key`, created when there is none (then marked
-    `created` for the caller). `sweep=False`: the caller swept the idle traces.
+) -> tuple[uuid.UUID, models.Trace | None]:
+    """The id of the live trace filed under `key`, and its row when this call created it
+    (None when it was there already). `sweep=False`: the caller swept the idle traces.
     `absent=True`: the caller has just found no live trace under the key (`capturing`,
-    in its open transaction), so none is looked for again."""
+    in its open transaction), so none is looked for again.
+
+    A known trace is returned by id alone, no row built: a `Trace()` without a project
+    asks the database for the default project, one query per proxied call."""
     with _lock_for(key):
         known = _live_ids.get(key)
         if known is not None:  # `append_lines` refuses it if it closed meanwhile
-            trace = models.Trace(pk=known, state=models.Trace.State.LIVE)
-            trace.created = False
-            return trace
-        trace = (
+            return known, None
+        found = (
             None
             if absent
             else models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE)
-            .only("pk", "state")
             .order_by("-created_at")
+            .values_list("pk", flat=True)
             .first()
         )
-        if trace is not None:
-            trace.created = False
-        else:
-            trace = live.create_live_trace(
+        created = None
+        if found is None:
+            created = live.create_live_trace(
                 name=name, format_name=format_name, project=project, capture_key=key, sweep=sweep
             )
-            trace.created = True
+            found = created.pk
         if len(_live_ids) > 10_000:
             _live_ids.clear()
-        _live_ids[key] = trace.pk
-        return trace
+        _live_ids[key] = found
+        return found, created
 
 
 def capturing(keys: Sequence[str]) -> set[str]:
@@ -126,7 +126,7 @@ def record_lines(
     Callers on a thread of their own (the proxy, the OTLP receiver) close stale database
     connections around it, outside any transaction."""
     for attempt in range(3):
-        trace = live_trace_for(
+        trace_id, created = live_trace_for(
             key,
             format_name=format_name,
             name=name,
@@ -134,23 +134,23 @@ def record_lines(
             sweep=sweep,
             absent=absent and attempt == 0,
         )
-        # Created inside the caller's open transaction (the OTLP receiver's): unseen by
-        # any other writer until it commits, so the append takes the row as it is.
-        created = trace if trace.created and connection.in_atomic_block else None
         try:
             live.append_lines(
-                trace_id=trace.pk,
+                trace_id=trace_id,
                 offset=None,
                 lines=lines,
-                viewed=not trace.created,
-                created=created,
+                viewed=created is None,
+                # Created inside the caller's open transaction (the OTLP receiver's):
+                # unseen by any other writer until it commits, so the append takes the
+                # row as it is.
+                created=created if created is not None and connection.in_atomic_block else None,
             )
         except (live.TraceNotLive, models.Trace.DoesNotExist):
             # Closed (for idleness a moment ago, or by the `record` command) or deleted:
             # the key rolls over.
             _live_ids.pop(key, None)
             continue
-        return trace.pk
+        return trace_id
     raise live.TraceNotLive(models.Trace.State.CLOSED)
 
 
