@@ -35,6 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from traces import models, originals
+from traces.access import local_mode
 from traces.conf import inspector_settings, limits, price_table
 from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.gcpause import cycle_collector_paused
@@ -253,8 +254,9 @@ def _append_locked(
     if offset > total:
         raise OffsetGap(total)
     fresh = [terminated(line) for line in lines[total - offset :]]
-    project = trace.project  # the row's (a query, unless `created` has it already)
-    if fresh and redacts(project):
+    # Only a shared server redacts, by its project's setting: a local one never reads the
+    # project row (a query per append, unless `created` has it already).
+    if fresh and not local_mode() and redacts(trace.project):
         cleaned = [redact(line) for line in fresh]
         fresh = [result.data for result in cleaned]
         trace.redacted = merge_fields(trace.redacted, *(result.fields for result in cleaned))
