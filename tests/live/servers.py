@@ -32,6 +32,11 @@ def server_env(**overrides: str) -> dict[str, str]:
             env[name] = value
         else:
             env.pop(name, None)
+    database = env.get("DATABASE_URL", "")
+    if "INSPECTOR_DATA_DIR" not in env and database.startswith("sqlite:///"):
+        # Originals beside the server's own database (a benchmark's temporary folder),
+        # never in the checkout's ./data, where `make serve` keeps the user's.
+        env["INSPECTOR_DATA_DIR"] = str(Path(database.removeprefix("sqlite:///")).parent / "data")
     return env
 
 
