@@ -7,9 +7,11 @@ import asyncio
 import contextlib
 import http.client
 import json
+import os
 import socket
 import sqlite3
 import time
+from pathlib import Path
 
 import anthropic
 import httpx
@@ -332,6 +334,11 @@ def test_no_credential_is_stored_or_shown(inspector_server):
     for table, column, value in stored_values(inspector_server.database):
         for secret in secrets:
             assert secret not in value, f"a credential is stored in {table}.{column}"
+    originals = stored_files(Path(os.environ["INSPECTOR_DATA_DIR"]))
+    assert any(b"claude-sonnet-4-6" in data for _, data in originals)  # the calls are there
+    for path, data in originals:
+        for secret in secrets:
+            assert secret not in data, f"a credential is stored in the file {path}"
     traces = [row[0] for row in inspector_server.rows("SELECT id FROM traces_trace")]
     assert len(traces) >= 2
     for raw_id in traces:
@@ -354,6 +361,19 @@ def test_no_credential_is_stored_or_shown(inspector_server):
                 assert secret not in shown, f"a credential is shown at {path}"
     line = recorded_line(inspector_server, anthropic_trace)
     assert line["request"]["headers"]["Authorization"] == "[masked]"
+
+
+def stored_files(folder: Path) -> list[tuple[Path, bytes]]:
+    """Every file the servers of this test run stored (originals' chunks, uploads), as
+    stored and decompressed."""
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            found.append((path, data))
+            with contextlib.suppress(Exception):
+                found.append((path, archive.decompress(data)))
+    return found
 
 
 def stored_values(database) -> list[tuple[str, str, bytes]]:
