@@ -128,7 +128,17 @@ def plan_call(
     format_name = recorded_format(vendor, path) if method == "POST" else None
     recording = (
         _Recording(
-            CapturedExchange(method, url, sent, body, time.time()), format_name, session, project
+            CapturedExchange(
+                method,
+                url,
+                sent,
+                body,
+                time.time(),
+                max_decoded_bytes=int(capture.capture_setting("PROXY_MAX_RESPONSE_BYTES")),
+            ),
+            format_name,
+            session,
+            project,
         )
         if format_name
         else None

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from traces.core.reading.content_coding import decoded
+
 
 @dataclass
 class Reply:
@@ -121,7 +123,9 @@ class FakeUpstream:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
                 owner.received.append(Received(self.path, dict(self.headers.items()), body))
-                reply = owner.responder(self.path, body)
+                # As the vendors do: a compressed request (the Codex CLI's zstd) is read.
+                encoding = self.headers.get("content-encoding") or ""
+                reply = owner.responder(self.path, decoded(body, encoding, 1 << 30))
                 if reply.hang:
                     time.sleep(reply.hang)
                 self.send_response(reply.status)

@@ -17,6 +17,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+import zstandard
 from django.test import AsyncClient, override_settings
 
 from tests.capture.scenario import OPENAI_SECRET, SECRET
@@ -305,6 +306,37 @@ def test_header_bytes_reach_the_upstream_as_sent_never_a_500(inspector_server, u
     assert status.endswith(b" 200 OK")
     forwarded = {k.lower(): v for k, v in upstream.received[-1].headers.items()}
     assert forwarded["x-agent-note"] == value.decode("latin-1")
+
+
+def test_a_zstd_request_goes_on_compressed_and_is_recorded_readable(inspector_server, upstream):
+    """The Codex CLI zstd-compresses its Responses requests: the upstream gets the very
+    bytes and header it sent, the trace gets the call with its request."""
+    request = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "What is the weather like in New York?"}],
+        "tools": [{"type": "function", "name": "get_weather", "parameters": {}}],
+    }
+    body = zstandard.ZstdCompressor(level=3).compress(json.dumps(request).encode())
+    reply = httpx.post(
+        f"{inspector_server.base}/proxy/s/codex-zstd/openai/v1/responses",
+        content=body,
+        headers={
+            "Authorization": f"Bearer {OPENAI_SECRET}",
+            "Content-Type": "application/json",
+            "Content-Encoding": "zstd",
+        },
+    )
+    assert reply.status_code == 200
+    received = upstream.received[-1]
+    assert received.body == body
+    assert {k.lower(): v for k, v in received.headers.items()}["content-encoding"] == "zstd"
+    trace_id = inspector_server.trace_id("proxy:openai-responses:codex-zstd")
+    report = inspector_server.wait_report(trace_id, calls=1)
+    (call,) = report["calls"]
+    assert call["status"] == "ok"
+    assert call["messages"] == 1  # read from the request
+    line = recorded_line(inspector_server, trace_id)
+    assert line["request"]["body"] == request
 
 
 def test_no_credential_is_stored_or_shown(inspector_server):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+import zstandard
 
 from traces.core.analysis.ingest import analyze_bytes
 from traces.core.reading.capture import CapturedExchange, recorded_format, safe_url, upstream_url
@@ -112,3 +113,56 @@ def test_an_interrupted_exchange_is_a_failed_call_marked_interrupted():
     (call,) = trace.calls
     assert call.status == "error"
     assert call.extra["interrupted"] == "the client disconnected mid-response"
+
+
+def codex_request(body: bytes, encoding: str) -> CapturedExchange:
+    return CapturedExchange(
+        "POST",
+        "https://api.openai.com/v1/responses",
+        {"Authorization": "Bearer sk-secret", "Content-Encoding": encoding},
+        body,
+        1.0,
+        status=200,
+        response_headers={"content-type": "application/json"},
+        response_body=orjson.dumps(
+            {
+                "id": "resp_1",
+                "object": "response",
+                "model": "gpt-5",
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "Hello."}],
+                    }
+                ],
+                "usage": {"input_tokens": 11, "output_tokens": 3},
+            }
+        ),
+        ended_at=2.0,
+    )
+
+
+REQUEST = {"model": "gpt-5", "input": [{"role": "user", "content": "Say hello."}]}
+
+
+def test_a_zstd_request_as_the_codex_cli_sends_it_is_recorded_decoded():
+    """The bytes go upstream compressed; the line holds the JSON, and the call reads back
+    with its request."""
+    body = zstandard.ZstdCompressor(level=3).compress(orjson.dumps(REQUEST))
+    line = orjson.loads(codex_request(body, "zstd").line())
+    assert line["request"]["body"] == REQUEST
+    assert "body_not_decoded" not in line["request"]
+    trace = analyze_bytes(orjson.dumps(line) + b"\n")
+    (call,) = trace.calls
+    assert call.request_recorded
+    assert call.message_count == 1
+    assert call.model == "gpt-5"
+
+
+def test_a_body_that_cannot_be_decoded_is_recorded_as_not_decoded_not_as_garbage():
+    line = orjson.loads(codex_request(b"\x1b\x07\x00\xfe binary", "br").line())
+    assert line["request"]["body"] is None
+    assert "'br' is not supported" in line["request"]["body_not_decoded"]
+    assert "went on as they were sent" in line["request"]["body_not_decoded"]

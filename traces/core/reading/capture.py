@@ -16,7 +16,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import orjson
 
+from .content_coding import ContentCodingError, decoded
 from .credentials import mask_headers
+from .http_body import header
 
 VENDORS = ("anthropic", "openai")
 
@@ -121,6 +123,9 @@ class CapturedExchange:
     interrupted: bool = False
     truncated_at: int | None = None
     """The response passed the size limit: only this many bytes were kept."""
+    max_decoded_bytes: int = 64 * 1024 * 1024
+    """A compressed body (the Codex CLI zstd-compresses its requests) is recorded decoded
+    up to this size; past it, or when it cannot be decoded, the line says why instead."""
 
     def line(self) -> bytes:
         """The exchange as one JSON line (no newline), credentials masked."""
@@ -129,8 +134,11 @@ class CapturedExchange:
             "method": self.method,
             "url": safe_url(self.url),
             "headers": mask_headers(self.request_headers),
-            "body": _json_or_text(self.request_body),
         }
+        body, problem = self._decoded(self.request_body, self.request_headers)
+        request["body"] = None if problem else _json_or_text(body)
+        if problem:
+            request["body_not_decoded"] = problem
         value: dict[str, Any] = {"request": request, "response": self._response()}
         if self.problem:
             value["proxy_error"] = self.problem
@@ -148,18 +156,35 @@ class CapturedExchange:
             "status_code": self.status,
             "headers": mask_headers(self.response_headers),
         }
-        text = self.response_body.decode("utf-8", "replace")
+        body = self.response_body
+        if self.truncated_at is None:
+            body, problem = self._decoded(body, self.response_headers)
+            if problem:
+                response["body"] = None
+                response["body_not_decoded"] = problem
+                return response
+        text = body.decode("utf-8", "replace")
         if self.streamed or self.truncated_at is not None:
             response["body"] = None
             response["body_raw"] = text
         else:
-            parsed = _json_or_text(self.response_body)
+            parsed = _json_or_text(body)
             if isinstance(parsed, str):
                 response["body"] = None
                 response["body_raw"] = parsed
             else:
                 response["body"] = parsed
         return response
+
+    def _decoded(self, body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None]:
+        """The body with its Content-Encoding undone, or as it is and why not."""
+        encoding = header(headers, "content-encoding")
+        if not body or not encoding:
+            return body, None
+        try:
+            return decoded(body, encoding, self.max_decoded_bytes), None
+        except ContentCodingError as exc:
+            return body, f"{exc} The {len(body):,} bytes went on as they were sent."
 
 
 def _json_or_text(data: bytes) -> Any:

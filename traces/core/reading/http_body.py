@@ -12,11 +12,11 @@ server meant.
 from __future__ import annotations
 
 import base64
-import zlib
 from typing import Any
 
 import orjson
 
+from .content_coding import ContentCodingError, decoded
 from .decompress import GZIP_MAGIC
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 
@@ -99,10 +99,19 @@ def decode_body(body: Any, headers: Any = None, limits: Limits = DEFAULT_LIMITS)
 
 def _decode_bytes(data: bytes, headers: Any, limits: Limits) -> Any:
     encoding = header(headers, "content-encoding").lower()
-    if data.startswith(GZIP_MAGIC) or "gzip" in encoding:
-        data = _inflate(data, 16 + zlib.MAX_WBITS, limits)
-    elif "deflate" in encoding:
-        data = _inflate(data, zlib.MAX_WBITS, limits)
+    if data.startswith(GZIP_MAGIC) and "gzip" not in encoding:
+        encoding = "gzip"  # gzipped, though the recorder kept no header saying so
+    if encoding:
+        try:
+            data = decoded(data, encoding, limits.max_decompressed_bytes)
+        except ContentCodingError as exc:
+            if exc.problem == "too_large":
+                raise InputRejected(
+                    "A recorded body decompresses to more than "
+                    f"{limits.max_decompressed_bytes:,} bytes; refused as a possible "
+                    "decompression bomb."
+                ) from None
+            # Labelled compressed but is not, or a coding not undone here: kept as it is.
     if EVENT_STREAM_TYPE in header(headers, "content-type").lower() or _looks_like_frames(data):
         frames = aws_event_stream(data)
         if frames is not None:
@@ -112,20 +121,6 @@ def _decode_bytes(data: bytes, headers: Any, limits: Limits) -> Any:
     except UnicodeDecodeError:
         shown = base64.b64encode(data[:4096]).decode("ascii")
         return f"[binary body, {len(data):,} bytes, not text; base64 of the start] {shown}"
-
-
-def _inflate(data: bytes, wbits: int, limits: Limits) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    try:
-        out = inflater.decompress(data, limits.max_decompressed_bytes + 1)
-    except zlib.error:
-        return data  # labelled compressed but is not: keep the bytes as they are
-    if len(out) > limits.max_decompressed_bytes or inflater.unconsumed_tail:
-        raise InputRejected(
-            f"A recorded body decompresses to more than {limits.max_decompressed_bytes:,} "
-            "bytes; refused as a possible decompression bomb."
-        )
-    return out
 
 
 def _looks_like_frames(data: bytes) -> bool:

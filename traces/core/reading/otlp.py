@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import math
 import re
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from .content_coding import ContentCodingError, decoded
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -94,18 +95,14 @@ def decode(
 
 
 def _decompressed(body: bytes, encoding: str, max_bytes: int) -> bytes:
-    if encoding in ("", "identity"):
-        return body
-    if encoding == "gzip":
-        reader = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            data = reader.decompress(body, max_bytes + 1)
-        except zlib.error as exc:
-            raise OtlpRejected(400, f"The body is not valid gzip ({exc}).") from None
-        if len(data) > max_bytes or reader.unconsumed_tail:
-            raise OtlpRejected(413, f"The export passes {max_bytes:,} bytes once decompressed.")
-        return data
-    raise OtlpRejected(415, f"Content-Encoding {encoding!r} is not supported: send gzip or none.")
+    try:
+        return decoded(body, encoding, max_bytes)
+    except ContentCodingError as exc:
+        if exc.problem == "too_large":
+            message = f"The export passes {max_bytes:,} bytes once decompressed."
+            raise OtlpRejected(413, message) from None
+        status = 415 if exc.problem == "unsupported" else 400
+        raise OtlpRejected(status, str(exc)) from None
 
 
 HEX_BYTES = frozenset(
