@@ -389,7 +389,7 @@ class _Recording:
         """Record the finished exchange (off the response path, in order per session)."""
         line, self.line = self.line, None
         if line is not None:
-            _schedule(self.format_name, self.session, line, self.project)
+            schedule_recording(self.format_name, self.session, line, self.project)
 
 
 _pending: set[asyncio.Task] = set()
@@ -400,7 +400,7 @@ _queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[byt
 )
 
 
-def _schedule(format_name: str, session: str, line: bytes, project: Any = None) -> None:
+def schedule_recording(format_name: str, session: str, line: bytes, project: Any = None) -> None:
     """Record off the response path; lines of one session are stored in the order their
     exchanges ended. One task per session writes them: lines that end while it is busy
     are stored together in its next batch (calls made back to back share one append)."""

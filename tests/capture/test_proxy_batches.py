@@ -26,10 +26,10 @@ def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None)
     monkeypatch.setattr(capture, "record_lines_on_thread", record)
 
     async def scenario():
-        proxy._schedule("anthropic-messages", "batches", lines[0])
+        proxy.schedule_recording("anthropic-messages", "batches", lines[0])
         await asyncio.get_running_loop().run_in_executor(None, first_started.wait, 5)
         for line in lines[1:]:  # these end while the first is being stored
-            proxy._schedule("anthropic-messages", "batches", line)
+            proxy.schedule_recording("anthropic-messages", "batches", line)
         release_first.set()
         while proxy._pending:
             await asyncio.gather(*proxy._pending)

@@ -205,9 +205,18 @@ def test_the_admin_guards_itself(world):
         assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
+def websocket_path(route, world) -> str:
+    path = "/" + str(route.pattern)
+    return path.replace("<uuid:trace_id>", str(world.trace.pk)).replace("<str:session>", "s1")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_websocket_matrix(settings):
+    """Every websocket route, for each kind of caller: refused (4403) exactly when its
+    rule says so. The proxy's Responses sockets, whose upstream is not configured here,
+    close with 4404 once allowed."""
     settings.INSPECTOR_AUTH = True
+    settings.INSPECTOR_UPSTREAM_OPENAI = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     world = build_world()
     cookies = {
@@ -233,7 +242,7 @@ def test_websocket_matrix(settings):
         results = {}
         try:
             for route in websocket_urlpatterns:
-                path = "/" + str(route.pattern).replace("<uuid:trace_id>", str(world.trace.pk))
+                path = websocket_path(route, world)
                 for who in PRINCIPALS:
                     results[(path, who)] = await attempt(path, who)
         finally:
@@ -241,13 +250,17 @@ def test_websocket_matrix(settings):
         return results
 
     results = run_async(scenario)
+    assert len(websocket_urlpatterns) == 4
     for route in websocket_urlpatterns:
         rule = rules_of(route.callback)["*"]
-        path = "/" + str(route.pattern).replace("<uuid:trace_id>", str(world.trace.pk))
+        path = websocket_path(route, world)
+        scope = "trace" if "<uuid:trace_id>" in str(route.pattern) else "none"
         for who in PRINCIPALS:
             connected, code = results[(path, who)]
             denied = not connected and code == 4403
-            assert denied != expected(rule, "trace", who), (path, who, connected, code)
+            assert denied != expected(rule, scope, who), (path, who, connected, code)
+            if scope == "none" and not denied:
+                assert code == 4404, (path, who, code)  # allowed: no upstream configured
 
 
 def proxy_routes():

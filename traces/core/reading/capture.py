@@ -123,6 +123,8 @@ class CapturedExchange:
     interrupted: bool = False
     truncated_at: int | None = None
     """The response passed the size limit: only this many bytes were kept."""
+    transport: str | None = None
+    """"websocket" for a call made over the Responses API's WebSocket mode."""
     max_decoded_bytes: int = 64 * 1024 * 1024
     """A compressed body (the Codex CLI zstd-compresses its requests) is recorded decoded
     up to this size; past it, or when it cannot be decoded, the line says why instead."""
@@ -144,6 +146,8 @@ class CapturedExchange:
             value["proxy_error"] = self.problem
         if self.interrupted:
             value["interrupted"] = self.problem or "the client disconnected"
+        if self.transport:
+            value["transport"] = self.transport
         if self.truncated_at is not None:
             value["proxy_truncated_at"] = self.truncated_at
         return orjson.dumps(value)

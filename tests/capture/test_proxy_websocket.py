@@ -1,0 +1,221 @@
+"""The Responses API's WebSocket mode through the recording proxy: the Codex CLI's default
+transport, and the OpenAI SDK's `responses.connect()`.
+
+A local stand-in for the vendor's socket answers each `response.create` with the events
+of a real streamed call from the corpus; the real OpenAI SDK talks to it through a real
+daphne. The relay must hand the SDK every event unchanged, send the vendor the SDK's
+frames and key (never our token), and record each call as the streamed HTTP call it
+stands for."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+import websockets
+from websockets.asyncio.server import serve
+from websockets.sync.client import connect
+
+from tests.capture.conftest import LiveServer
+from tests.capture.fake_upstream import vcr_replies
+from tests.capture.scenario import OPENAI_SECRET, RESPONSES
+from tests.capture.test_proxy_edges import recorded_line
+from tests.live.servers import daphne, migrate, server_env
+
+pytestmark = pytest.mark.corpus
+
+STREAM = "test_responses_create_streaming[content_mode0].yaml"
+
+
+def corpus_events(corpus: Path) -> list[str]:
+    """The `data:` of each server-sent event of a real streamed Responses call."""
+    (_, reply), *_ = vcr_replies(corpus / RESPONSES / STREAM)
+    text = reply.body.decode()
+    return [
+        line.removeprefix("data: ")
+        for block in text.split("\n\n")
+        for line in block.splitlines()
+        if line.startswith("data: ")
+    ]
+
+
+class FakeResponsesSocket:
+    """The vendor's `…/v1/responses` socket, on a loopback port in a thread of its own.
+
+    `response.create` with model "slow" sends two events and then nothing; "cut" sends
+    two and closes the socket (1011)."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+        self.handshakes: list[dict[str, str]] = []
+        self.received: list[str] = []
+        self.port = 0
+        self._ready = threading.Event()
+        self._stop: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _check(self, connection, request):
+        self.handshakes.append({k.lower(): v for k, v in request.headers.raw_items()})
+        if request.path != "/v1/responses":
+            return connection.respond(404, "no socket here\n")
+        return None
+
+    async def _answer(self, socket) -> None:
+        async for message in socket:
+            self.received.append(message)
+            event = json.loads(message)
+            if event.get("type") != "response.create":
+                continue
+            model = event.get("model")
+            if model in ("slow", "cut"):
+                for text in self.events[:2]:
+                    await socket.send(text)
+                if model == "cut":
+                    await socket.close(1011, "upstream failure")
+                    return
+                continue
+            for text in self.events:
+                await socket.send(text)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = self._loop.create_future()
+        async with serve(self._answer, "127.0.0.1", 0, process_request=self._check) as server:
+            self.port = server.sockets[0].getsockname()[1]
+            self._ready.set()
+            await self._stop
+
+    def __enter__(self) -> FakeResponsesSocket:
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
+        self._thread.start()
+        assert self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        assert self._loop is not None and self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set_result, None)
+        self._thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def vendor_socket(corpus) -> Iterator[FakeResponsesSocket]:
+    with FakeResponsesSocket(corpus_events(corpus)) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def socket_server(vendor_socket, tmp_path_factory) -> Iterator[LiveServer]:
+    """A daphne whose OpenAI upstream is the fake socket's host (http, so ws://)."""
+    folder = tmp_path_factory.mktemp("socket-server")
+    database = folder / "socket.sqlite3"
+    env = server_env(
+        DATABASE_URL=f"sqlite:///{database}",
+        REDIS_URL="",
+        DJANGO_SETTINGS_MODULE="tests.capture.proxy_settings",
+        INSPECTOR_UPSTREAM_OPENAI=f"http://127.0.0.1:{vendor_socket.port}/v1",
+    )
+    migrate(env)
+    log = folder / "daphne.log"
+    with daphne(env, log) as base:
+        yield LiveServer(base, database, log)
+
+
+def socket_url(server: LiveServer, session: str) -> str:
+    return server.base.replace("http", "ws") + f"/proxy/s/{session}/openai/v1/responses"
+
+
+def test_the_openai_sdk_socket_is_relayed_event_for_event_and_recorded(
+    socket_server, vendor_socket
+):
+    client = openai.OpenAI(
+        api_key=OPENAI_SECRET, base_url=f"{socket_server.base}/proxy/s/sdk-socket/openai/v1"
+    )
+    received: list[list[str]] = []
+    with client.responses.connect(
+        extra_headers={"X-Loop-Inspector-Token": "li_not_for_the_vendor"}
+    ) as connection:
+        previous = None
+        for turn in ("What is 2+2?", "And 3+3?"):
+            connection.response.create(
+                model="gpt-4o-mini",
+                input=turn,
+                **({"previous_response_id": previous} if previous else {}),
+            )
+            events = []
+            for event in connection:
+                events.append(event.to_json(indent=None))
+                if event.type == "response.completed":
+                    previous = event.response.id
+                    break
+            received.append(events)
+
+    expected = [json.loads(text) for text in vendor_socket.events]
+    for events in received:  # the SDK read every event the vendor sent, as sent
+        assert [json.loads(text) for text in events] == expected
+    handshake = vendor_socket.handshakes[-1]
+    assert handshake["authorization"] == f"Bearer {OPENAI_SECRET}"
+    assert "x-loop-inspector-token" not in handshake
+    creates = [json.loads(m) for m in vendor_socket.received[-2:]]
+    assert [c["input"] for c in creates] == ["What is 2+2?", "And 3+3?"]
+
+    trace_id = socket_server.trace_id("proxy:openai-responses:sdk-socket")
+    report = socket_server.wait_report(trace_id, calls=2)
+    assert [call["status"] for call in report["calls"]] == ["ok", "ok"]
+    assert all(call["output_tokens"] for call in report["calls"])
+    line = recorded_line(socket_server, trace_id)
+    assert line["transport"] == "websocket"
+    assert line["request"]["body"]["previous_response_id"] == previous_id(expected)
+    assert line["request"]["headers"]["Authorization"] == "[masked]"
+    assert OPENAI_SECRET not in json.dumps(line)
+
+
+def previous_id(events: list[dict]) -> str:
+    return next(e["response"]["id"] for e in events if e["type"] == "response.completed")
+
+
+def test_a_client_that_leaves_mid_response_is_recorded_as_interrupted(socket_server):
+    with connect(socket_url(socket_server, "socket-leaver")) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "slow", "input": "hi"}))
+        socket.recv(timeout=10)  # the first event, then hang up
+    trace_id = socket_server.trace_id("proxy:openai-responses:socket-leaver")
+    call = socket_server.wait_report(trace_id, calls=1)["calls"][0]
+    assert call["status"] == "error"
+    line = recorded_line(socket_server, trace_id)
+    assert line["interrupted"] == "the client closed the socket mid-response"
+
+
+def test_an_upstream_that_drops_the_socket_closes_the_clients_and_fails_the_call(
+    socket_server,
+):
+    with connect(socket_url(socket_server, "socket-cut")) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "cut", "input": "hi"}))
+        with pytest.raises(websockets.ConnectionClosedError) as closed:
+            while True:
+                socket.recv(timeout=10)
+    # The upstream's 1011 (internal error), passed on as 4011: servers may send only
+    # 1000 and 3000-4999.
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4011
+    trace_id = socket_server.trace_id("proxy:openai-responses:socket-cut")
+    assert socket_server.wait_report(trace_id, calls=1)["calls"][0]["status"] == "error"
+    assert recorded_line(socket_server, trace_id)["interrupted"] == (
+        "the upstream closed the socket mid-response"
+    )
+
+
+def test_an_upstream_without_the_socket_mode_refuses_the_handshake(inspector_server):
+    """The capture server's OpenAI upstream speaks HTTP only (as vLLM, Ollama…): the
+    client's handshake is refused at once, so Codex and the SDK go on over HTTP."""
+    started = time.monotonic()
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        connect(socket_url(inspector_server, "no-socket"), open_timeout=10)
+    assert refused.value.response.status_code == 403
+    assert time.monotonic() - started < 5
+    assert not inspector_server.rows(
+        "SELECT id FROM traces_trace WHERE capture_key LIKE '%no-socket'"
+    )
