@@ -19,14 +19,22 @@ from pathlib import Path
 import openai
 import pytest
 import websockets
+from channels.testing import WebsocketCommunicator
+from django.core.cache import cache
+from django.db import connections
 from websockets.asyncio.server import serve
 from websockets.sync.client import connect
 
+from inspector.asgi import application
 from tests.capture.conftest import LiveServer
 from tests.capture.fake_upstream import vcr_replies
 from tests.capture.scenario import OPENAI_SECRET, RESPONSES
 from tests.capture.test_proxy_edges import recorded_line
+from tests.live.conftest import run_async
 from tests.live.servers import daphne, migrate, server_env
+from tests.web.team_world import build_world
+from traces import models, proxy
+from traces.conf import inspector_settings
 
 pytestmark = pytest.mark.corpus
 
@@ -219,3 +227,67 @@ def test_an_upstream_without_the_socket_mode_refuses_the_handshake(inspector_ser
     assert not inspector_server.rows(
         "SELECT id FROM traces_trace WHERE capture_key LIKE '%no-socket'"
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_token_over_its_limit_gets_an_error_event_and_nothing_goes_on(settings, vendor_socket):
+    """On a shared server the socket is an ingest like any other: the token (in its own
+    header, the key in Authorization) is checked at the handshake, charged per
+    `response.create`, never sent on, and the calls land in the token's project."""
+    settings.INSPECTOR_AUTH = True
+    settings.INSPECTOR_UPSTREAM_OPENAI = f"http://127.0.0.1:{vendor_socket.port}/v1"
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    first = json.dumps({"type": "response.create", "model": "gpt-4o-mini", "input": "hi"})
+    settings.INSPECTOR = {"TOKEN_UPLOADS_PER_MINUTE": 0, "TOKEN_BYTES_PER_DAY": len(first) + 5}
+    inspector_settings.cache_clear()
+    cache.clear()
+    world = build_world()
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"authorization", f"Bearer {OPENAI_SECRET}".encode()),
+        (b"x-loop-inspector-token", world.secrets["ingest_token"].encode()),
+    ]
+    sent_before = len(vendor_socket.received)
+
+    async def scenario() -> tuple[list[dict], dict]:
+        communicator = WebsocketCommunicator(
+            application, "/proxy/s/limited/openai/v1/responses", headers=headers
+        )
+        connected, _ = await communicator.connect(timeout=10)
+        assert connected
+        await communicator.send_to(text_data=first)
+        answered = []
+        while not answered or answered[-1]["type"] != "response.completed":
+            answered.append(json.loads(await communicator.receive_from(timeout=10)))
+        await communicator.send_to(text_data=first)  # over the day's bytes now
+        refused = json.loads(await communicator.receive_from(timeout=10))
+        await communicator.disconnect()
+        while proxy.recording("limited"):  # the first call is stored on this loop
+            await asyncio.sleep(0.02)
+        return answered, refused
+
+    try:
+        answered, refused = run_async(scenario)
+        assert len(answered) == len(vendor_socket.events)
+        assert refused["type"] == "error"
+        assert refused["error"]["type"] == "rate_limit_error"
+        assert len(vendor_socket.received) == sent_before + 1  # the refused one stayed here
+        handshake = vendor_socket.handshakes[-1]
+        assert world.secrets["ingest_token"] not in json.dumps(handshake)
+        assert handshake["authorization"] == f"Bearer {OPENAI_SECRET}"
+        trace = wait_for_trace("proxy:openai-responses:limited", world.alpha)
+        assert trace.project_id == world.alpha.pk
+    finally:
+        inspector_settings.cache_clear()
+        cache.clear()
+        connections.close_all()
+
+
+def wait_for_trace(key_end: str, project) -> models.Trace:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        found = models.Trace.objects.filter(capture_key__endswith=key_end).first()
+        if found is not None and found.calls_count:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"no call was recorded under {key_end}")
