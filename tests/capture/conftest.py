@@ -6,6 +6,8 @@ import json
 import sqlite3
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,18 +82,28 @@ def upstream(script):
         yield fake
 
 
-@pytest.fixture(scope="session")
-def inspector_server(upstream, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("capture-server")
+@contextmanager
+def capture_server(folder: Path, **upstreams: str) -> Iterator[LiveServer]:
+    """A daphne on its own SQLite file, with the capture tests' settings and the given
+    INSPECTOR_UPSTREAM_* variables."""
     database = folder / "capture.sqlite3"
     env = server_env(
         DATABASE_URL=f"sqlite:///{database}",
         REDIS_URL="",
         DJANGO_SETTINGS_MODULE="tests.capture.proxy_settings",
-        INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
-        INSPECTOR_UPSTREAM_OPENAI=upstream.base + "/v1",
+        **upstreams,
     )
     migrate(env)
     log = folder / "daphne.log"
     with daphne(env, log, ports() or None) as base:
         yield LiveServer(base, database, log)
+
+
+@pytest.fixture(scope="session")
+def inspector_server(upstream, tmp_path_factory):
+    with capture_server(
+        tmp_path_factory.mktemp("capture-server"),
+        INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
+        INSPECTOR_UPSTREAM_OPENAI=upstream.base + "/v1",
+    ) as server:
+        yield server

@@ -26,12 +26,11 @@ from websockets.asyncio.server import serve
 from websockets.sync.client import connect
 
 from inspector.asgi import application
-from tests.capture.conftest import LiveServer
+from tests.capture.conftest import LiveServer, capture_server
 from tests.capture.fake_upstream import vcr_replies
 from tests.capture.scenario import OPENAI_SECRET, RESPONSES
 from tests.capture.test_proxy_edges import recorded_line
 from tests.live.conftest import run_async
-from tests.live.servers import daphne, migrate, server_env
 from tests.web.team_world import build_world
 from traces import models, proxy
 from traces.conf import inspector_settings
@@ -120,18 +119,11 @@ def vendor_socket(corpus) -> Iterator[FakeResponsesSocket]:
 @pytest.fixture(scope="module")
 def socket_server(vendor_socket, tmp_path_factory) -> Iterator[LiveServer]:
     """A daphne whose OpenAI upstream is the fake socket's host (http, so ws://)."""
-    folder = tmp_path_factory.mktemp("socket-server")
-    database = folder / "socket.sqlite3"
-    env = server_env(
-        DATABASE_URL=f"sqlite:///{database}",
-        REDIS_URL="",
-        DJANGO_SETTINGS_MODULE="tests.capture.proxy_settings",
+    with capture_server(
+        tmp_path_factory.mktemp("socket-server"),
         INSPECTOR_UPSTREAM_OPENAI=f"http://127.0.0.1:{vendor_socket.port}/v1",
-    )
-    migrate(env)
-    log = folder / "daphne.log"
-    with daphne(env, log) as base:
-        yield LiveServer(base, database, log)
+    ) as server:
+        yield server
 
 
 def socket_url(server: LiveServer, session: str) -> str:
