@@ -6,6 +6,9 @@ one run, alternating direct and proxied requests so both see the same machine:
 
 - non-streamed Messages calls: latency p50 / p95, direct vs proxied, and what the proxy adds;
 - streamed calls: time to the first SSE byte, direct vs proxied, and what the proxy adds;
+- the Responses API's WebSocket mode (the Codex CLI's default transport): time to the
+  first event and to `response.completed`, direct to a stand-in of the vendor's socket
+  vs through the proxy's relay;
 - 100 concurrent streams through the proxy: all complete, none corrupted (byte-compared);
 - proxied call -> live viewer: from the client's last byte to a websocket viewer of the
   session's trace receiving that call;
@@ -38,10 +41,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+from websockets.sync import client as socket_client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.capture.fake_socket import FakeResponsesSocket, corpus_events  # noqa: E402
 from tests.capture.fake_upstream import FakeUpstream  # noqa: E402
 from tests.capture.scenario import SECRET, Script, ports  # noqa: E402
 from tests.conftest import CORPUS  # noqa: E402
@@ -96,6 +101,39 @@ def overhead(
             proxied_total.append(total)
             time.sleep(gap)
     return direct_first, direct_total, proxied_first, proxied_total
+
+
+def socket_overhead(base: str, vendor_port: int, calls: int, gap: float) -> tuple[list, ...]:
+    """ms to the first event and to `response.completed` of one `response.create`, on a
+    socket straight to the stand-in and one through the proxy, alternating."""
+    create = json.dumps({"type": "response.create", "model": "gpt-4o-mini", "input": "hi"})
+
+    def one(socket: socket_client.ClientConnection) -> tuple[float, float]:
+        started = time.perf_counter()
+        socket.send(create)
+        first = None
+        while True:
+            event = json.loads(socket.recv(timeout=30))
+            first = first or time.perf_counter()
+            if event["type"] == "response.completed":
+                break
+        return (first - started) * 1000, (time.perf_counter() - started) * 1000
+
+    proxied_url = base.replace("http", "ws") + "/proxy/s/bench-socket/openai/v1/responses"
+    found: tuple[list, ...] = ([], [], [], [])
+    with (
+        socket_client.connect(f"ws://127.0.0.1:{vendor_port}/v1/responses") as direct,
+        socket_client.connect(proxied_url) as proxied,
+    ):
+        for _ in range(5):
+            one(direct), one(proxied)
+        for _ in range(calls):
+            for offset, socket in ((0, direct), (2, proxied)):
+                first, total = one(socket)
+                found[offset].append(first)
+                found[offset + 1].append(total)
+            time.sleep(gap)
+    return found
 
 
 async def concurrent_streams(base: str, count: int, expected: bytes) -> tuple[int, int, float]:
@@ -295,11 +333,16 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
     args = parser.parse_args()
     script = Script(CORPUS)
-    with FakeUpstream(script, port=ports()) as upstream, tempfile.TemporaryDirectory() as folder:
+    with (
+        FakeUpstream(script, port=ports()) as upstream,
+        FakeResponsesSocket(corpus_events(CORPUS)) as vendor_socket,
+        tempfile.TemporaryDirectory() as folder,
+    ):
         env = server_env(
             DATABASE_URL=f"sqlite:///{folder}/bench.sqlite3",
             REDIS_URL="",
             INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
+            INSPECTOR_UPSTREAM_OPENAI=f"http://127.0.0.1:{vendor_socket.port}/v1",
         )
         migrate(env)
         with daphne(env, Path(folder) / "daphne.log", ports() or None) as base:
@@ -328,6 +371,13 @@ def main() -> int:
                 print(row("streamed: whole stream", total_d, total_p))
                 if gap:
                     verdicts.append(verdict("first SSE byte", first_d, first_p))
+                first_d, total_d, first_p, total_p = socket_overhead(
+                    base, vendor_socket.port, args.calls, gap
+                )
+                print(row("socket: first event", first_d, first_p))
+                print(row("socket: whole response", total_d, total_p))
+                if gap:
+                    verdicts.append(verdict("socket first event", first_d, first_p))
             print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
             print("\n".join(verdicts))
             print()

@@ -149,8 +149,14 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
             async for message in upstream:
                 if isinstance(message, bytes):
                     await self.send(bytes_data=message)
+                    await asyncio.sleep(0)
                     continue
                 await self.send(text_data=message)
+                # Let daphne write it out now. Events that are already here are read
+                # without a pause, and daphne's write waits for one: without it a whole
+                # response went out at once, after the last event and next to the start
+                # of its recording (the first event's p95 was 5.8 ms, now 1.6 ms).
+                await asyncio.sleep(0)
                 line = recorder.server_frame(message, time.time())
                 if line is not None:
                     proxy.schedule_recording(FORMAT, self.session, line, self.project)
