@@ -113,8 +113,9 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         except websockets.InvalidStatus as exc:
             log.info("upstream refused the Responses socket (%s)", exc.response.status_code)
             return 4502
-        except (OSError, TimeoutError, websockets.InvalidHandshake, websockets.InvalidURI):
-            log.info("could not open the Responses socket upstream", exc_info=True)
+        except (OSError, TimeoutError, websockets.InvalidHandshake, websockets.InvalidURI) as exc:
+            # The class only: the message may hold the URL, and its query a key.
+            log.info("could not open the Responses socket upstream (%s)", type(exc).__name__)
             return 4502
         self.session, self.project = session, project
         self.token_id = who.token.pk if who is not None and who.token is not None else None
@@ -126,7 +127,8 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         if upstream is None or recorder is None:
             return
         if text_data is None:
-            await upstream.send(bytes_data or b"")
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await upstream.send(bytes_data or b"")
             return
         opened = recorder.client_frame(text_data, time.time())
         if opened and self.token_id is not None:
