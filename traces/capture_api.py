@@ -14,7 +14,8 @@ from django.views.decorators.http import require_safe
 
 from traces import capture
 from traces.access import Access, access, principal
-from traces.proxy import SESSION_NAME, recording
+from traces.proxy import SESSION_NAME
+from traces.proxy_recording import recording
 
 
 @access(Access.READ)

@@ -18,7 +18,6 @@ stored: the recorded headers are masked.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import re
 import time
@@ -45,6 +44,7 @@ from traces.core.reading.capture import (
     sse_error_event,
     upstream_url,
 )
+from traces.proxy_recording import ExchangeRecording
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,27 @@ def upstream_base(vendor: str) -> str:
     return str(getattr(settings, name[vendor], "") or "") if vendor in name else ""
 
 
+def session_name(in_path: str | None, headers: dict[str, str]) -> str | None:
+    """The session a call records into: the one in its path, else its header's, else the
+    default; None when the name given is not a valid one."""
+    session = in_path or headers.get(SESSION_HEADER) or capture.DEFAULT_SESSION
+    return session if SESSION_NAME.match(session) else None
+
+
+def scope_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """An ASGI scope's headers named as Django names them (`Content-Type`), repeated ones
+    joined with commas; names with an underscore are dropped, as Django drops them (so
+    `X_Api_Key` cannot pass for `X-Api-Key`)."""
+    found: dict[str, str] = {}
+    for raw_name, raw_value in raw:
+        name = raw_name.decode("latin-1")
+        if "_" in name:
+            continue
+        title, value = name.title(), raw_value.decode("latin-1")
+        found[title] = f"{found[title]},{value}" if title in found else value
+    return found
+
+
 # -- the view -----------------------------------------------------------------------------
 @dataclass
 class Plan:
@@ -83,7 +104,7 @@ class Plan:
     url: str
     headers: dict[str, str]
     body: bytes
-    recording: _Recording | None
+    recording: ExchangeRecording | None
 
 
 def plan_call(
@@ -107,8 +128,8 @@ def plan_call(
             "not_found_error",
             f"No upstream is configured for {vendor}: set INSPECTOR_UPSTREAM_{vendor.upper()}.",
         )
-    session = session or headers.get(SESSION_HEADER) or capture.DEFAULT_SESSION
-    if not SESSION_NAME.match(session):
+    session = session_name(session, headers)
+    if session is None:
         return vendor_error(
             vendor,
             400,
@@ -127,7 +148,7 @@ def plan_call(
     sent = outgoing_headers(headers)
     format_name = recorded_format(vendor, path) if method == "POST" else None
     recording = (
-        _Recording(
+        ExchangeRecording(
             CapturedExchange(
                 method,
                 url,
@@ -285,7 +306,7 @@ def vendor_error(vendor: str, status: int, kind: str, message: str) -> JsonRespo
 
 
 def _failed(
-    recording: _Recording | None,
+    recording: ExchangeRecording | None,
     vendor: str,
     status: int,
     problem: str,
@@ -304,7 +325,7 @@ def _failed(
 
 
 async def relay_body(
-    upstream: httpx.Response, recording: _Recording | None, vendor: str, streamed: bool
+    upstream: httpx.Response, recording: ExchangeRecording | None, vendor: str, streamed: bool
 ) -> AsyncIterator[bytes]:
     """The upstream's bytes as they arrive; the exchange is recorded however it ends.
 
@@ -340,125 +361,6 @@ async def relay_body(
         if recording is not None:
             recording.finish()
         await upstream.aclose()
-
-
-# -- recording ------------------------------------------------------------------------------
-class _Recording:
-    """The copy of one exchange, recorded once when it ends, whichever way it ends."""
-
-    def __init__(
-        self, exchange: CapturedExchange, format_name: str, session: str, project: Any = None
-    ) -> None:
-        self.exchange = exchange
-        self.format_name = format_name
-        self.session = session
-        self.project = project
-        self.limit = int(capture.capture_setting("PROXY_MAX_RESPONSE_BYTES"))
-        self.body = bytearray()
-        self.done = False
-        self.held_back = False
-        """Set by the fast path: the recording starts once the response is sent (`release`)."""
-        self.line: bytes | None = None
-
-    def keep(self, chunk: bytes) -> None:
-        if self.exchange.truncated_at is not None:
-            return
-        if len(self.body) + len(chunk) > self.limit:
-            self.exchange.truncated_at = len(self.body)
-            return
-        self.body += chunk
-
-    def on_task_done(self, task: asyncio.Task) -> None:
-        if not self.done:
-            self.finish(interrupted=True, problem="the client disconnected mid-response")
-
-    def finish(self, *, interrupted: bool = False, problem: str | None = None) -> None:
-        if self.done:
-            return
-        self.done = True
-        exchange = self.exchange
-        exchange.ended_at = time.time()
-        exchange.response_body = exchange.response_body or bytes(self.body)
-        exchange.interrupted = interrupted
-        exchange.problem = problem
-        self.line = exchange.line()
-        if not self.held_back:
-            self.release()
-
-    def release(self) -> None:
-        """Record the finished exchange (off the response path, in order per session)."""
-        line, self.line = self.line, None
-        if line is not None:
-            schedule_recording(self.format_name, self.session, line, self.project)
-
-
-_pending: set[asyncio.Task] = set()
-_recording: collections.Counter[str] = collections.Counter()
-"""Sessions with calls answered but not yet stored, in this process (see `recording`)."""
-_queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[bytes]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def schedule_recording(format_name: str, session: str, line: bytes, project: Any = None) -> None:
-    """Record off the response path; lines of one session are stored in the order their
-    exchanges ended. One task per session writes them: lines that end while it is busy
-    are stored together in its next batch (calls made back to back share one append)."""
-    loop = asyncio.get_running_loop()
-    key = capture.proxy_key(format_name, session, project)
-    queues = _queued.setdefault(loop, {})
-    waiting = queues.get(key)
-    if waiting is not None:  # the session's writer is busy: it takes this line next
-        waiting.append(line)
-        return
-    queues[key] = [line]
-    _recording[session] += 1
-    task = loop.create_task(_record(queues, key, format_name, session, project))
-    _pending.add(task)
-    task.add_done_callback(_pending.discard)
-
-
-async def _record(
-    queues: dict[str, list[bytes]], key: str, format_name: str, session: str, project: Any
-) -> None:
-    try:
-        while queues[key]:
-            lines, queues[key] = queues[key], []
-            await sync_to_async(_store, thread_sensitive=False)(
-                key, format_name, session, lines, project
-            )
-    finally:
-        del queues[key]
-        _recording[session] -= 1
-        if _recording[session] <= 0:
-            del _recording[session]
-
-
-def recording(session: str) -> bool:
-    """Whether this process still has answered calls of `session` to store: `manage.py
-    record` waits for them before it closes the session's traces."""
-    return _recording.get(session, 0) > 0
-
-
-def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:
-    """Append a batch of lines; one that fails is retried line by line, so one bad line
-    (too large, say) does not lose the others."""
-    batches = [lines] if len(lines) == 1 else [lines, *([line] for line in lines)]
-    for batch in batches:
-        try:
-            capture.record_lines_on_thread(
-                key=key,
-                format_name=format_name,
-                name=capture.proxy_trace_name(format_name, session),
-                lines=batch,
-                project=project,
-            )
-        except Exception:
-            if len(batch) == 1:
-                log.exception("could not record a proxied call in session %s", session)
-            continue
-        if batch is lines:
-            return
 
 
 # -- the HTTP client ------------------------------------------------------------------------

@@ -41,7 +41,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 
-BROWSER_HEADERS = frozenset({"cookie", "origin", "sec-fetch-site"})
+BROWSER_HEADERS = frozenset({b"cookie", b"origin", b"sec-fetch-site"})
 
 
 class ProxyFastPath:
@@ -87,16 +87,10 @@ def _plain_request(scope: Scope) -> _Request | None:
         return None
     if match.func is not proxy.relay:
         return None
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in scope.get("headers", []):
-        name = raw_name.decode("latin-1").lower()
-        if name in BROWSER_HEADERS:
-            return None
-        if "_" in name:  # Django drops them (underscore/hyphen spoofing)
-            continue
-        title = name.title()
-        value = raw_value.decode("latin-1")
-        headers[title] = f"{headers[title]},{value}" if title in headers else value
+    raw_headers = scope.get("headers", [])
+    if any(name.lower() in BROWSER_HEADERS for name, _ in raw_headers):
+        return None
+    headers = proxy.scope_headers(raw_headers)
     if "text/html" in headers.get("Accept", ""):
         return None  # a browser: Django answers refusals with pages
     if not _host_allowed(headers.get("Host", "")):

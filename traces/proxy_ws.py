@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
 
 import orjson
 import websockets
@@ -30,6 +29,7 @@ from traces import capture, proxy
 from traces.access import Access, access, ingest_project_of, rate_limited
 from traces.core.reading.capture import upstream_url
 from traces.core.reading.socket_capture import SocketRecorder
+from traces.proxy_recording import schedule_recording
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +84,9 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         base = proxy.upstream_base("openai")
         if not base:
             return 4404
-        headers = _request_headers(self.scope)
-        kwargs = self.scope["url_route"]["kwargs"]
-        session = kwargs.get("session") or headers.get(proxy.SESSION_HEADER)
-        session = session or capture.DEFAULT_SESSION
-        if not proxy.SESSION_NAME.match(session):
+        headers = proxy.scope_headers(self.scope.get("headers", []))
+        session = proxy.session_name(self.scope["url_route"]["kwargs"].get("session"), headers)
+        if session is None:
             return 4400
         who = self.scope.get("principal")
         project = await database_sync_to_async(ingest_project_of)(who)
@@ -157,7 +155,7 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
                 if isinstance(message, str):
                     line = recorder.server_frame(message, time.time())
                     if line is not None:
-                        proxy.schedule_recording(FORMAT, self.session, line, self.project)
+                        schedule_recording(FORMAT, self.session, line, self.project)
             code = upstream.close_code or 1000
         except websockets.ConnectionClosed as exc:
             code = exc.rcvd.code if exc.rcvd is not None else 1011
@@ -195,25 +193,12 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         if self.recorder is None:
             return
         for line in self.recorder.close(time.time(), problem):
-            proxy.schedule_recording(FORMAT, self.session, line, self.project)
+            schedule_recording(FORMAT, self.session, line, self.project)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("the Responses socket relay failed", exc_info=task.exception())
-
-
-def _request_headers(scope: dict[str, Any]) -> dict[str, str]:
-    """The handshake's headers named as Django names them (as the HTTP relay reads them);
-    names with an underscore are dropped, as Django drops them."""
-    found: dict[str, str] = {}
-    for raw_name, raw_value in scope.get("headers", []):
-        name = raw_name.decode("latin-1")
-        if "_" in name:
-            continue
-        title, value = name.title(), raw_value.decode("latin-1")
-        found[title] = f"{found[title]},{value}" if title in found else value
-    return found
 
 
 def _rate_limit_event(wait: int) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from traces import capture, proxy
+from traces import capture, proxy_recording
 
 
 def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None) -> list[list]:
@@ -26,13 +26,13 @@ def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None)
     monkeypatch.setattr(capture, "record_lines_on_thread", record)
 
     async def scenario():
-        proxy.schedule_recording("anthropic-messages", "batches", lines[0])
+        proxy_recording.schedule_recording("anthropic-messages", "batches", lines[0])
         await asyncio.get_running_loop().run_in_executor(None, first_started.wait, 5)
         for line in lines[1:]:  # these end while the first is being stored
-            proxy.schedule_recording("anthropic-messages", "batches", line)
+            proxy_recording.schedule_recording("anthropic-messages", "batches", line)
         release_first.set()
-        while proxy._pending:
-            await asyncio.gather(*proxy._pending)
+        while proxy_recording._pending:
+            await asyncio.gather(*proxy_recording._pending)
 
     asyncio.run(scenario())
     return batches
