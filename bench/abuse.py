@@ -1,6 +1,7 @@
 """Hostile inputs: time and peak memory until the answer, for the worst inputs of issue 9.
 
-Part 1, the core (each input in a fresh process, through `traces.ingest.ingest_prepare`, the
+Part 1, the core (each input in a fresh process, through
+`traces.services.ingest.ingest_prepare`, the
 path every upload takes): wall time, CPU time and peak RSS growth until the refusal or
 the result. Before issue 9 the 199 KB gzip array took 172 s of CPU and 10.2 GB, and the
 gzip bomb 2.4 GB of RSS per request.
@@ -50,7 +51,7 @@ import django
 django.setup()
 from tests.hostile.cases import by_id
 from traces.core.reading.limits import InputRejected
-from traces.ingest import ingest_prepare
+from traces.services.ingest import ingest_prepare
 case = by_id()[sys.argv[1]]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 cpu, wall = time.process_time(), time.perf_counter()

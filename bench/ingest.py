@@ -138,7 +138,7 @@ def baseline(data: bytes) -> float:
 
 
 def ingest(data: bytes) -> tuple[float, object]:
-    from traces.ingest import trace_ingest
+    from traces.services.ingest import trace_ingest
 
     started = time.perf_counter()
     result = trace_ingest(data=data, name="bench", filename="bench.jsonl")
@@ -148,7 +148,8 @@ def ingest(data: bytes) -> tuple[float, object]:
 def stored_bytes(trace) -> dict[str, int]:
     from django.db import connection
 
-    from traces import models, originals
+    from traces import models
+    from traces.storage import originals
 
     digests: set[str] = set()
     row_bytes = 0

@@ -90,7 +90,7 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from django.test import Client
 
-        from traces.ingest import trace_ingest
+        from traces.services.ingest import trace_ingest
 
         data = transcript(args.calls)
         started, cpu = time.perf_counter(), time.process_time()
@@ -112,13 +112,13 @@ def main() -> None:
             ("diagram.json", f"{prefix}diagram.json"),
             ("what-if JSON", f"{prefix}what-if.json"),
         )
-        from traces import reportcache
+        from traces.storage.report_cache import clear
 
         get("/rules/")  # warm: templates compiled, tokenizer and caches loaded
         base = median_time(lambda: get("/rules/"), args.repeat)
         timings = []
         for label, path in pages:
-            reportcache.clear()  # cold: the first visit decodes the stored report
+            clear()  # cold: the first visit decodes the stored report
             cold = median_time(lambda path=path: get(path), 1)
             warm = median_time(lambda path=path: get(path), args.repeat)
             timings.append((label, cold, warm))

@@ -102,11 +102,12 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     from django.core.files.storage import FileSystemStorage
     from django.db import connection
 
-    from traces import models, selectors
+    from traces import models
     from traces.core.analysis.ingest import analyze_bytes
     from traces.core.reading import archive
-    from traces.ingest import trace_ingest
-    from traces.rows import BlobBatch, call_row, tool_run_row
+    from traces.selectors.traces import blob_values, message_digests
+    from traces.services.ingest import trace_ingest
+    from traces.storage.rows import BlobBatch, call_row, tool_run_row
 
     repeat = args.repeat
     print(f"file: {args.calls} calls, {len(data) / 2**20:.1f} MiB")
@@ -170,8 +171,8 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     # 3. What a call page reads: the last call's request.
     trace = models.Trace.objects.filter(name="bench").first()
     last = trace.calls.order_by("-index").first()
-    digests = [*selectors.message_digests(trace=trace, call=last), last.system_digest]
-    read_db = median_time(lambda: selectors.blob_values(digests), repeat, lambda: None)
+    digests = [*message_digests(trace=trace, call=last), last.system_digest]
+    read_db = median_time(lambda: blob_values(digests), repeat, lambda: None)
     batch.save()
     wanted = sorted(set(digests))
 

@@ -18,8 +18,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from inspector import nodelay  # noqa: E402
 from inspector.daphne_uploads import patch_daphne  # noqa: E402
-from traces.crosssite import SameOriginWebsocket  # noqa: E402
-from traces.proxy_asgi import ProxyFastPath  # noqa: E402
+from traces.access.cross_site import SameOriginWebsocket  # noqa: E402
+from traces.capture.proxy_asgi import ProxyFastPath  # noqa: E402
 from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
@@ -54,7 +54,7 @@ def _warm_up() -> None:
 _warm_up()
 application = ProtocolTypeRouter(
     {
-        # `/proxy/…` model calls skip Django's request and middleware (traces.proxy_asgi);
+        # `/proxy/…` model calls skip Django's request and middleware (traces.capture.proxy_asgi);
         # everything else, and any proxy request it does not serve as Django would, goes on.
         "http": ProxyFastPath(django_asgi_app),
         # The origin must be this server's own host and port; the session's user (or a

@@ -54,8 +54,8 @@ MIDDLEWARE = [
     "inspector.middleware.AsyncWhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "traces.crosssite.CrossSiteGuard",
-    "traces.middleware.VisibleNulMiddleware",
+    "traces.access.cross_site.CrossSiteGuard",
+    "traces.pages.middleware.VisibleNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -76,7 +76,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "traces.access.context",
+                "traces.access.rules.context",
                 "csp.context_processors.nonce",
             ],
         },
@@ -114,7 +114,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Originals (uploaded files, zstd-compressed) go through Django's storage API: a folder
 # by default; an S3-compatible bucket when INSPECTOR_S3_BUCKET is set, so every web and
-# worker machine reads and writes the same store (see traces.originals).
+# worker machine reads and writes the same store (see traces.storage.originals).
 INSPECTOR_DATA_DIR = Path(os.environ.get("INSPECTOR_DATA_DIR") or LOCAL_DIR / "data")
 INSPECTOR_S3_BUCKET = os.environ.get("INSPECTOR_S3_BUCKET", "")
 
@@ -161,7 +161,7 @@ CHANNEL_LAYERS = {
             # redis-py times socket reads out after 5 s, which would kill every viewer
             # socket that has been quiet for 5 s (channels_redis blocks on reads).
             # Hundreds of viewer sockets closing at once each leave their group: room
-            # for them in the pool (consumers also retry; see traces.consumers).
+            # for them in the pool (consumers also retry; see traces.live.consumers).
             # A viewer's channel holds up to `capacity` events before new ones are dropped
             # (channels_redis defaults to 100): a page that falls behind during a burst
             # catches up instead of missing calls (bench/load.py counts the misses).

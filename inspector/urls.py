@@ -4,11 +4,11 @@ from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
-    path("rules/", include("traces.rule_urls")),
-    path("accounts/", include("traces.account_urls")),
+    path("rules/", include("traces.pages.rule_urls")),
+    path("accounts/", include("traces.pages.account_urls")),
     path("admin/", admin.site.urls),
-    path("", include("traces.team_urls")),
+    path("", include("traces.pages.team_urls")),
     path("", include("traces.live.urls")),
-    path("", include("traces.capture_urls")),
+    path("", include("traces.capture.urls")),
     path("", include("traces.urls")),
 ]

@@ -14,7 +14,7 @@ class TracesConfig(AppConfig):
         problem = shared_mode_problem(settings)
         if problem:
             raise ImproperlyConfigured(problem)
-        from traces import originals
+        from traces.storage import originals
 
         originals.connect_signals()
 

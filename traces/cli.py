@@ -85,11 +85,11 @@ def read_traces(
         raise CliError(str(getattr(exc, "strerror", None) or exc)) from exc
 
 
-def app_css() -> str:
-    """The app's stylesheet, read from the package (exports carry it inline)."""
-    from traces.assets import app_css as read
+def _app_css() -> str:
+    """The app's stylesheet (exports carry it inline), read without setting up Django."""
+    from traces.web.assets import app_css
 
-    return read()
+    return app_css()
 
 
 def _write_json(payload: Any) -> None:
@@ -320,7 +320,7 @@ def report(
     if html is not None:
         from traces.core.outputs.export_html import render_export
 
-        html.write_text(render_export(built, name=file.name, css=app_css()), encoding="utf-8")
+        html.write_text(render_export(built, name=file.name, css=_app_css()), encoding="utf-8")
         _say(f"wrote {html}")
     if md is not None:
         from traces.core.outputs.export_md import render_markdown

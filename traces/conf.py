@@ -36,7 +36,7 @@ DEFAULTS: dict[str, Any] = {
     # Uploads over this many bytes are streamed to INSPECTOR_DATA_DIR and ingested by a
     # background job (202 and a status URL); smaller ones are ingested in the request.
     "BACKGROUND_UPLOAD_BYTES": 8 * 1024 * 1024,
-    # Decoded reports kept per process (traces.reportcache): at most this many, and at
+    # Decoded reports kept per process (traces.storage.report_cache): at most this many, and at
     # most this many bytes of their stored JSON (decoded, a report takes ~2.7 times that).
     "REPORT_CACHE_ENTRIES": 8,
     "REPORT_CACHE_BYTES": 32 * 1024 * 1024,
@@ -80,10 +80,3 @@ def limits() -> Limits:
         max_document_values=conf["MAX_DOCUMENT_VALUES"],
         max_decompression_ratio=conf["MAX_DECOMPRESSION_RATIO"],
     )
-
-
-def app_css() -> str:
-    """The app's stylesheet, for documents that must carry their styles inline."""
-    from traces.assets import app_css as read
-
-    return read()

@@ -4,7 +4,7 @@ PostgreSQL text and jsonb cannot hold U+0000, yet real traces contain it (a tool
 `cat`s a binary file). On PostgreSQL these fields write NUL as an escape, ESC + "0", and
 ESC itself as ESC + ESC, where ESC is the noncharacter U+FFFF; reading undoes it, so
 Python code sees exactly the text it stored. SQLite holds NUL as it is and is left alone.
-Pages show NUL as "␀" (see `traces.middleware`).
+Pages show NUL as "␀" (see `traces.pages.middleware`).
 """
 
 from __future__ import annotations

@@ -6,11 +6,9 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import connections, models
+from django.db import models
 from django.db.models import F
-from django.db.models.functions import Cast
 
-from traces import reportcache
 from traces.account_models import (  # the accounts half of the storage, split off for size
     DEFAULT_PROJECT_SLUG as DEFAULT_PROJECT_SLUG,
 )
@@ -34,7 +32,7 @@ from traces.account_models import (
 )
 from traces.core.analysis.inferred_errors import inferred_error
 from traces.core.outputs.summary import OUTCOME_LABELS
-from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField, decode_json
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
 
 class Blob(models.Model):
@@ -80,7 +78,7 @@ class RunSet(models.Model):
 
 class RunSetFile(models.Model):
     """A file as it was uploaded into a set (a ZIP, an .eval), kept byte-identical and
-    compressed in storage (traces.originals); its runs are stored as traces of their own."""
+    compressed in storage (traces.storage.originals); its runs are stored as traces of their own."""
 
     run_set = models.ForeignKey(RunSet, on_delete=models.CASCADE, related_name="files")
     filename = NulSafeCharField(max_length=300)
@@ -142,7 +140,7 @@ class Trace(models.Model):
     report_version = models.PositiveBigIntegerField(
         default=1,
         help_text="Incremented on every save of the report: with the id, the key of each "
-        "process's cache of decoded reports (traces.reportcache).",
+        "process's cache of decoded reports (traces.storage.report_cache).",
     )
 
     # Denormalised from the report (traces.core.outputs.runstats) so the list filters and sorts
@@ -205,39 +203,6 @@ class Trace(models.Model):
             .get()
         )
 
-    def refresh_from_db(
-        self, using: str | None = None, fields: Any = None, from_queryset: Any = None
-    ) -> None:
-        """A deferred report, read the first time it is used, comes from this process's
-        cache of decoded reports when the row's version is there (see traces.reportcache)."""
-        if (
-            fields is not None
-            and list(fields) == ["report"]
-            and from_queryset is None
-            and "report_version" not in self.get_deferred_fields()
-        ):
-            self._load_report(using or self._state.db)
-            return
-        super().refresh_from_db(using=using, fields=fields, from_queryset=from_queryset)
-
-    def _load_report(self, using: str | None) -> None:
-        rows = Trace.objects.using(using).filter(pk=self.pk)
-
-        def load() -> tuple[str | None, int] | None:
-            return (
-                rows.annotate(report_text=Cast("report", output_field=models.TextField()))
-                .values_list("report_text", "report_version")
-                .first()
-            )
-
-        vendor = connections[using or "default"].vendor
-        found = reportcache.cached_report(
-            self.pk, self.report_version, load, decode=lambda text: decode_json(text, vendor)
-        )
-        if found is None:
-            raise Trace.DoesNotExist("The trace was deleted.")
-        self.report, self.report_version = found
-
     @property
     def wall_time_s(self) -> float | None:
         if self.started_at is None or self.ended_at is None:
@@ -272,7 +237,7 @@ class TraceRule(models.Model):
 
 class SourceChunk(models.Model):
     """Where the uploaded bytes are: each chunk is one zstd object in storage (see
-    traces.originals); concatenated in order they are the file as received.
+    traces.storage.originals); concatenated in order they are the file as received.
 
     A live trace stores one chunk per accepted batch of lines: `first_line` (1-based) and
     `line_count` say which lines it holds, so a process can replay what it missed.
@@ -455,7 +420,7 @@ class Job(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     """Written by the worker running the job every JOB_STALE_SECONDS / 4; a running job
-    whose heartbeat is older than JOB_STALE_SECONDS lost its worker (traces.jobs)."""
+    whose heartbeat is older than JOB_STALE_SECONDS lost its worker (traces.services.jobs)."""
     attempts = models.PositiveIntegerField(default=0)
     """Times a worker has taken the job; after JOB_MAX_ATTEMPTS it fails instead."""
 

@@ -49,7 +49,7 @@ def _ensure_consumer() -> None:
         consumer = HUEY.create_consumer(
             workers=2,
             worker_type="thread",
-            periodic=True,  # the sweep of jobs whose worker died (traces.jobs)
+            periodic=True,  # the sweep of jobs whose worker died (traces.services.jobs)
             initial_delay=0.05,
             backoff=1.15,
             max_delay=0.5,

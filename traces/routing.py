@@ -3,8 +3,8 @@ recording proxy's Responses sockets."""
 
 from django.urls import path
 
-from traces.consumers import TraceIngestConsumer, TraceViewerConsumer
-from traces.proxy_ws import ResponsesSocketRelay
+from traces.capture.socket_relay import ResponsesSocketRelay
+from traces.live.consumers import TraceIngestConsumer, TraceViewerConsumer
 
 websocket_urlpatterns = [
     path("ws/traces/<uuid:trace_id>/", TraceViewerConsumer.as_asgi(), name="ws-trace"),

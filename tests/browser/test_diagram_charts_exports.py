@@ -6,8 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces import ingest
 from traces.core.reading.sample import sample_bytes
+from traces.services import ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

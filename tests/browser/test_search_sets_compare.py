@@ -9,8 +9,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.core.builders import log, pair, response, tool_use, user
-from traces import ingest, models, set_ingest
+from traces import models
 from traces.core.reading.sample import sample_bytes, serial_sample_bytes
+from traces.services import ingest, set_ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

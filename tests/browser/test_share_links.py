@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from tests.live.events import agent_lines, ndjson
-from traces import ingest, models
+from traces import models
+from traces.services import ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.core.whatif.traces import sundry_run
-from traces import ingest
+from traces.services import ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

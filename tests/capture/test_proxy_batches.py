@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from traces import capture, proxy_recording
+from traces.capture import lines as lines_module
+from traces.capture.recording import _pending, schedule_recording
 
 
 def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None) -> list[list]:
@@ -23,16 +24,16 @@ def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None)
         if fail_on is not None and fail_on in batch and len(batch) > 1:
             raise ValueError("one bad line")
 
-    monkeypatch.setattr(capture, "record_lines_on_thread", record)
+    monkeypatch.setattr(lines_module, "record_lines_on_thread", record)
 
     async def scenario():
-        proxy_recording.schedule_recording("anthropic-messages", "batches", lines[0])
+        schedule_recording("anthropic-messages", "batches", lines[0])
         await asyncio.get_running_loop().run_in_executor(None, first_started.wait, 5)
         for line in lines[1:]:  # these end while the first is being stored
-            proxy_recording.schedule_recording("anthropic-messages", "batches", line)
+            schedule_recording("anthropic-messages", "batches", line)
         release_first.set()
-        while proxy_recording._pending:
-            await asyncio.gather(*proxy_recording._pending)
+        while _pending:
+            await asyncio.gather(*_pending)
 
     asyncio.run(scenario())
     return batches

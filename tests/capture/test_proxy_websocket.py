@@ -29,7 +29,8 @@ from tests.capture.scenario import OPENAI_SECRET
 from tests.capture.test_proxy_edges import recorded_line
 from tests.live.conftest import run_async
 from tests.web.team_world import build_world
-from traces import models, proxy_recording
+from traces import models
+from traces.capture.recording import recording
 from traces.conf import inspector_settings
 
 pytestmark = pytest.mark.corpus
@@ -179,7 +180,7 @@ def test_a_token_over_its_limit_gets_an_error_event_and_nothing_goes_on(settings
         await communicator.send_to(text_data=first)  # over the day's bytes now
         refused = json.loads(await communicator.receive_from(timeout=10))
         await communicator.disconnect()
-        while proxy_recording.recording("limited"):  # the first call is stored on this loop
+        while recording("limited"):  # the first call is stored on this loop
             await asyncio.sleep(0.02)
         return answered, refused
 

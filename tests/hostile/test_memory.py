@@ -22,7 +22,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
 import django
 django.setup()
 from tests.hostile.cases import by_id
-from traces import ingest
+from traces.services import ingest
 from traces.core.reading.limits import InputRejected
 case = by_id()[sys.argv[1]]
 data = case.data

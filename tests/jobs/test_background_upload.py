@@ -10,9 +10,10 @@ from django.test import override_settings
 from django.urls import reverse
 
 from tests.live.events import agent_lines, ndjson
-from traces import jobs, models
+from traces import models
 from traces.core.analysis import ingest
-from traces.ingest import trace_ingest
+from traces.services import jobs
+from traces.services.ingest import trace_ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,8 +14,9 @@ from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
 from tests.live.events import agent_lines, ndjson
-from traces import jobs, models
-from traces.ingest import trace_ingest
+from traces import models
+from traces.services import jobs
+from traces.services.ingest import trace_ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,10 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
-from traces import ingest, models
+from traces import models
 from traces.conf import inspector_settings
 from traces.live import sessions as live_sessions
-from traces.selectors import trace_source_bytes
+from traces.selectors.traces import trace_source_bytes
+from traces.services import ingest
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from tests.live.events import MODEL, TOOLS
 from tests.live.servers import ROOT, free_port
 from traces import models
-from traces.selectors import trace_source_bytes
+from traces.selectors.traces import trace_source_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

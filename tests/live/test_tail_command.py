@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from tests.live.events import agent_lines, ndjson
 from traces import live, models
-from traces.selectors import trace_source_bytes
+from traces.selectors.traces import trace_source_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

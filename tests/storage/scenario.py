@@ -16,8 +16,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from tests.live.events import agent_lines, ndjson
-from traces import ingest, models, originals
-from traces.deletion import trace_delete
+from traces import models
+from traces.services import ingest
+from traces.services.deletion import trace_delete
+from traces.storage import originals
 
 Listing = Callable[[str], list[str]]
 

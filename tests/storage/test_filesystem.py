@@ -8,8 +8,10 @@ from django.db import connection, transaction
 
 from tests.live.events import agent_lines, ndjson
 from tests.storage import scenario
-from traces import ingest, models, originals
-from traces.deletion import trace_delete
+from traces import models
+from traces.services import ingest
+from traces.services.deletion import trace_delete
+from traces.storage import originals
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,10 @@ from django.test import Client
 from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
-from traces import models, team
-from traces.access import Principal
-from traces.ingest import trace_ingest
+from traces import models
+from traces.access.rules import Principal
+from traces.services import team
+from traces.services.ingest import trace_ingest
 
 PRINCIPALS = (
     "anonymous",

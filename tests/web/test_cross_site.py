@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from tests.live.events import agent_lines, ndjson
-from traces.crosssite import websocket_origin_ok
+from traces.access.cross_site import websocket_origin_ok
 
 BODY = ndjson(agent_lines(2))
 

@@ -4,7 +4,7 @@ The resolver is walked, so a new endpoint is in this test the moment it is route
 without an `@access` rule fails `test_every_endpoint_declares_a_rule`. Each declared rule
 is then checked by real requests (shared mode) for anonymous, viewer, member, owner, a
 user of another project, read / ingest / revoked tokens and a share link: allowed or
-refused as the table below (written independently of traces.access) says.
+refused as the table below (written independently of traces.access.rules) says.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from inspector.asgi import application
 from tests.live.conftest import run_async
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import PRINCIPALS, build_world
-from traces import proxy, proxy_asgi
-from traces.access import DELEGATED_NAMESPACES, Access, rules_of
-from traces.ingest import trace_ingest
+from traces.access.decisions import forget_decisions
+from traces.access.rules import DELEGATED_NAMESPACES, Access, rules_of
+from traces.capture import proxy, proxy_asgi
 from traces.routing import websocket_urlpatterns
+from traces.services.ingest import trace_ingest
 
 USERS = {"viewer", "member", "owner", "outsider"}
 ALPHA_VIEWERS = {"viewer", "member", "owner"}
@@ -264,7 +265,7 @@ def test_websocket_matrix(settings):
 
 
 def proxy_routes():
-    """The recording proxy's relay routes: served by the ASGI fast path (traces.proxy_asgi)
+    """The recording proxy's relay routes: served by the ASGI fast path (traces.capture.proxy_asgi)
     when a request carries no cookie, so their rule is checked there too."""
     return [route for route, callback, _, _ in endpoints() if callback is proxy.relay]
 
@@ -311,7 +312,7 @@ def test_proxy_fast_path_matrix(settings):
                     # its database connection back to the pool after sending it).
                     await communicator.wait(timeout=10)
         finally:
-            proxy_asgi.access_decisions.forget_decisions()
+            forget_decisions()
             await database_sync_to_async(connections.close_all)()
         return results
 

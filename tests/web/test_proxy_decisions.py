@@ -15,34 +15,42 @@ from django.utils import timezone
 from inspector.asgi import application
 from tests.live.conftest import run_async
 from tests.web.team_world import build_world
-from traces import access_decisions, models, proxy_asgi
-from traces.access import Access
+from traces import models
+from traces.access.decisions import (
+    RENEW_AFTER,
+    IngestDecision,
+    _decisions,
+    cached_decision,
+    forget_decisions,
+    generation,
+    remember_decision,
+)
+from traces.access.rules import Access
+from traces.capture import proxy_asgi
 
 URL = "/proxy/s/decisions/anthropic/v1/messages"
 
 
 def test_a_decision_is_renewed_after_a_second_and_dropped_after_two():
     key = (Access.INGEST, None, True)
-    decision = access_decisions.IngestDecision(None)
+    decision = IngestDecision(None)
     try:
-        access_decisions.remember_decision(key, decision, 100.0, access_decisions.generation())
-        assert access_decisions.cached_decision(key, 100.5) == (decision, False)
-        assert access_decisions.cached_decision(key, 101.2) == (decision, True)
-        assert access_decisions.cached_decision(key, 102.0) is None
+        remember_decision(key, decision, 100.0, generation())
+        assert cached_decision(key, 100.5) == (decision, False)
+        assert cached_decision(key, 101.2) == (decision, True)
+        assert cached_decision(key, 102.0) is None
     finally:
-        access_decisions.forget_decisions()
+        forget_decisions()
 
 
 def test_a_lookup_that_overlapped_a_change_is_not_kept():
     """Looked up, then a token changed before it was remembered: it may have read the
     state before the change, so the next request looks again."""
     key = (Access.INGEST, "digest", False)
-    looked_up_in = access_decisions.generation()
-    access_decisions.forget_decisions()  # what saving a token does
-    access_decisions.remember_decision(
-        key, access_decisions.IngestDecision(None), 100.0, looked_up_in
-    )
-    assert access_decisions.cached_decision(key, 100.1) is None
+    looked_up_in = generation()
+    forget_decisions()  # what saving a token does
+    remember_decision(key, IngestDecision(None), 100.0, looked_up_in)
+    assert cached_decision(key, 100.1) is None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -67,8 +75,8 @@ def test_a_revocation_elsewhere_is_seen_by_the_renewal(settings):
         return response["status"]
 
     def age_the_decision(seconds: float) -> None:
-        (key, (looked_up_at, decision)), *_ = access_decisions._decisions.items()
-        access_decisions._decisions[key] = (looked_up_at - seconds, decision)
+        (key, (looked_up_at, decision)), *_ = _decisions.items()
+        _decisions[key] = (looked_up_at - seconds, decision)
 
     async def scenario() -> list[int]:
         statuses = [await call()]  # looked up: allowed
@@ -76,7 +84,7 @@ def test_a_revocation_elsewhere_is_seen_by_the_renewal(settings):
             models.ApiToken.objects.filter(pk=world.token_ids["ingest_token"]).update
         )(revoked_at=timezone.now())
         statuses.append(await call())  # still the cached decision
-        age_the_decision(access_decisions.RENEW_AFTER + 0.1)
+        age_the_decision(RENEW_AFTER + 0.1)
         statuses.append(await call())  # cached, due: renewed after the response
         for _ in range(100):
             if not proxy_asgi._renewing:
@@ -88,6 +96,6 @@ def test_a_revocation_elsewhere_is_seen_by_the_renewal(settings):
     try:
         statuses = run_async(scenario)
     finally:
-        access_decisions.forget_decisions()
+        forget_decisions()
         connections.close_all()
     assert statuses == [404, 404, 404, 401]

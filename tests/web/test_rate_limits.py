@@ -8,7 +8,8 @@ from django.test import Client
 
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
-from traces import models, ratelimit
+from traces import models
+from traces.access.rate_limit import charge
 from traces.conf import inspector_settings
 
 BODY = ndjson(agent_lines(2))
@@ -62,7 +63,7 @@ def test_windows_reset():
     cache.clear()
     inspector_settings.cache_clear()
     start = 1_800_000_000.0  # on a minute boundary
-    assert ratelimit.charge(7, uploads=60, now=start) == 0
-    assert ratelimit.charge(7, uploads=1, now=start + 10) == 50
-    assert ratelimit.charge(7, uploads=1, now=start + 61) == 0
+    assert charge(7, uploads=60, now=start) == 0
+    assert charge(7, uploads=1, now=start + 10) == 50
+    assert charge(7, uploads=1, now=start + 61) == 0
     cache.clear()

@@ -1,4 +1,4 @@
-"""Each process's cache of decoded reports (traces.reportcache): a page visit after the
+"""Each process's cache of decoded reports (traces.storage.report_cache): a page visit after the
 first skips the decode; any rewrite of the report, by any process, changes its version."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from django.test import override_settings
 from django.urls import reverse
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
-from traces import models, reportcache
+from traces import models
 from traces.fields import decode_json
-from traces.ingest import trace_reanalyze
+from traces.services.ingest import trace_reanalyze
+from traces.storage.report_cache import ReportCache, cache, clear
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def trace_id(client) -> str:
         reverse("traces:api-traces"), {"file": SimpleUploadedFile("run.jsonl", _log())}
     )
     assert reply.status_code == 201
-    reportcache.clear()
+    clear()
     return reply.json()["id"]
 
 
@@ -49,11 +50,11 @@ def _stored(trace_id: str) -> dict:
 def test_the_second_visit_reads_the_report_from_the_cache(client, trace_id):
     page = reverse("traces:detail", args=[trace_id])
     assert client.get(page).status_code == 200
-    misses, hits = reportcache.cache.misses, reportcache.cache.hits
+    misses, hits = cache.misses, cache.hits
     for _ in range(3):
         assert client.get(page).status_code == 200
-    assert reportcache.cache.misses == misses
-    assert reportcache.cache.hits == hits + 3
+    assert cache.misses == misses
+    assert cache.hits == hits + 3
 
 
 def test_pages_never_mutate_the_cached_report(client, trace_id):
@@ -72,7 +73,7 @@ def test_pages_never_mutate_the_cached_report(client, trace_id):
         reply = client.get(path)
         assert reply.status_code == 200, path
     version = models.Trace.objects.get(pk=trace_id).report_version
-    cached = reportcache.cache.get((models.Trace.objects.get(pk=trace_id).pk, version))
+    cached = cache.get((models.Trace.objects.get(pk=trace_id).pk, version))
     assert cached is not None
     assert cached == _stored(trace_id)
 
@@ -105,7 +106,7 @@ def test_a_rewrite_by_another_process_is_seen_on_the_next_visit(client, trace_id
 
 @override_settings(INSPECTOR={"REPORT_CACHE_ENTRIES": 2, "REPORT_CACHE_BYTES": 100})
 def test_the_cache_is_bounded_by_count_and_size():
-    cache = reportcache.ReportCache()
+    cache = ReportCache()
     for n in range(4):
         cache.put(("t", n), {"n": n}, 10)
     assert len(cache) == 2 and cache.get(("t", 0)) is None and cache.get(("t", 3)) == {"n": 3}

@@ -1,4 +1,4 @@
-"""Rows written with plain SQL (traces.rowwriter) read back exactly as the ORM would
+"""Rows written with plain SQL (traces.storage.row_writer) read back exactly as the ORM would
 have stored them: NUL, non-ASCII text, JSON lists, nulls and booleans included."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from traces import ingest, models
-from traces.rows import BlobBatch, call_row, store_tool_runs, tool_run_row
+from traces import models
+from traces.services import ingest
+from traces.storage.rows import BlobBatch, call_row, store_tool_runs, tool_run_row
 
 FIELDS_SKIPPED = {"id", "trace"}
 

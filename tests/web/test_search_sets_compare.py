@@ -12,13 +12,14 @@ from django.urls import reverse
 
 from tests.conftest import CORPUS
 from tests.core.builders import log, pair, response, tool_use, user
-from traces import ingest, models, set_ingest
-from traces.comparing import stored_transcript
+from traces import models
 from traces.core.analysis.ingest import analyze_bytes
 from traces.core.outputs.compare import Side, compare_runs, transcript_of
 from traces.core.outputs.report import build_report
 from traces.core.reading.sample import sample_bytes, serial_sample_bytes
-from traces.labels import trace_set_labels
+from traces.selectors.compare import stored_transcript
+from traces.services import ingest, set_ingest
+from traces.services.labels import trace_set_labels
 
 pytestmark = pytest.mark.django_db
 

@@ -22,12 +22,13 @@ from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
-from traces import models, originals
-from traces.access import Principal
+from traces import models
+from traces.access.rules import Principal
 from traces.core.reading import archive, blobs
 from traces.core.reading.redact import redact
-from traces.deletion import trace_delete
-from traces.ingest import trace_ingest
+from traces.services.deletion import trace_delete
+from traces.services.ingest import trace_ingest
+from traces.storage import originals
 
 PLANTED = "sk-ant-api03-PLANTEDkey0123456789abcdefXYZ"
 CORPUS_FILE = "claude_trace_jsonl/claude-trace-dev_test-traffic.jsonl"

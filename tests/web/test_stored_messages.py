@@ -10,12 +10,13 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from tests.golden import golden_input
-from traces import models, selectors
-from traces.comparing import stored_transcript
+from traces import models
 from traces.core.analysis.ingest import analyze_bytes
 from traces.core.outputs.compare import transcript_of
 from traces.core.reading.sample import sample_bytes
-from traces.ingest import trace_ingest, trace_ingest_files, trace_reanalyze
+from traces.selectors.compare import stored_transcript
+from traces.selectors.traces import call_messages
+from traces.services.ingest import trace_ingest, trace_ingest_files, trace_reanalyze
 
 pytestmark = pytest.mark.django_db
 
@@ -75,7 +76,7 @@ def test_calls_stored_before_are_shown_raw_until_reanalyzed(client):
     expected = transcript_of(analyze_bytes(sample_bytes()))
     assert stored_transcript(trace) == expected
     trace.calls.update(appended_message_digests=None, response_message_digest="")
-    assert selectors.call_messages(call=trace.calls.get(index=2)) is None
+    assert call_messages(call=trace.calls.get(index=2)) is None
     page = _page(trace, 2, client)
     assert "block block-tool-use" not in page
     assert '<article class="message role-assistant">' in page and 'class="j-obj"' in page

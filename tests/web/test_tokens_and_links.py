@@ -11,8 +11,9 @@ from django.utils import timezone
 
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
-from traces import models, team
-from traces.access import Principal, digest_of
+from traces import models
+from traces.access.rules import Principal, digest_of
+from traces.services import team
 
 
 @pytest.fixture

@@ -15,10 +15,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from traces import models, team
-from traces.access import Access, access, ingest_project, principal
+from traces import models
+from traces.access.rules import Access, access, ingest_project, principal
 from traces.core.reading.limits import InputRejected
 from traces.live import writes as live
+from traces.services import team
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 

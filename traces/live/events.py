@@ -19,7 +19,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from traces import models
-from traces.broadcast import broadcast, may_listen
 from traces.conf import inspector_settings, price_table
 from traces.core.analysis.accounting import BUCKETS
 from traces.core.analysis.ingest import TraceSession
@@ -29,8 +28,9 @@ from traces.core.model import Call, ToolRun
 from traces.core.model import Trace as CoreTrace
 from traces.core.outputs.report import RESULT_PREVIEW_CHARS
 from traces.core.outputs.summary import outcome_of
-from traces.rows import call_rows, store_calls, store_line_errors, store_tool_runs
-from traces.rowwriter import insert_rows
+from traces.live.broadcast import broadcast, may_listen
+from traces.storage.row_writer import insert_rows
+from traces.storage.rows import call_rows, store_calls, store_line_errors, store_tool_runs
 
 BROADCAST_CHUNK = 100
 """Events per channel-layer message: keeps each message small for Redis."""
@@ -126,7 +126,7 @@ def save_events(trace: models.Trace, events: list[tuple[str, dict[str, Any]]]) -
     first = trace.events_seq + 1
     trace_id = trace.pk
     rows = [(trace_id, seq, kind, payload) for seq, (kind, payload) in enumerate(events, first)]
-    # Plain SQL (traces.rowwriter): the same values as bulk_create, without a model
+    # Plain SQL (traces.storage.row_writer): the same values as bulk_create, without a model
     # instance and the ORM's preparation of each.
     insert_rows(models.LiveEvent, ["trace_id", "seq", "type", "payload"], rows)
     trace.events_seq = first + len(rows) - 1

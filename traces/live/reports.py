@@ -21,7 +21,7 @@ from traces.core.outputs.runstats import rule_counts
 from traces.live import sessions
 from traces.live.events import empty_trace, finding_events, save_events, state_payload
 from traces.live.sessions import locked_trace
-from traces.rows import store_rule_counts
+from traces.storage.rows import store_rule_counts
 
 
 @lru_cache(maxsize=64)

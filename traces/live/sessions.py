@@ -14,12 +14,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from traces import models, originals
+from traces import models
 from traces.conf import inspector_settings, limits
 from traces.core.analysis.ingest import FormatChoice, TraceSession
 from traces.core.model import LineError
 from traces.core.model import Trace as CoreTrace
 from traces.core.reading.records import Record, numbered_items
+from traces.storage import originals
 
 
 def split_body(body: bytes) -> list[bytes]:

@@ -3,7 +3,7 @@
 The HTTP API, the ingest websocket, `manage.py tail` and the capture receivers all call
 `append_lines`, so a live trace takes the same path as an upload, a few lines at a
 time: the core's `TraceSession` reads them with the same adapter, the rows are written
-by the same functions as an upload's (`traces.rows`), and the original bytes are kept
+by the same functions as an upload's (`traces.storage.rows`), and the original bytes are kept
 byte-identical (one zstd `SourceChunk` per accepted batch, in line order).
 
 Offsets make appends idempotent: a batch says how many lines the client had sent before
@@ -34,8 +34,8 @@ import orjson
 from django.db import transaction
 from django.utils import timezone
 
-from traces import models, originals
-from traces.access import local_mode
+from traces import models
+from traces.access.rules import local_mode
 from traces.conf import inspector_settings, limits, price_table
 from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.gcpause import cycle_collector_paused
@@ -43,7 +43,6 @@ from traces.core.outputs.report import build_report
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.records import Record
 from traces.core.reading.redact import merge_fields, redact
-from traces.ingest import redacts
 from traces.live import sessions
 from traces.live.events import (
     Marks,
@@ -63,7 +62,9 @@ from traces.live.sessions import (
     terminated,
 )
 from traces.live.worker import request_refresh, request_refresh_of_new
-from traces.rows import store_rule_counts, summary_fields
+from traces.services.ingest import redacts
+from traces.storage import originals
+from traces.storage.rows import store_rule_counts, summary_fields
 
 __all__ = ["split_body"]
 

@@ -11,11 +11,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from traces import models
 from traces.cli import CliError, read_trace
-from traces.comparing import stored_side
 from traces.core.outputs.compare import Side, compare_runs, transcript_of
 from traces.core.outputs.compare_text import render_runs, render_sets
 from traces.core.outputs.report import build_report
-from traces.runsets import sets_comparison
+from traces.selectors.compare import stored_side
+from traces.selectors.sets import sets_comparison
 
 
 def _side(reference: str) -> Side:

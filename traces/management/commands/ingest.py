@@ -4,10 +4,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from traces import ingest, models, set_ingest
+from traces import models
 from traces.cli import CliError, mapping_argument, read_mapping
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
+from traces.services import ingest, set_ingest
 
 
 class Command(BaseCommand):

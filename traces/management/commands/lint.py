@@ -43,7 +43,8 @@ class Command(BaseCommand):
 
 def _set_sources(reference: str) -> list[tuple[str, Callable[[], Trace]]]:
     """(uri, reader) of each stored run of a set: the core reads each original again."""
-    from traces import models, selectors  # the database only for --set
+    from traces import models  # the database only for --set
+    from traces.selectors.traces import trace_source_bytes, trace_source_files
 
     run_set = models.RunSet.objects.filter(name=reference).first()
     if run_set is None:
@@ -54,11 +55,11 @@ def _set_sources(reference: str) -> list[tuple[str, Callable[[], Trace]]]:
 
     def reader(run: models.Trace) -> Callable[[], Trace]:
         def read() -> Trace:
-            files = selectors.trace_source_files(trace=run)
+            files = trace_source_files(trace=run)
             try:
                 if files:
                     return analyze_files(files, format_name=run.format)
-                data = selectors.trace_source_bytes(trace=run)
+                data = trace_source_bytes(trace=run)
                 return analyze_bytes(data, filename=run.source_filename, format_name=run.format)
             except InputRejected as exc:
                 raise CommandError(f"{run.name}: {exc}") from exc

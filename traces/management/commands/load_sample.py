@@ -2,8 +2,9 @@
 
 from django.core.management.base import BaseCommand
 
-from traces import ingest, models
+from traces import models
 from traces.core.reading.sample import sample_bytes
+from traces.services import ingest
 
 SAMPLE_NAME = "Sample: calendar assistant (seed worked example)"
 

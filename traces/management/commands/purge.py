@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from traces import deletion
+from traces.services import deletion
 
 
 class Command(BaseCommand):

@@ -2,8 +2,9 @@
 
 from django.core.management.base import BaseCommand
 
-from traces import ingest, jobs, models
+from traces import models
 from traces.core.reading.limits import InputRejected
+from traces.services import ingest, jobs
 
 
 class Command(BaseCommand):

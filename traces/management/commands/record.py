@@ -22,7 +22,7 @@ import httpx
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from traces.proxy import SESSION_NAME
+from traces.capture.proxy import SESSION_NAME
 
 DEFAULT_PORT = 8000
 """Where a server is looked for (and one is started) when --server is not given."""

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from traces import live
 from traces.core.reading.limits import InputRejected
-from traces.remote_tail import RemoteError, RemoteTrace
+from traces.live.remote_tail import RemoteError, RemoteTrace
 
 READ_BYTES = 1 << 20
 """At most this much is read (and sent as one batch) at a time."""

@@ -1,7 +1,7 @@
 """Where a rendered page's links point: one small protocol instead of string prefixes.
 
 Renderers (the sequence diagram, the HTML export) ask a `Links` for each address; the web
-layer answers with `reverse()` (traces/links.py), the self-contained export with anchors
+layer answers with `reverse()` (traces/pages/links.py), the self-contained export with anchors
 inside its own file.
 """
 

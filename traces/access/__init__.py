@@ -1,0 +1,1 @@
+"""Who may do what: per-endpoint rules, cached decisions, cross-site guards, rate limits."""

@@ -1,0 +1,1 @@
+"""The JSON API for scripts and agents: traces, sets and background jobs."""

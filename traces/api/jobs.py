@@ -1,0 +1,99 @@
+"""The HTTP side of background jobs: take a large upload as a job (202), and answer a job's state.
+
+An upload over INSPECTOR["BACKGROUND_UPLOAD_BYTES"] with one file (multipart `file`, or
+the raw body) is streamed to INSPECTOR_DATA_DIR and answered `202 {"id", "state",
+"status_url", ...}` at once; `GET /api/jobs/<id>` then says the state, bytes read,
+records parsed, calls rebuilt, the error if it failed and the trace's URL when done.
+Everything else (several files, a run set, a mapping file, small uploads) stays on the
+synchronous path in traces.api.traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from traces import models
+from traces.access.rules import Access, access, ingest_project, principal
+from traces.conf import inspector_settings
+from traces.core.labels import clean_labels
+from traces.services import jobs
+from traces.services.offload import off_thread
+from traces.web.uploads import MULTIPART, UploadRefused, parsed_form
+
+
+def goes_to_background(request: HttpRequest) -> bool:
+    size = int(request.META.get("CONTENT_LENGTH") or 0)
+    threshold = int(inspector_settings()["BACKGROUND_UPLOAD_BYTES"])
+    return 0 < threshold < size and not request.GET.get("set") and not request.GET.get("live")
+
+
+async def background_upload(request: HttpRequest) -> JsonResponse | None:
+    """202 and the job for a large single-file upload; None to take the synchronous path."""
+    size = int(request.META.get("CONTENT_LENGTH") or 0)
+    limit = int(inspector_settings()["MAX_UPLOAD_BYTES"])
+    if size > limit:
+        return JsonResponse(
+            {"error": f"The upload is {size:,} bytes; the limit is {limit:,}."}, status=413
+        )
+    chunks: Iterable[bytes]
+    if request.content_type == MULTIPART:
+        try:
+            fields, files = await off_thread(parsed_form, request)
+        except UploadRefused as exc:
+            return JsonResponse({"error": str(exc)}, status=exc.status)
+        uploads = files.getlist("file")
+        if len(uploads) != 1 or fields.get("set") or files.get("mapping") or fields.get("mapping"):
+            return None
+        upload = uploads[0]
+        filename = upload.name or ""
+        chunks = upload.chunks(jobs.READ_CHUNK)
+        merged = request.GET.copy()
+        for key in fields:
+            merged.setlist(key, fields.getlist(key))
+        fields = merged
+    else:
+        fields = request.GET
+        filename = fields.get("filename", "")
+        chunks = iter(lambda: request.read(jobs.READ_CHUNK), b"")
+    project = await sync_to_async(ingest_project)(request, fields.get("project") or None)
+    if project is None:
+        return JsonResponse({"error": "You cannot upload to that project."}, status=403)
+    who = await sync_to_async(principal)(request)
+    options = {
+        "name": fields.get("name") or "",
+        "format": fields.get("format") or "",
+        "labels": clean_labels(fields.getlist("labels")),
+        "who": who.label,
+    }
+    job = await sync_to_async(jobs.new_upload_job)(
+        filename=filename, size=size, options=options, project=project, created_by=who.audit_user
+    )
+    written = await off_thread(jobs.write_upload, job, chunks)
+    if not written:
+        await sync_to_async(jobs.forget)(job)
+        return JsonResponse(
+            {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
+        )
+    await sync_to_async(jobs.queue_upload_job)(job, written)
+    job = await sync_to_async(models.Job.objects.get)(pk=job.pk)
+    response = JsonResponse(jobs.job_status(job, request), status=202)
+    response["Location"] = jobs.job_status(job, request)["status_url"]
+    return response
+
+
+@csrf_exempt
+@access(Access.INGEST)
+@require_http_methods(["GET", "HEAD"])
+def job_detail(request: HttpRequest, job_id) -> JsonResponse:
+    """A job's state, for whoever may upload to its project."""
+    job = models.Job.objects.filter(pk=job_id).first()
+    if job is None or not principal(request).allows(Access.INGEST, job.project_id):
+        return JsonResponse({"error": "No such job."}, status=404)
+    if jobs.is_stale(job) and jobs.recover(job):  # its worker died: someone is waiting
+        job = models.Job.objects.get(pk=job.pk)
+    return JsonResponse(jobs.job_status(job, request))

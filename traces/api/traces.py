@@ -1,0 +1,107 @@
+"""JSON API for scripts and agents: upload a trace, fetch its report.
+
+No CSRF token and, in this local mode (bound to loopback), no credentials. Uploads are
+parsed and analysed in the ingest pool (`traces.services.offload`), then stored.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from traces import live
+from traces.access.rules import Access, access, ingest_project, principal
+from traces.api.jobs import background_upload, goes_to_background
+from traces.api.sets import set_ingest_response
+from traces.core.labels import clean_labels
+from traces.core.reading.limits import InputRejected
+from traces.live import api as live_api
+from traces.selectors.traces import trace_get
+from traces.services import deletion, mappings, team
+from traces.services.ingest import ingest_prepare, ingest_store, redacts
+from traces.services.offload import off_thread
+from traces.web.uploads import UploadRefused, read_upload
+
+
+@csrf_exempt
+@access(Access.INGEST, uploads=True)
+@require_http_methods(["POST"])
+async def traces_collection(request: HttpRequest) -> JsonResponse:
+    """POST a multipart `file` or a raw NDJSON body -> 201 with the new trace's id.
+
+    Several `file` fields make one trace (a session and its subagents' files).
+    `labels=a,b` tags the trace; `set=NAME` stores each run of the files in that run set
+    instead (see traces.api.sets).
+    `?live=1` (empty body) creates a live trace instead: see traces.live.api.
+    A single file over INSPECTOR["BACKGROUND_UPLOAD_BYTES"] is answered 202 with a job
+    to follow instead: see traces.api.jobs.
+    """
+    if request.GET.get("live") == "1":
+        return await sync_to_async(live_api.create_live)(request)
+    if goes_to_background(request):
+        answer = await background_upload(request)
+        if answer is not None:
+            return answer
+    try:
+        upload = await off_thread(read_upload, request)
+    except UploadRefused as exc:
+        return JsonResponse({"error": str(exc)}, status=exc.status)
+    if upload.field("set"):
+        return await sync_to_async(set_ingest_response)(request, upload.field("set"), upload)
+    labels = clean_labels(upload.field_list("labels"))
+    if not upload.files:
+        return JsonResponse(
+            {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
+        )
+    project = await sync_to_async(ingest_project)(request, upload.field("project") or None)
+    if project is None:
+        return JsonResponse({"error": "You cannot upload to that project."}, status=403)
+    who = await sync_to_async(principal)(request)
+    try:
+        mapping = mappings.mapping_from_upload(upload.mapping_file, upload.field("mapping") or None)
+        prepared = await off_thread(
+            ingest_prepare,
+            files=upload.files,
+            name=upload.name,
+            format_name=upload.format_name,
+            mapping=mapping,
+            redact_credentials=redacts(project),
+        )
+    except InputRejected as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    trace = await sync_to_async(_store)(prepared, labels, project, who)
+    return JsonResponse(
+        {
+            "id": str(trace.pk),
+            "url": request.build_absolute_uri(reverse("traces:detail", args=[trace.pk])),
+            "format": trace.format,
+            "calls": trace.calls_count,
+            "line_errors": trace.report["lines"]["errors"],
+            "labels": labels,
+        },
+        status=201,
+    )
+
+
+def _store(prepared, labels, project, who):
+    trace = ingest_store(prepared, labels=labels, project=project, created_by=who.audit_user).trace
+    team.audit(who, "trace.upload", project=project, target=f"{trace.name} ({trace.pk})")
+    return trace
+
+
+@csrf_exempt
+@access(Access.READ, DELETE=Access.MEMBER)
+@require_http_methods(["GET", "HEAD", "DELETE"])
+def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
+    """GET: the trace's report. DELETE: remove the trace (and blobs no other trace uses)."""
+    trace = trace_get(trace_id=trace_id)
+    if request.method == "DELETE":
+        removed = deletion.trace_delete(trace=trace, who=principal(request))
+        return JsonResponse({"id": str(trace_id), "deleted": True, "blobs_removed": removed})
+    report = trace.report
+    if trace.state == "live":  # the outcome is decided when the trace closes
+        report = {**report, "outcome": live.RUNNING, "held": live.held_messages(trace)}
+    return JsonResponse(report, json_dumps_params={"ensure_ascii": False})

@@ -1,0 +1,137 @@
+"""The OTLP/HTTP trace receiver: `POST /v1/traces` (and `/api/otlp/v1/traces`).
+
+Point an OpenTelemetry SDK's OTLP/HTTP exporter here (protobuf or JSON, gzip or not).
+Spans are split by trace id, and each trace id's spans are appended as one line to its
+own live trace (`otlp:<trace id>`), read by the `otel-genai` adapter like an uploaded
+export: the trace page shows the loop while the agent runs, and the trace closes after
+`LIVE_IDLE_SECONDS` without spans. Traces with no GenAI span (no `gen_ai.*`, `llm.*`,
+`openinference.*` or `ai.*` attribute: an app's HTTP or database spans) are not stored,
+unless their trace already has a live trace; the answer says how many were left out.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from traces import live, models
+from traces.access.rules import Access, access, ingest_project
+from traces.capture.lines import capture_setting, capturing, in_project, record_lines
+from traces.core.gcpause import cycle_collector_paused
+from traces.core.reading import otlp
+from traces.core.reading.limits import InputRejected
+from traces.storage.db_scope import connection_scope
+
+log = logging.getLogger(__name__)
+
+
+@access(Access.INGEST, uploads=True)
+@csrf_exempt
+async def receive(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return JsonResponse({"error": "POST OTLP trace exports here."}, status=405)
+    content_type = request.headers.get("Content-Type", "")
+    protobuf = otlp.media_type(content_type) == otlp.PROTOBUF
+    limit = int(capture_setting("OTLP_MAX_BYTES"))
+    declared = request.headers.get("Content-Length", "")
+    if (declared.isdigit() and int(declared) > limit) or len(request.body) > limit:
+        return _error(
+            413,
+            f"The export is larger than {limit:,} bytes (INSPECTOR['OTLP_MAX_BYTES']): "
+            "lower the exporter's batch size.",
+        )
+    # Decoding takes a while for a big batch: off the event loop.
+    split = await sync_to_async(_split, thread_sensitive=False)(
+        request.body, content_type, request.headers.get("Content-Encoding", "")
+    )
+    if isinstance(split, otlp.OtlpRejected):
+        return _error(split.status, str(split))
+    project = await sync_to_async(ingest_project)(request)
+    if project is None:
+        return _error(403, "This Loop Inspector token cannot record here.")
+    rejected, problems = await sync_to_async(_store, thread_sensitive=False)(split, project)
+    body = otlp.response_body(protobuf=protobuf, rejected=rejected, message="; ".join(problems))
+    return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
+
+
+def _split(
+    body: bytes, content_type: str, content_encoding: str
+) -> otlp.SplitRequest | otlp.OtlpRejected:
+    try:
+        with cycle_collector_paused():  # a graph of small acyclic objects (traces.core.gcpause)
+            decoded = otlp.decode(
+                body,
+                content_type=content_type,
+                content_encoding=content_encoding,
+                max_bytes=int(capture_setting("OTLP_MAX_DECOMPRESSED_BYTES")),
+            )
+    except otlp.OtlpRejected as exc:
+        return exc
+    return otlp.split_by_trace(decoded)
+
+
+def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list[str]]:
+    """Append each trace's spans to its live trace; (rejected spans, messages).
+
+    One transaction for the request (each trace a savepoint), one sweep of idle traces
+    and one query for the trace ids that already have a live trace."""
+    rejected = split.rejected
+    problems = list(split.problems)
+    ignored = 0
+    with connection_scope(), transaction.atomic():
+        live.sweep_idle()
+        keys = {
+            group.trace_id: in_project(f"otlp:{group.trace_id}", project)
+            for group in split.groups.values()
+        }
+        live_now = capturing(list(keys.values()))
+        for group in split.groups.values():
+            key = keys[group.trace_id]
+            if not group.genai and key not in live_now:
+                ignored += group.spans
+                continue
+            _store_group(key, group, problems, project, absent=key not in live_now)
+            rejected += group.rejected
+    if ignored:
+        problems.append(
+            f"{ignored} span(s) of traces with no GenAI span (gen_ai.*, llm.*, openinference.*) "
+            "were not stored"
+        )
+    return rejected, problems
+
+
+def _store_group(
+    key: str,
+    group: otlp.TraceGroup,
+    problems: list[str],
+    project: models.Project,
+    *,
+    absent: bool = False,
+) -> None:
+    """Append one trace's spans (its own savepoint: a failure leaves the others)."""
+    try:
+        with transaction.atomic():
+            record_lines(
+                key=key,
+                format_name="otel-genai",
+                name=f"OTel · {group.service or 'trace'} · {group.trace_id[:8]}",
+                lines=[otlp.export_line(group)],
+                project=project,
+                sweep=False,
+                absent=absent,  # `capturing` found no live trace under the key
+            )
+    except InputRejected as exc:
+        group.rejected = group.spans
+        problems.append(f"trace {group.trace_id}: {exc}")
+    except Exception:
+        log.exception("could not store the spans of OTel trace %s", group.trace_id)
+        group.rejected = group.spans
+        problems.append(f"trace {group.trace_id}: could not be stored")
+
+
+def _error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)

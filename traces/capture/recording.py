@@ -1,0 +1,143 @@
+"""Proxied exchanges into live traces, off the response path.
+
+`ExchangeRecording` keeps the copy of one HTTP exchange while it is relayed and turns it
+into one line when it ends, however it ends; `schedule_recording` stores lines (the HTTP
+relay's and the Responses socket relay's) with one writer task per session, in the order
+the exchanges ended, through `capture.lines.record_lines`, the live tail's own path.
+`recording(session)` says whether any are still waiting (`manage.py record` and
+`/api/captures/<session>` ask).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+import weakref
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from traces.capture import lines as capture_lines
+from traces.core.reading.capture import CapturedExchange
+
+log = logging.getLogger(__name__)
+
+
+class ExchangeRecording:
+    """The copy of one exchange, recorded once when it ends, whichever way it ends."""
+
+    def __init__(
+        self, exchange: CapturedExchange, format_name: str, session: str, project: Any = None
+    ) -> None:
+        self.exchange = exchange
+        self.format_name = format_name
+        self.session = session
+        self.project = project
+        self.limit = int(capture_lines.capture_setting("PROXY_MAX_RESPONSE_BYTES"))
+        self.body = bytearray()
+        self.done = False
+        self.held_back = False
+        """Set by the fast path: the recording starts once the response is sent (`release`)."""
+        self.line: bytes | None = None
+
+    def keep(self, chunk: bytes) -> None:
+        if self.exchange.truncated_at is not None:
+            return
+        if len(self.body) + len(chunk) > self.limit:
+            self.exchange.truncated_at = len(self.body)
+            return
+        self.body += chunk
+
+    def on_task_done(self, task: asyncio.Task) -> None:
+        if not self.done:
+            self.finish(interrupted=True, problem="the client disconnected mid-response")
+
+    def finish(self, *, interrupted: bool = False, problem: str | None = None) -> None:
+        if self.done:
+            return
+        self.done = True
+        exchange = self.exchange
+        exchange.ended_at = time.time()
+        exchange.response_body = exchange.response_body or bytes(self.body)
+        exchange.interrupted = interrupted
+        exchange.problem = problem
+        self.line = exchange.line()
+        if not self.held_back:
+            self.release()
+
+    def release(self) -> None:
+        """Record the finished exchange (off the response path, in order per session)."""
+        line, self.line = self.line, None
+        if line is not None:
+            schedule_recording(self.format_name, self.session, line, self.project)
+
+
+_pending: set[asyncio.Task] = set()
+_recording: collections.Counter[str] = collections.Counter()
+"""Sessions with calls answered but not yet stored, in this process (see `recording`)."""
+_queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[bytes]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def schedule_recording(format_name: str, session: str, line: bytes, project: Any = None) -> None:
+    """Record off the response path; lines of one session are stored in the order their
+    exchanges ended. One task per session writes them: lines that end while it is busy
+    are stored together in its next batch (calls made back to back share one append)."""
+    loop = asyncio.get_running_loop()
+    key = capture_lines.proxy_key(format_name, session, project)
+    queues = _queued.setdefault(loop, {})
+    waiting = queues.get(key)
+    if waiting is not None:  # the session's writer is busy: it takes this line next
+        waiting.append(line)
+        return
+    queues[key] = [line]
+    _recording[session] += 1
+    task = loop.create_task(_record(queues, key, format_name, session, project))
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
+async def _record(
+    queues: dict[str, list[bytes]], key: str, format_name: str, session: str, project: Any
+) -> None:
+    try:
+        while queues[key]:
+            lines, queues[key] = queues[key], []
+            await sync_to_async(_store, thread_sensitive=False)(
+                key, format_name, session, lines, project
+            )
+    finally:
+        del queues[key]
+        _recording[session] -= 1
+        if _recording[session] <= 0:
+            del _recording[session]
+
+
+def recording(session: str) -> bool:
+    """Whether this process still has answered calls of `session` to store: `manage.py
+    record` waits for them before it closes the session's traces."""
+    return _recording.get(session, 0) > 0
+
+
+def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:
+    """Append a batch of lines; one that fails is retried line by line, so one bad line
+    (too large, say) does not lose the others."""
+    batches = [lines] if len(lines) == 1 else [lines, *([line] for line in lines)]
+    for batch in batches:
+        try:
+            capture_lines.record_lines_on_thread(
+                key=key,
+                format_name=format_name,
+                name=capture_lines.proxy_trace_name(format_name, session),
+                lines=batch,
+                project=project,
+            )
+        except Exception:
+            if len(batch) == 1:
+                log.exception("could not record a proxied call in session %s", session)
+            continue
+        if batch is lines:
+            return

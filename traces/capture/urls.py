@@ -1,0 +1,30 @@
+"""URLs of the captures: the recording proxy and the OTLP/HTTP trace receiver."""
+
+from django.urls import path
+
+from traces.capture import otlp, proxy
+from traces.capture.api import session_page, session_status
+
+app_name = "capture"
+
+urlpatterns = [
+    path("proxy/anthropic/<path:path>", proxy.relay, {"vendor": "anthropic"}, name="anthropic"),
+    path("proxy/openai/v1/<path:path>", proxy.relay, {"vendor": "openai"}, name="openai"),
+    path(
+        "proxy/s/<str:session>/anthropic/<path:path>",
+        proxy.relay,
+        {"vendor": "anthropic"},
+        name="session-anthropic",
+    ),
+    path(
+        "proxy/s/<str:session>/openai/v1/<path:path>",
+        proxy.relay,
+        {"vendor": "openai"},
+        name="session-openai",
+    ),
+    path("proxy/s/<str:session>/", session_page, name="session-page"),
+    path("api/captures/<str:session>", session_status, name="session-status"),
+    path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),
+    path("v1/traces", otlp.receive, name="otlp"),
+    path("api/otlp/v1/traces", otlp.receive, name="api-otlp"),
+]

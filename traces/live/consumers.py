@@ -1,0 +1,264 @@
+"""Websockets of live traces: viewers follow a trace, agents push lines into one.
+
+`/ws/traces/<id>/` (viewers): every new call, tool run, finding and state change of the
+trace, as `{"type", "seq", "data"}` JSON messages in `seq` order; a text frame holds the
+messages of one batch, one per line (NDJSON). `?after=<seq>` resumes
+after the last message a page has: the consumer joins the trace's group first, then
+sends the stored backlog, then the stream, dropping anything at or below the last `seq`
+sent and filling any hole from the stored events, so nothing is missed or repeated.
+
+`/ws/ingest/<id>/` (agents): text frames `{"offset": N, "lines": ["…", …]}` are appended
+exactly like `POST /api/traces/<id>/lines?offset=N`; the reply is `{"type": "ack",
+"total": M, "accepted": k}` or `{"type": "error", "expected": M}` for a gap. A frame
+`{"type": "close"}` closes the trace.
+
+Consumers touch the database only through `database_sync_to_async`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from traces import live, models
+from traces.access.rate_limit import charge
+from traces.access.rules import Access, access
+from traces.core.reading.limits import InputRejected
+from traces.live.broadcast import group_name
+
+log = logging.getLogger(__name__)
+
+BACKLOG_PAGE = 1000
+FRAME_EVENTS = 200
+"""Backlog events per frame, so a late viewer's first frames stay small."""
+NOT_FOUND = 4404
+NOT_LIVE = 4409
+
+
+def _after(query_string: bytes) -> int:
+    values = parse_qs(query_string.decode("latin-1")).get("after", ["0"])
+    try:
+        return max(0, int(values[-1]))
+    except ValueError:
+        return 0
+
+
+GROUP_ATTEMPTS = 8
+"""Tries to join or leave a group: with Redis, hundreds of sockets dropping at once can
+exhaust the connection pool for a moment (`MaxConnectionsError`); a dead channel left in
+the group would be sent every later broadcast until the group expires."""
+
+
+async def _with_retries(action, *args: Any) -> bool:
+    """Await `action(*args)`, retrying with jittered back-off on layer errors."""
+    for attempt in range(GROUP_ATTEMPTS):
+        try:
+            await action(*args)
+            return True
+        except Exception as exc:  # redis-py raises ConnectionError subclasses, among others
+            if attempt == GROUP_ATTEMPTS - 1:
+                log.warning(
+                    "channel layer %s failed %d times: %s", action.__name__, attempt + 1, exc
+                )
+                return False
+            await asyncio.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+    return False
+
+
+def decode_frame(text_data: str | None) -> tuple[Any, str | None]:
+    """(JSON value, None) of a text frame, or (None, why it cannot be read)."""
+    if text_data is None:
+        return None, "send text frames of JSON"
+    try:
+        return json.loads(text_data), None
+    except RecursionError:
+        return None, "the frame is nested too deeply"
+    except ValueError:
+        return None, "not a JSON text frame"
+
+
+@database_sync_to_async
+def _trace_state(trace_id: Any) -> str | None:
+    """The trace's state after closing idle live traces (a read is a sweep point)."""
+    live.sweep_idle()
+    state = models.Trace.objects.filter(pk=trace_id).values_list("state", flat=True).first()
+    return state
+
+
+@access(Access.READ)
+class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
+    """One open trace page."""
+
+    group: str | None = None
+
+    async def connect(self) -> None:
+        self.trace_id = self.scope["url_route"]["kwargs"]["trace_id"]
+        self.last_sent = _after(self.scope.get("query_string", b""))
+        if await _trace_state(self.trace_id) is None:
+            await self.close(code=NOT_FOUND)
+            return
+        # Join before reading the backlog: an event committed meanwhile arrives by both
+        # ways and is sent once.
+        group = group_name(self.trace_id)
+        if not await _with_retries(self.channel_layer.group_add, group, self.channel_name):
+            await self.close(code=1013)  # try again later
+            return
+        self.group = group
+        await self.accept()
+        await self._send_stored(through=None)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await _with_retries(self.channel_layer.group_discard, self.group, self.channel_name)
+            self.group = None
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
+        content, problem = decode_frame(text_data)
+        if problem:
+            await self.send_json({"type": "error", "error": problem})
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """Viewers only listen; a `{"type": "ping"}` is answered so clients can probe."""
+        if isinstance(content, dict) and content.get("type") == "ping":
+            await self.send_json({"type": "pong", "seq": self.last_sent})
+
+    async def trace_events(self, message: dict[str, Any]) -> None:
+        """Events broadcast by `traces.live.broadcast` (the group message type `trace.events`):
+        seqs `first`..`last`, already encoded as one NDJSON `text`."""
+        first, last = message["first"], message["last"]
+        if last <= self.last_sent:
+            return  # seen already (from the backlog, or a repeated message)
+        if first > self.last_sent + 1:
+            # A message was lost or overtaken (another process, a full channel): the
+            # stored events fill the hole.
+            await self._send_stored(through=first - 1)
+        text = message["text"]
+        if first <= self.last_sent:  # partly seen: keep the lines after the last sent
+            text = "\n".join(text.split("\n")[self.last_sent + 1 - first :])
+        await self.send(text_data=text)
+        self.last_sent = last
+
+    async def _send_stored(self, through: int | None) -> None:
+        while through is None or self.last_sent < through:
+            page = await database_sync_to_async(live.encoded_events_after)(
+                trace_id=self.trace_id, after=self.last_sent, limit=BACKLOG_PAGE
+            )
+            texts = []
+            for seq, text in page:
+                if through is not None and seq > through:
+                    break
+                texts.append(text)
+                self.last_sent = seq
+            for start in range(0, len(texts), FRAME_EVENTS):
+                await self._send_frame(texts[start : start + FRAME_EVENTS])
+            if len(page) < BACKLOG_PAGE or len(texts) < len(page):
+                return
+
+    async def _send_frame(self, texts: list[str]) -> None:
+        """One websocket frame per batch: messages one per line (NDJSON). Per-frame work
+        in the server dominates with many viewers, so batches are not split."""
+        if texts:
+            await self.send(text_data="\n".join(texts))
+
+
+@access(Access.INGEST)
+class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
+    """An agent keeping a socket open to append lines with acknowledgements."""
+
+    async def connect(self) -> None:
+        self.trace_id = self.scope["url_route"]["kwargs"]["trace_id"]
+        state = await _trace_state(self.trace_id)
+        if state is None:
+            await self.close(code=NOT_FOUND)
+        elif state != models.Trace.State.LIVE:
+            await self.close(code=NOT_LIVE)
+        else:
+            await self.accept()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
+        content, problem = decode_frame(text_data)
+        if problem:
+            await self._error(problem)
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "close":
+            trace = await database_sync_to_async(live.close_live_trace)(trace_id=self.trace_id)
+            await self.send_json({"type": "closed", "total": trace.lines_total})
+            await self.close()
+            return
+        problem = _frame_problem(content)
+        if problem:
+            await self._error(problem)
+            return
+        lines, problem = _encoded(content["lines"], content["offset"])
+        if problem:
+            await self._error(problem)
+            return
+        token = getattr(self.scope.get("principal"), "token", None)
+        if token is not None:
+            wait = await database_sync_to_async(charge)(
+                token.pk, nbytes=sum(len(line) + 1 for line in lines)
+            )
+            if wait:
+                await self.send_json(
+                    {"type": "error", "error": "rate limit reached", "retry_after": wait}
+                )
+                return
+        try:
+            result = await database_sync_to_async(live.append_lines)(
+                trace_id=self.trace_id, offset=content["offset"], lines=lines
+            )
+        except live.OffsetGap as gap:
+            await self.send_json({"type": "error", "expected": gap.expected, "error": str(gap)})
+        except live.TraceNotLive as not_live:
+            await self.send_json({"type": "error", "state": not_live.state, "error": str(not_live)})
+            await self.close(code=NOT_LIVE)
+        except InputRejected as exc:
+            await self._error(str(exc))
+        else:
+            await self.send_json(
+                {"type": "ack", "total": result.total, "accepted": result.accepted}
+            )
+
+    async def _error(self, message: str) -> None:
+        await self.send_json({"type": "error", "error": message})
+
+
+def _encoded(texts: list[str], offset: int) -> tuple[list[bytes], str | None]:
+    """The lines as UTF-8, or why one cannot be (a lone surrogate such as "\\ud800")."""
+    lines = []
+    for number, text in enumerate(texts):
+        try:
+            lines.append(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            return [], (
+                f"line {offset + number + 1} (item {number + 1} of the frame) is not valid "
+                f"Unicode text: it holds {bad!a} ({exc.reason}); nothing of this frame was stored"
+            )
+    return lines, None
+
+
+def _frame_problem(content: Any) -> str | None:
+    if not isinstance(content, dict):
+        return 'a frame is a JSON object: {"offset": N, "lines": ["...", ...]}'
+    offset = content.get("offset")
+    if type(offset) is not int or offset < 0:
+        return "offset must be the number of lines sent before this frame (an integer >= 0)"
+    lines = content.get("lines")
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        return "lines must be a list of strings, one JSON line each"
+    if any("\n" in line for line in lines):
+        return "a line may not contain a newline"
+    return None

@@ -1,0 +1,1 @@
+"""The HTML screens: one module per screen, with its URLs, forms and presenters."""

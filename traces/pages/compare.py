@@ -1,0 +1,162 @@
+"""Comparison pages: two runs side by side, two sets side by side, and the small forms
+on trace and set pages that pick what to compare with."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from traces import models
+from traces.access.rules import Access, access, principal
+from traces.core.analysis.accounting import BUCKETS
+from traces.core.outputs.summary import OUTCOME_LABELS
+from traces.selectors.compare import traces_comparison
+from traces.selectors.sets import set_get, sets_comparison
+from traces.selectors.traces import trace_get
+
+BUCKET_NAMES = {
+    "prefix": "prefix",
+    "tool_results": "tool results",
+    "replayed_output": "replayed output",
+    "other": "other",
+}
+
+
+def _trace(request: HttpRequest, trace_id) -> models.Trace:
+    """A trace the caller may read; 404 otherwise (as if it did not exist)."""
+    trace = trace_get(trace_id=trace_id)
+    if not principal(request).allows_trace(Access.READ, trace.pk, trace.project_id):
+        raise Http404("No such trace")
+    return trace
+
+
+def _set(request: HttpRequest, set_id) -> models.RunSet:
+    """A run set the caller may read; 404 otherwise."""
+    run_set = set_get(set_id=set_id)
+    if not principal(request).allows(Access.READ, run_set.project_id):
+        raise Http404("No such run set")
+    return run_set
+
+
+@access(Access.READ)
+@require_safe
+def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
+    trace_a = _trace(request, a)
+    trace_b = _trace(request, b)
+    result = traces_comparison(trace_a, trace_b)
+    return render(
+        request,
+        "traces/compare.html",
+        {
+            "trace_a": trace_a,
+            "trace_b": trace_b,
+            "cmp": result,
+            "buckets": [(key, BUCKET_NAMES[key]) for key in BUCKETS],
+            "total_rows": _total_rows(result),
+            "outcome_labels": OUTCOME_LABELS,
+        },
+    )
+
+
+def _total_rows(result: dict) -> list[dict]:
+    a, b, delta = result["a"]["totals"], result["b"]["totals"], result["delta"]
+    rows = [
+        ("Calls", "calls", "int"),
+        ("Failed calls", "failed_calls", "int"),
+        ("Loops", "loops", "int"),
+        ("Tool runs", "tool_runs", "int"),
+        ("Input tokens", "input", "int"),
+        ("Output tokens", "output", "int"),
+        ("Cost", "cost", "usd"),
+        ("Cost if nothing were cached", "cost_uncached", "usd"),
+        ("Findings", "findings", "int"),
+    ]
+    out = [
+        {
+            "label": label,
+            "key": key,
+            "kind": kind,
+            "a": a[key],
+            "b": b[key],
+            "delta": delta[key],
+            "relative": delta["relative"].get(key),
+        }
+        for label, key, kind in rows
+    ]
+    for name in BUCKETS:
+        out.insert(
+            5 + BUCKETS.index(name),
+            {
+                "label": f"· {BUCKET_NAMES[name]}",
+                "key": f"bucket-{name}",
+                "kind": "int",
+                "a": a["buckets"][name],
+                "b": b["buckets"][name],
+                "delta": delta["buckets"][name],
+                "relative": None,
+            },
+        )
+    return out
+
+
+@access(Access.READ)
+@require_safe
+def compare_runs_json(request: HttpRequest, a, b) -> JsonResponse:
+    result = traces_comparison(_trace(request, a), _trace(request, b))
+    return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
+
+
+@access(Access.READ)
+@require_safe
+def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
+    set_a, set_b = _set(request, a), _set(request, b)
+    return render(
+        request,
+        "traces/compare_sets.html",
+        {"set_a": set_a, "set_b": set_b, "cmp": sets_comparison(set_a, set_b)},
+    )
+
+
+@access(Access.READ)
+@require_safe
+def compare_pick(request: HttpRequest) -> HttpResponse:
+    """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`)."""
+    kind = request.GET.get("kind", "runs")
+    first = _uuid(request.GET.get("a", ""))
+    typed = request.GET.get("b_other", "")  # a trace page's free-text box wins over its menu
+    second_text = " ".join((typed if typed.strip() else request.GET.get("b", "")).split())
+    if first is None or not second_text:
+        raise Http404("Choose two things to compare")
+    if kind == "sets":
+        second = (
+            _uuid(second_text)
+            or models.RunSet.objects.filter(
+                name=second_text, project__in=principal(request).projects().values("pk")
+            )
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if second is None:
+            raise Http404("No such run set")
+        return redirect(reverse("traces:compare-sets", args=[first, second]))
+    second = (
+        _uuid(second_text)
+        or principal(request)
+        .traces(models.Trace.objects.filter(name=second_text))
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if second is None:
+        raise Http404("No trace with that id or name")
+    return redirect(reverse("traces:compare", args=[first, second]))
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        return None

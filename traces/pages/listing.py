@@ -1,0 +1,114 @@
+"""The trace list's context: the query from the URL, one page of rows, links that keep
+the filters (sort headers, pages, removable filter chips)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
+from django.utils.http import urlencode
+
+from traces import models
+from traces.access.rules import Principal, local_mode
+from traces.core.analysis.rules.registry import rules
+from traces.core.outputs.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
+from traces.selectors.traces import list_choices, trace_search
+
+PAGE_SIZE = 50
+SORT_COLUMNS = ("date", "cost", "calls", "findings")
+
+
+def href(query: ListQuery, base: str = "") -> str:
+    params = query.params()
+    return f"{base}?{urlencode(params)}" if params else (base or "?")
+
+
+def list_context(
+    params: Mapping[str, str], who: Principal, base: str = "", fixed_set: str = ""
+) -> dict[str, Any]:
+    """Rows, counts and links of the list page for the query string `params` (a set
+    page passes its set as `fixed_set`: always applied, never shown as a filter). Only
+    what `who` may read is listed, and only its values are offered in the menus."""
+    query = ListQuery.parse(params)
+    if fixed_set:
+        query = query.with_changes(set=fixed_set, page=query.page)
+    matching = who.traces(trace_search(query=query))
+    paginator = Paginator(matching, PAGE_SIZE)
+    page = paginator.get_page(query.page)
+    rows = list(
+        page.object_list.select_related("run_set").prefetch_related(
+            Prefetch("labels", queryset=models.Label.objects.only("name"))
+        )
+    )
+    query_now = query.with_changes(page=page.number)
+    sorts = {}
+    for key in SORT_COLUMNS:
+        state = "none"
+        if query.sort_key == key:
+            state = "descending" if query.descending else "ascending"
+        sorts[key] = {"href": href(query.sorted_by(key), base), "state": state}
+    chips = []
+    for key, label, value in query.active_filters():
+        if fixed_set and key == "set":
+            continue
+        remaining = {k: v for k, v in query.params().items() if k not in (key, "page")}
+        chips.append(
+            {
+                "label": label,
+                "value": value,
+                "href": f"{base}?{urlencode(remaining)}" if remaining else (base or "?"),
+            }
+        )
+    pages = {
+        "first": href(query.with_changes(page=1), base) if page.number > 1 else None,
+        "previous": (
+            href(query.with_changes(page=page.previous_page_number()), base)
+            if page.has_previous()
+            else None
+        ),
+        "next": (
+            href(query.with_changes(page=page.next_page_number()), base)
+            if page.has_next()
+            else None
+        ),
+        "last": (
+            href(query.with_changes(page=paginator.num_pages), base)
+            if page.number < paginator.num_pages
+            else None
+        ),
+    }
+    return {
+        "list_action": base or "/",
+        "fixed_set": fixed_set,
+        "query": query_now,
+        "traces": rows,
+        "page": page,
+        "paginator": paginator,
+        "pages": pages,
+        "sorts": sorts,
+        "chips": chips,
+        "problems": query.problems,
+        "choices": list_choices(visible=None if local_mode() else who.traces()),
+        "outcome_choices": OUTCOME_CHOICES,
+        "severities": SEVERITIES,
+        "rule_ids": [rule.id for rule in rules()],
+        "filters_open": any(
+            getattr(query, name) not in (None, "", False)
+            for name in (
+                "format",
+                "model",
+                "label",
+                *(() if fixed_set else ("set",)),
+                "severity",
+                "date_from",
+                "date_to",
+                "cost_min",
+                "cost_max",
+                "calls_min",
+                "calls_max",
+                "errors",
+            )
+        ),
+    }

@@ -1,0 +1,360 @@
+"""Pages: the trace list with uploads, a trace, one call's inspector, downloads."""
+
+from __future__ import annotations
+
+import io
+import logging
+import zipfile
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from asgiref.sync import sync_to_async
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST, require_safe
+
+from traces.access.rules import Access, access, ingest_project, principal
+from traces.conf import inspector_settings
+from traces.core.labels import clean_labels
+from traces.core.outputs.export_html import render_export
+from traces.core.outputs.export_md import render_markdown
+from traces.core.outputs.postmortem import build_postmortem
+from traces.core.reading.limits import InputRejected
+from traces.pages.forms import UploadForm, format_options
+from traces.pages.listing import list_context
+from traces.pages.presenters import DiagramView, call_context, diagram_context, trace_context
+from traces.pages.whatif import what_if_context
+from traces.selectors.traces import (
+    call_get,
+    call_request,
+    trace_get,
+    trace_source_bytes,
+    trace_source_files,
+)
+from traces.services import mappings, set_ingest, team
+from traces.services.ingest import ingest_prepare, ingest_store, redacts
+from traces.services.labels import trace_set_labels
+from traces.services.offload import off_thread
+from traces.storage.originals import OriginalMissing
+from traces.web.assets import app_css
+from traces.web.uploads import UploadRefused, parsed_form
+
+log = logging.getLogger(__name__)
+
+
+@access(Access.READ)
+@require_safe
+def trace_list(request: HttpRequest) -> HttpResponse:
+    return _list_page(request)
+
+
+def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) -> HttpResponse:
+    """The trace list with the upload form; a failed plain-form upload says why on it."""
+    return render(
+        request,
+        "traces/list.html",
+        {
+            **list_context(request.GET, principal(request), base=reverse("traces:list")),
+            "projects": principal(request).projects(Access.INGEST),
+            "form": UploadForm(),
+            "formats": format_options(),
+            "upload_error": upload_error,
+            "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
+        },
+        status=status,
+    )
+
+
+@access(Access.INGEST, uploads=True)
+@csrf_exempt  # checked in the ingest pool below, where the body is parsed
+@require_POST
+async def upload(request: HttpRequest) -> HttpResponse:
+    """Plain-form fallback for uploads without JavaScript.
+
+    The multipart body is parsed (for the CSRF token too) and analysed in the ingest
+    pool, never in the threads that serve pages; only choosing the project, the store
+    and the page render touch the database.
+    """
+    form = await off_thread(_read_upload_form, request)
+    if isinstance(form, HttpResponse):
+        return form
+    if isinstance(form, str):
+        return await sync_to_async(_list_page)(request, form, status=400)
+    project = await sync_to_async(ingest_project)(request, form.project_slug)
+    if project is None:
+        return await sync_to_async(_list_page)(
+            request, "You cannot upload to that project.", status=403
+        )
+    who = await sync_to_async(principal)(request)
+    if form.set_name:
+        return await sync_to_async(_upload_set)(request, form, project, who)
+    try:
+        prepared = await off_thread(
+            ingest_prepare,
+            files=form.files,
+            name=form.name,
+            format_name=form.format_name,
+            mapping=form.mapping,
+            redact_credentials=redacts(project),
+        )
+    except InputRejected as exc:
+        return await sync_to_async(_list_page)(request, f"{form.files[0][0]}: {exc}", status=400)
+    return await sync_to_async(_store_upload)(prepared, form, project, who)
+
+
+@dataclass(frozen=True)
+class _UploadForm:
+    """What the upload form sent, read in the ingest pool."""
+
+    files: list[tuple[str, bytes]]
+    name: str
+    format_name: str | None
+    labels: list[str]
+    set_name: str
+    project_slug: str | None
+    mapping: Any
+
+
+def _read_upload_form(request: HttpRequest) -> _UploadForm | HttpResponse | str:
+    """The form's content, a CSRF failure response, or the message for the form."""
+    try:
+        fields, files = parsed_form(request)
+    except UploadRefused as exc:
+        return str(exc)
+    refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
+    if refused is not None:
+        return refused
+    form = UploadForm(fields, files)
+    if not form.is_valid():
+        return "Choose a trace file to upload."
+    uploads = files.getlist("file")
+    try:
+        mapping = mappings.mapping_from_upload(form.cleaned_data.get("mapping"))
+    except InputRejected as exc:
+        return f"The mapping file: {exc}"
+    return _UploadForm(
+        files=[(upload.name or "", upload.read()) for upload in uploads],
+        name=form.cleaned_data["name"] or uploads[0].name or "",
+        format_name=form.cleaned_data["format"] or None,
+        labels=clean_labels(form.cleaned_data["labels"]),
+        set_name=form.cleaned_data["set"],
+        project_slug=fields.get("project") or None,
+        mapping=mapping,
+    )
+
+
+def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpResponse:
+    """Each run of the uploaded files into the run set the form names."""
+    try:
+        outcome = set_ingest.run_set_ingest(
+            name=form.set_name,
+            files=form.files,
+            format_name=form.format_name,
+            labels=form.labels,
+            project=project,
+            created_by=who.audit_user,
+        )
+    except InputRejected as exc:
+        return _list_page(request, str(exc), status=400)
+    if not outcome.added and not outcome.duplicates:
+        problems = "; ".join(f"{name}: {why}" for name, why in outcome.rejected[:3])
+        return _list_page(request, problems or "No run could be read.", status=400)
+    return redirect(reverse("traces:set", args=[outcome.run_set.pk]))
+
+
+def _store_upload(prepared, form: _UploadForm, project, who) -> HttpResponse:
+    result = ingest_store(prepared, labels=form.labels, project=project, created_by=who.audit_user)
+    team.audit(
+        who, "trace.upload", project=project, target=f"{result.trace.name} ({result.trace.pk})"
+    )
+    return redirect(reverse("traces:detail", args=[result.trace.pk]))
+
+
+@access(Access.MEMBER)
+@require_POST
+def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
+    """The trace page's label form: the trace's labels become exactly those typed."""
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    trace_set_labels(trace=trace, labels=clean_labels(request.POST.get("labels", "")))
+    return redirect(reverse("traces:detail", args=[trace.pk]) + "#labels")
+
+
+@access(Access.READ)
+@require_safe
+def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = trace_get(trace_id=trace_id)
+    diagram = diagram_context(trace, request.GET)
+    view: DiagramView | None = diagram["diagram"]
+    window = view.window if view else None
+    if window and window.get("first_call"):
+        tables = trace_context(
+            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
+        )
+    else:
+        tables = trace_context(trace)
+    loop = view.loop if view else None
+    what_if = what_if_context(trace, request.GET, loop)
+    who = principal(request)
+    permissions = {
+        "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
+        "can_change": who.allows_trace(Access.MEMBER, trace.pk, trace.project_id),
+    }
+    context = tables | diagram | _runs_context(trace, who) | what_if | permissions
+    return render(request, "traces/detail.html", context)
+
+
+def _runs_context(trace, who) -> dict:
+    """Labels, run set and the other runs of that set (to compare with) for a trace page."""
+    siblings = []
+    if trace.run_set_id:
+        siblings = list(
+            who.traces(trace.run_set.runs.exclude(pk=trace.pk))
+            .order_by("created_at")
+            .values_list("pk", "name")[:500]
+        )
+    return {
+        "trace_labels": [label.name for label in trace.labels.all()],
+        "siblings": siblings,
+    }
+
+
+@access(Access.READ)
+@require_safe
+def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
+    trace = trace_get(trace_id=trace_id)
+    call = call_get(trace=trace, index=index)
+    return render(request, "traces/call.html", call_context(trace, call))
+
+
+@access(Access.READ)
+@require_safe
+def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
+    """The diagram window, overview strip and figures, for a live page to redraw in place."""
+    trace = trace_get(trace_id=trace_id)
+    context = diagram_context(trace, request.GET)
+    diagram: DiagramView | None = context["diagram"]
+    if diagram is None:
+        return JsonResponse({"svg": None, "figures": {}})
+    return JsonResponse(
+        {
+            "svg": str(diagram.svg),
+            "overview": str(diagram.overview),
+            "window": diagram.window,
+            "figures": context["figures"],
+        }
+    )
+
+
+@access(Access.READ)
+@require_safe
+def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpResponse:
+    """The full request body of a call, rebuilt from its delta chain."""
+    trace = trace_get(trace_id=trace_id)
+    call = call_get(trace=trace, index=index)
+    body = call_request(trace=trace, call=call)
+    payload = {"system": body.system, "tools": body.tools, "messages": body.messages}
+    response = HttpResponse(
+        orjson.dumps(payload, option=orjson.OPT_INDENT_2), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'inline; filename="call-{index}-request.json"'
+    return response
+
+
+@access(Access.ORIGINAL)
+@require_safe
+def download(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    try:
+        files = trace_source_files(trace=trace)
+        data = b"" if files else trace_source_bytes(trace=trace)
+    except OriginalMissing as exc:
+        log.error("trace %s: object %s is missing from storage", trace.pk, exc)
+        return HttpResponse(
+            "The original of this trace is missing from storage.", status=404,
+            content_type="text/plain; charset=utf-8",
+        )  # fmt: skip
+    if files:
+        return _download_files(trace, files, request.GET.get("file"))
+    response = HttpResponse(data, content_type="application/octet-stream")
+    filename = _slug(trace.source_filename) if trace.source_filename else f"trace-{trace.pk}.jsonl"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@access(Access.READ)
+@require_safe
+def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
+    """Permalink of a finding: its place on its call's page (or the trace's findings)."""
+    trace = trace_get(trace_id=trace_id)
+    findings = trace.report.get("findings", [])
+    if not 1 <= number <= len(findings):
+        raise Http404("No such finding")
+    call = findings[number - 1].get("call")
+    if call is None:
+        return redirect(reverse("traces:detail", args=[trace.pk]) + "#findings-title")
+    return redirect(reverse("traces:call", args=[trace.pk, call]) + f"#finding-{number}")
+
+
+@access(Access.READ)
+@require_safe
+def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = trace_get(trace_id=trace_id)
+    pm = build_postmortem(trace.report, trace.name)
+    return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm})
+
+
+@access(Access.READ)
+@require_safe
+def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
+    trace = trace_get(trace_id=trace_id)
+    url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
+    text = render_markdown(build_postmortem(trace.report, trace.name), url)
+    response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.md"'
+    return response
+
+
+@access(Access.READ)
+@require_safe
+def export_html(request: HttpRequest, trace_id) -> HttpResponse:
+    """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""
+    trace = trace_get(trace_id=trace_id)
+    url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
+    document = render_export(trace.report, name=trace.name, css=app_css(), source_url=url)
+    response = HttpResponse(document, content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.html"'
+    return response
+
+
+def _download_files(trace, files: list[tuple[str, bytes]], wanted: str | None) -> HttpResponse:
+    """One of several uploaded files (?file=N), or all of them in a ZIP, each as received."""
+    if wanted is not None:
+        position = int(wanted) if wanted.isdigit() else -1
+        if not 0 <= position < len(files):
+            raise Http404("No such file in this trace")
+        filename, data = files[position]
+        response = HttpResponse(data, content_type="application/octet-stream")
+        response["Content-Disposition"] = f'attachment; filename="{_slug(filename)}"'
+        return response
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        used: set[str] = set()
+        for position, (filename, data) in enumerate(files):
+            member = _slug(filename)
+            if member in used:
+                member = f"{position}-{member}"
+            used.add(member)
+            bundle.writestr(member, data)
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.zip"'
+    return response
+
+
+def _slug(name: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
+    return cleaned.strip("-.")[:80] or "trace"

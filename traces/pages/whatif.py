@@ -1,0 +1,112 @@
+"""The trace page's "What if" panel: its context from the stored report, and the small
+JSON endpoint the panel's script calls when a parameter changes.
+
+Both recompute the scenarios with the core (`build_what_if`) from the stored report, so
+the page works without JavaScript (the form submits to the page) and with it (the
+script swaps in the endpoint's server-rendered fragment and redraws two charts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_safe
+
+from traces import models
+from traces.access.rules import Access, access
+from traces.core.analysis.whatif import basis_from_report, build_series, build_what_if, parse_params
+from traces.core.analysis.whatif.params import (
+    CAP_PREFIX,
+    LIFETIME_LABELS,
+    median_result,
+    tool_names,
+)
+from traces.core.outputs.render import whatif_charts
+from traces.selectors.traces import trace_get
+from traces.storage.report_cache import derived
+
+TOOLS_SHOWN = 20
+PARAM_NAMES = ("clear_after", "cache_lifetime", "drop_unused", "batch")
+
+
+def what_if_context(trace: models.Trace, params: Any, loop: int | None) -> dict[str, Any]:
+    """The panel: every scenario with the chosen parameters, the inputs to change them,
+    and the growth and cost figures with the simulated series beside the actual."""
+    report = trace.report or {}
+    if "what_if" not in report:
+        return {"what_if": None}
+    basis = derived(trace, "what-if basis", lambda: basis_from_report(report))
+    values = {key: params.getlist(key) for key in params if _ours(key)}
+    chosen = parse_params(basis, _QueryValues(values) if values else None)
+    what_if = build_what_if(report, chosen, basis=basis)
+    series = build_series(basis, chosen, loop)
+    cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
+    tools = [
+        {
+            "name": name,
+            "field": f"{CAP_PREFIX}{name}",
+            "cap": chosen.caps.get(name),
+            "median": median_result(basis, name),
+            "largest": (cap_items.get(name) or {}).get("largest_result"),
+        }
+        for name in tool_names(basis)[:TOOLS_SHOWN]
+    ]
+    return {
+        "what_if": what_if,
+        "scenarios": {s["id"]: s for s in what_if["scenarios"]},
+        "what_if_params": chosen,
+        "what_if_tools": tools,
+        "what_if_threshold": basis.oversized_threshold,
+        "what_if_lifetimes": list(LIFETIME_LABELS.items()),
+        "what_if_figures": {
+            "whatif_growth": whatif_charts.growth_figure(series, loop=loop),
+            "whatif_cost": whatif_charts.cost_figure(
+                series, lifetime=chosen.cache_lifetime, loop=loop
+            ),
+        },
+        "what_if_loop": loop,
+    }
+
+
+def _ours(key: str) -> bool:
+    return key.startswith(CAP_PREFIX) or key in PARAM_NAMES
+
+
+class _QueryValues(dict):
+    """A plain dict of lists that answers `getlist` like a QueryDict."""
+
+    def getlist(self, key: str) -> list[str]:
+        return list(self.get(key) or [])
+
+
+@access(Access.READ)
+@require_safe
+def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
+    """The scenarios recomputed with the query's parameters, the panel's results
+    fragment (rendered and escaped by the template) and the two figures."""
+    trace = trace_get(trace_id=trace_id)
+    loop = _loop(trace, request.GET.get("loop"))
+    context = what_if_context(trace, request.GET, loop)
+    if context["what_if"] is None:
+        return JsonResponse(
+            {"error": "this trace was analysed before what-if existed; run manage.py reanalyze"},
+            status=409,
+        )
+    html = render_to_string("traces/_what_if_results.html", {"trace": trace, **context}, request)
+    return JsonResponse(
+        {"what_if": context["what_if"], "html": html, "figures": context["what_if_figures"]}
+    )
+
+
+def _loop(trace: models.Trace, wanted: str | None) -> int | None:
+    loops = [entry["index"] for entry in (trace.report or {}).get("loops", [])]
+    try:
+        number = int(wanted) if wanted else None
+    except ValueError:
+        number = None
+    if number in loops:
+        return number
+    default = ((trace.report or {}).get("outcome") or {}).get("loop")
+    return default if default in loops else (loops[0] if loops else None)

@@ -1,0 +1,276 @@
+"""Reads: fetch traces and rebuild what pages show from stored rows and blobs."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from traces import models
+from traces.core.model import Message
+from traces.core.outputs.listquery import SORTS, ListQuery
+from traces.core.reading import blobs
+from traces.core.reading.credentials import mask_secrets
+from traces.core.stored_message import message_from_json
+from traces.storage import originals
+from traces.storage.report_cache import load_report
+
+LIST_COLUMNS = (
+    "id",
+    "name",
+    "format",
+    "state",
+    "created_at",
+    "calls_count",
+    "tool_runs_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "flags_count",
+    "outcome_kind",
+    "cost_usd",
+    "model",
+    "error_results",
+    "run_set",
+)
+"""What a row of the list shows: summary columns only, never the report."""
+
+
+def trace_list() -> QuerySet[models.Trace]:
+    return models.Trace.objects.defer("report").order_by("-created_at")
+
+
+def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
+    """Traces matching the list's search and filters, in its sort order (summary columns
+    only; indexes on each sortable and filterable column keep this fast at 10,000 rows)."""
+    traces = models.Trace.objects.only(*LIST_COLUMNS)
+    if query.q:
+        match = (
+            Q(name__icontains=query.q)
+            | Q(model__icontains=query.q)
+            | Q(tool_names__icontains=query.q)
+            | Q(source_filename__icontains=query.q)
+        )
+        with contextlib.suppress(ValueError):
+            match |= Q(pk=uuid.UUID(query.q))
+        traces = traces.filter(match)
+    if query.format:
+        traces = traces.filter(format=query.format)
+    if query.outcome == "live":
+        traces = traces.filter(state=models.Trace.State.LIVE)
+    elif query.outcome_kind:
+        traces = traces.filter(outcome_kind=query.outcome_kind).exclude(
+            state=models.Trace.State.LIVE
+        )
+    if query.rule or query.severity:
+        fired = models.TraceRule.objects.filter(trace=OuterRef("pk"))
+        if query.rule:
+            fired = fired.filter(rule=query.rule)
+        if query.severity:
+            fired = fired.filter(severity=query.severity)
+        traces = traces.filter(Exists(fired))
+    if query.model:
+        traces = traces.filter(model=query.model)
+    if query.label:
+        traces = traces.filter(labels__name=query.label)
+    if query.set:
+        try:
+            traces = traces.filter(run_set_id=uuid.UUID(query.set))
+        except ValueError:
+            traces = traces.filter(run_set__name=query.set)
+    if query.date_from:
+        traces = traces.filter(created_at__gte=_day_start(query.date_from))
+    if query.date_to:
+        traces = traces.filter(created_at__lt=_day_start(query.date_to + dt.timedelta(days=1)))
+    if query.cost_min is not None:
+        traces = traces.filter(cost_usd__gte=query.cost_min)
+    if query.cost_max is not None:
+        traces = traces.filter(cost_usd__lte=query.cost_max)
+    if query.calls_min is not None:
+        traces = traces.filter(calls_count__gte=query.calls_min)
+    if query.calls_max is not None:
+        traces = traces.filter(calls_count__lte=query.calls_max)
+    if query.errors:
+        traces = traces.filter(error_results__gt=0)
+    return traces.order_by(*_ordering(query))
+
+
+def _ordering(query: ListQuery) -> list[Any]:
+    """The sort, then newest first and the id to break ties. Only cost can be unknown
+    (NULL, listed last); other columns sort plainly so their index serves the sort."""
+    name = SORTS[query.sort_key]
+    sign = "-" if query.descending else ""
+    if query.sort_key == "date":
+        return [f"{sign}created_at", f"{sign}pk"]
+    if query.sort_key == "cost":
+        column = F(name)
+        first = column.desc(nulls_last=True) if query.descending else column.asc(nulls_last=True)
+        return [first, "-created_at", "-pk"]
+    return [f"{sign}{name}", "-created_at", "-pk"]
+
+
+def _day_start(day: dt.date) -> dt.datetime:
+    return timezone.make_aware(dt.datetime.combine(day, dt.time.min))
+
+
+def list_choices(*, visible: QuerySet[models.Trace] | None = None) -> dict[str, list[Any]]:
+    """Values the list's filter menus offer: formats, models, labels and sets in use (of
+    the `visible` traces only, when the caller may not read them all)."""
+    traces = models.Trace.objects.all() if visible is None else visible
+    labels = models.Label.objects.all()
+    sets = models.RunSet.objects.all()
+    if visible is not None:
+        labels = labels.filter(traces__in=visible.values("pk")).distinct()
+        sets = sets.filter(runs__in=visible.values("pk")).distinct()
+    return {
+        "formats": list(traces.order_by("format").values_list("format", flat=True).distinct()),
+        "models": list(
+            traces.exclude(model="").order_by("model").values_list("model", flat=True).distinct()
+        ),
+        "labels": list(labels.values_list("name", flat=True)),
+        "sets": list(sets.order_by("name").values_list("pk", "name")),
+    }
+
+
+def trace_get(*, trace_id: Any, with_report: bool = True) -> models.Trace:
+    """The trace row with its report from this process's cache of decoded reports when it
+    holds the row's version (traces.storage.report_cache); `with_report=False` for the
+    pages that never read it (the report is then read from the row if used)."""
+    try:
+        trace = models.Trace.objects.defer("report").get(pk=trace_id)
+        if with_report:
+            load_report(trace)
+    except (models.Trace.DoesNotExist, ValueError) as exc:
+        raise Http404("No such trace") from exc
+    return trace
+
+
+def trace_source_bytes(*, trace: models.Trace) -> bytes:
+    """The file exactly as it was received (live batches concatenate back into it)."""
+    return b"".join(originals.chunks_bytes(originals.trace_chunks(trace)))
+
+
+def trace_source_files(*, trace: models.Trace) -> list[tuple[str, bytes]]:
+    """(name, bytes) of each file, for traces made of several whole files; else empty."""
+    chunks = originals.trace_chunks(trace)
+    if len(chunks) < 2 or not all(chunk.filename for chunk in chunks):
+        return []
+    contents = originals.chunks_bytes(chunks)
+    return [(chunk.filename, data) for chunk, data in zip(chunks, contents, strict=True)]
+
+
+def blob_values(digests: list[str]) -> dict[str, Any]:
+    wanted = [d for d in set(digests) if d]
+    found = models.Blob.objects.filter(digest__in=wanted).values_list("digest", "data")
+    return {digest: blobs.decode(data) for digest, data in found}  # no model instances
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """A call's request rebuilt from its delta chain."""
+
+    system: Any
+    tools: list[Any]
+    messages: list[Any]
+    prefix_len: int
+    base_call: int | None
+
+
+def call_get(*, trace: models.Trace, index: int) -> models.Call:
+    try:
+        return trace.calls.get(index=index)
+    except models.Call.DoesNotExist as exc:
+        raise Http404("No such call") from exc
+
+
+def message_digests(
+    *, trace: models.Trace, call: models.Call, column: str = "appended_digests"
+) -> list[str]:
+    """Digests of every message the call's request carried, following base calls back:
+    the raw messages, or with `column="appended_message_digests"` the normalised ones.
+
+    One query loads the loop's deltas; the chain is then walked in memory.
+    """
+    rows = trace.calls.filter(loop=call.loop, index__lte=call.index).values_list(
+        "index", "base_call", "prefix_len", column
+    )
+    by_index = {index: (base, prefix, appended) for index, base, prefix, appended in rows}
+    chain = []
+    current: int | None = call.index
+    seen: set[int] = set()
+    while current is not None and current in by_index and current not in seen:
+        seen.add(current)
+        base, prefix, appended = by_index[current]
+        chain.append((prefix, appended or ()))
+        current = base if prefix > 0 else None
+    digests: list[str] = []
+    for prefix, appended in reversed(chain):
+        del digests[prefix:]  # in place: copying the prefix at every step was quadratic
+        digests.extend(appended)
+    return digests
+
+
+def call_request(*, trace: models.Trace, call: models.Call) -> RequestView:
+    digests = message_digests(trace=trace, call=call)
+    values = blob_values([*digests, call.system_digest, call.tools_digest])
+    return RequestView(
+        system=values.get(call.system_digest),
+        tools=values.get(call.tools_digest) or [],
+        messages=[values.get(d) for d in digests],
+        prefix_len=call.prefix_len,
+        base_call=call.base_call,
+    )
+
+
+@dataclass(frozen=True)
+class ShownMessages:
+    """A call's messages as ingest normalised them (see traces.core.stored_message)."""
+
+    appended: list[Message | None]
+    """One per message the request appended (None where a blob is missing)."""
+    response: Message | None
+
+
+def call_messages(*, call: models.Call) -> ShownMessages | None:
+    """The normalised messages stored with the call; None for a call stored before they
+    were kept (`manage.py reanalyze` stores them from the original)."""
+    if call.appended_message_digests is None:
+        return None
+    digests = list(call.appended_message_digests)
+    values = blob_values([*digests, call.response_message_digest])
+    return ShownMessages(
+        appended=[message_from_json(values.get(d)) for d in digests],
+        response=message_from_json(values.get(call.response_message_digest)),
+    )
+
+
+def request_messages(*, trace: models.Trace, call: models.Call) -> list[Message | None] | None:
+    """Every normalised message of the call's request, its delta chain walked back (None
+    where a blob is missing); None when a call of the loop was stored before they were
+    kept."""
+    loop_rows = trace.calls.filter(loop=call.loop, index__lte=call.index)
+    if loop_rows.filter(appended_message_digests__isnull=True).exists():
+        return None
+    digests = message_digests(trace=trace, call=call, column="appended_message_digests")
+    values = blob_values(digests)
+    return [message_from_json(values.get(d)) for d in digests]
+
+
+def call_response(*, call: models.Call) -> Any:
+    if not call.response_digest:
+        return None
+    return blob_values([call.response_digest]).get(call.response_digest)
+
+
+def call_extra(*, call: models.Call) -> Any:
+    if not call.extra_digest:
+        return None
+    # Masked again on the way out: traces stored before a masking rule existed.
+    return mask_secrets(blob_values([call.extra_digest]).get(call.extra_digest))

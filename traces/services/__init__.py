@@ -1,0 +1,1 @@
+"""Writes with rules: ingest, sets, deletion, labels, mappings, team, background jobs."""

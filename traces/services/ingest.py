@@ -1,0 +1,325 @@
+"""Ingest: bytes in, a stored trace out, by one path for uploads, the API, jobs and commands.
+
+It exists so every way a trace arrives (the upload page, `POST /api/traces`, a background
+job, `manage.py ingest`, a run set) is prepared, redacted and stored the same way, and so
+a stored trace can be read again by the current core (`trace_reanalyze`). Preparing needs
+no database (the web layer runs it in its ingest pool); storing writes the originals, then
+the trace and its rows (`traces.storage.rows`) in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from traces import models
+from traces.access.rules import local_mode
+from traces.conf import limits, price_table
+from traces.core.analysis.ingest import Progress, analyze_bytes, analyze_files
+from traces.core.gcpause import without_cycle_collection
+from traces.core.model import Trace as CoreTrace
+from traces.core.outputs.report import build_report
+from traces.core.reading import archive
+from traces.core.reading.mapping import Mapping
+from traces.core.reading.redact import merge_fields, redact
+from traces.selectors.traces import trace_source_bytes, trace_source_files
+from traces.services.labels import trace_set_labels
+from traces.services.mappings import stored_mapping
+from traces.storage import originals
+from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    trace: models.Trace
+    core: CoreTrace
+
+
+def upload_formats() -> list[tuple[str, str]]:
+    """(name, label) of each format an upload may name: pages list formats through here
+    and never import the readers themselves."""
+    from traces.core.reading.formats.registry import adapters
+
+    return [(adapter.name, adapter.label) for adapter in adapters()]
+
+
+def redacts(project: models.Project | None) -> bool:
+    """Shared mode redacts credentials from originals unless the project keeps them."""
+    return not local_mode() and not (project is not None and project.keep_originals)
+
+
+@dataclass(frozen=True)
+class PreparedIngest:
+    """Everything an ingest stores, computed without touching the database."""
+
+    core: CoreTrace
+    report: dict[str, Any]
+    files: list[tuple[str, bytes]]
+    compressed: list[bytes]
+    sha256: str
+    name: str
+    source_filename: str
+    redacted: dict[str, int]
+    """Credentials redacted from the files before anything was read: name -> count."""
+
+
+@without_cycle_collection  # a trace's rows are many acyclic objects
+def ingest_prepare(
+    *,
+    files: list[tuple[str, bytes]],
+    name: str,
+    format_name: str | None = None,
+    mapping: Mapping | None = None,
+    redact_credentials: bool = False,
+    progress: Progress | None = None,
+) -> PreparedIngest:
+    """Parse, rebuild, report and compress: the slow, CPU-bound half of an ingest. It needs
+    no database, so the web layer runs it in its ingest pool (see `traces.services.offload`).
+
+    With `redact_credentials` (shared mode, see `redacts`) the credentials are removed
+    first, so nothing derived holds them. Raises InputRejected for non-traces.
+    """
+    redacted: dict[str, int] = {}
+    if redact_credentials:
+        cleaned = [(filename, redact(data)) for filename, data in files]
+        files = [(filename, result.data) for filename, result in cleaned]
+        redacted = merge_fields(*(result.fields for _, result in cleaned))
+    if len(files) == 1:
+        filename, data = files[0]
+        # Compressing and hashing the original release the GIL: they run beside the parse.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            archived = pool.submit(_archive, data)
+            core = analyze_bytes(
+                data,
+                filename=filename,
+                format_name=format_name,
+                limits=limits(),
+                mapping=mapping,
+                progress=progress,
+            )
+            report = build_report(core, prices=price_table())
+            compressed, sha256 = archived.result()
+        return PreparedIngest(
+            core,
+            report,
+            files,
+            [compressed],
+            sha256,
+            name or filename or "trace",
+            filename,
+            redacted,
+        )
+    core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
+    report = build_report(core, prices=price_table())
+    label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
+    compressed_files = [archive.compress(data) for _, data in files]
+    return PreparedIngest(core, report, files, compressed_files, "", name or label, label, redacted)
+
+
+@without_cycle_collection
+def ingest_store(
+    prepared: PreparedIngest,
+    *,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
+) -> IngestResult:
+    """Write a prepared ingest: the original's objects to storage first, then the trace and
+    its rows in one transaction (the objects are removed again if that fails)."""
+    trace_id = uuid.uuid4()
+    chunks = _chunk_rows(trace_id, prepared)
+    try:
+        trace = _store_trace(prepared, trace_id, chunks, labels, run_set, project, created_by)
+    except BaseException:
+        originals.discard(chunk.key for chunk in chunks)
+        raise
+    return IngestResult(trace, prepared.core)
+
+
+def _chunk_rows(trace_id: uuid.UUID, prepared: PreparedIngest) -> list[models.SourceChunk]:
+    """Store each compressed file in storage; their chunk rows, unsaved. Several files are
+    one chunk each, with its name; one file is one chunk of all the lines."""
+    single = len(prepared.files) == 1
+    rows: list[models.SourceChunk] = []
+    try:
+        for seq, ((filename, data), packed) in enumerate(
+            zip(prepared.files, prepared.compressed, strict=True)
+        ):
+            lines = prepared.core.lines_total if single else 0
+            rows.append(
+                originals.chunk_row(
+                    trace_id,
+                    seq,
+                    packed,
+                    raw_bytes=len(data),
+                    line_count=lines,
+                    filename="" if single else filename[:300],
+                )
+            )
+    except BaseException:
+        originals.discard(row.key for row in rows)
+        raise
+    return rows
+
+
+def _store_trace(
+    prepared: PreparedIngest,
+    trace_id: uuid.UUID,
+    chunks: list[models.SourceChunk],
+    labels: Sequence[str],
+    run_set: models.RunSet | None,
+    project: models.Project | None,
+    created_by: Any,
+) -> models.Trace:
+    core, files = prepared.core, prepared.files
+    with transaction.atomic():
+        trace = _create_trace(
+            core,
+            prepared.report,
+            name=prepared.name,
+            source_filename=prepared.source_filename,
+            source_bytes=sum(len(data) for _, data in files),
+            source_sha256=prepared.sha256,
+            labels=labels,
+            run_set=run_set,
+            project=project,
+            created_by=created_by,
+            redacted=prepared.redacted,
+            trace_id=trace_id,
+        )
+        models.SourceChunk.objects.bulk_create(chunks)
+        store_trace_rows(trace, core)
+    return trace
+
+
+def trace_ingest(
+    *,
+    data: bytes,
+    name: str,
+    filename: str = "",
+    format_name: str | None = None,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
+    mapping: Mapping | None = None,
+) -> IngestResult:
+    """Analyse `data` with the core and store everything; raises InputRejected for non-traces.
+
+    In shared mode the credentials are redacted first, so nothing derived holds them.
+    """
+    return trace_ingest_files(
+        files=[(filename, data)],
+        name=name,
+        format_name=format_name,
+        labels=labels,
+        run_set=run_set,
+        project=project,
+        created_by=created_by,
+        mapping=mapping,
+    )
+
+
+def trace_ingest_files(
+    *,
+    files: list[tuple[str, bytes]],
+    name: str,
+    format_name: str | None = None,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
+    mapping: Mapping | None = None,
+) -> IngestResult:
+    """Several files read as one trace (a Claude Code session and its subagents' files).
+
+    Each file is kept whole, as its own chunk with its name, and downloads as received.
+    """
+    prepared = ingest_prepare(
+        files=files,
+        name=name,
+        format_name=format_name,
+        mapping=mapping,
+        redact_credentials=redacts(project),
+    )
+    return ingest_store(
+        prepared, labels=labels, run_set=run_set, project=project, created_by=created_by
+    )
+
+
+def _create_trace(
+    core: CoreTrace,
+    report: dict[str, Any],
+    *,
+    name: str,
+    source_filename: str,
+    source_bytes: int,
+    source_sha256: str,
+    labels: Sequence[str] = (),
+    run_set: models.RunSet | None = None,
+    project: models.Project | None = None,
+    created_by: Any = None,
+    redacted: dict[str, int] | None = None,
+    trace_id: uuid.UUID | None = None,
+) -> models.Trace:
+    trace = models.Trace.objects.create(
+        id=trace_id or uuid.uuid4(),
+        project=project or models.Project.default(),
+        created_by=created_by,
+        redacted=redacted or {},
+        name=name[:300],
+        format=core.format,
+        detection_reason=core.detection_reason[:500],
+        source_filename=source_filename[:300],
+        source_bytes=source_bytes,
+        source_sha256=source_sha256,
+        report=report,
+        run_set=run_set,
+        **summary_fields(core, report),
+    )
+    store_rule_counts(trace, report)
+    if labels:
+        trace_set_labels(trace=trace, labels=labels)
+    return trace
+
+
+@without_cycle_collection  # a trace's rows are many acyclic objects
+def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
+    """Run the current core again on a stored trace's original bytes and replace its rows
+    and report: after an upgrade brings new rules, formats or prices."""
+    files = trace_source_files(trace=trace)
+    mapping = stored_mapping(trace.report)
+    format_name = None if mapping is not None else trace.format
+    if files:
+        core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
+    else:
+        data = trace_source_bytes(trace=trace)
+        core = analyze_bytes(
+            data,
+            filename=trace.source_filename,
+            format_name=format_name,
+            limits=limits(),
+            mapping=mapping,
+        )
+    report = build_report(core, prices=price_table())
+    with transaction.atomic():
+        trace.calls.all().delete()
+        trace.tool_runs.all().delete()
+        trace.line_errors.all().delete()
+        for field, value in {**summary_fields(core, report), "report": report}.items():
+            setattr(trace, field, value)
+        trace.save()
+        store_rule_counts(trace, report)
+        store_trace_rows(trace, core)
+    return IngestResult(trace, core)
+
+
+def _archive(data: bytes) -> tuple[bytes, str]:
+    return archive.compress(data), hashlib.sha256(data).hexdigest()

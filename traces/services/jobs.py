@@ -1,0 +1,333 @@
+"""Background jobs a client can follow: a large upload streamed to disk then ingested; reanalysis.
+
+A large upload is written to INSPECTOR_DATA_DIR/uploads/ a chunk at a time (the web
+process never holds it whole), a `Job` row says where it stands, and a queue task
+(traces.queue) ingests it by the same `traces.services.ingest` path (`ingest_prepare`,
+`ingest_store`)
+as a small upload, writing bytes read, records parsed and calls rebuilt as it goes.
+`GET /api/jobs/<id>` (traces.api.jobs) answers the state to the upload page's bar.
+
+A worker can die mid-job (killed, out of memory, its machine gone). While a job runs, a
+thread writes its heartbeat every JOB_STALE_SECONDS / 4; `recover_stale_jobs` (a periodic
+queue task, and the status endpoint for the job it is asked about) queues again a running
+job whose heartbeat is older than JOB_STALE_SECONDS, since its input is still there (the
+streamed upload is removed only once ingested; a reanalysis reads the stored original),
+and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.models import F, Q
+from django.urls import reverse
+from django.utils import timezone
+from huey import crontab
+from huey.contrib.djhuey import db_periodic_task, db_task
+
+from traces import models, queue
+from traces.conf import inspector_settings
+from traces.core.labels import clean_labels
+from traces.core.reading.limits import InputRejected
+from traces.services import team
+from traces.services.ingest import ingest_prepare, ingest_store, redacts, trace_reanalyze
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK = 1024 * 1024
+PROGRESS_EVERY = 0.25
+"""Seconds between two progress writes to the job's row."""
+
+
+def uploads_dir() -> Path:
+    folder = Path(settings.INSPECTOR_DATA_DIR) / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def new_upload_job(
+    *,
+    filename: str,
+    size: int,
+    options: dict[str, Any],
+    project: models.Project,
+    created_by: Any = None,
+) -> models.Job:
+    """The job row of an upload about to be streamed to disk (its `path` is set here)."""
+    job_id = uuid.uuid4()
+    return models.Job.objects.create(
+        id=job_id,
+        kind=models.Job.Kind.UPLOAD,
+        project=project,
+        created_by=created_by,
+        filename=filename[:300],
+        path=str(uploads_dir() / f"{job_id}.upload"),
+        options=options,
+        bytes_total=size,
+    )
+
+
+def write_upload(job: models.Job, chunks: Iterable[bytes]) -> int:
+    """Stream the upload's chunks to the job's file; the bytes written. Runs off the
+    event loop and never holds more than a chunk."""
+    written = 0
+    with open(job.path, "wb") as out:
+        for chunk in chunks:
+            out.write(chunk)
+            written += len(chunk)
+    return written
+
+
+def forget(job: models.Job) -> None:
+    """Drop a job that never got its bytes."""
+    Path(job.path).unlink(missing_ok=True)
+    job.delete()
+
+
+def queue_upload_job(job: models.Job, written: int) -> None:
+    """The file is complete: record its size and queue the ingest."""
+    models.Job.objects.filter(pk=job.pk).update(bytes_total=written)
+    queue.enqueue(ingest_upload_job, str(job.pk))  # the job row is committed already
+
+
+def queue_reanalysis(trace: models.Trace) -> models.Job:
+    """A job that re-runs the core on a stored trace, on a worker."""
+    job = models.Job.objects.create(
+        kind=models.Job.Kind.REANALYZE,
+        project_id=trace.project_id,
+        trace=trace,
+        filename=trace.source_filename[:300],
+        bytes_total=trace.source_bytes,
+    )
+    queue.enqueue(reanalyze_job, str(job.pk))
+    return job
+
+
+def _claim(job_id: str) -> models.Job | None:
+    """The job, now running; None when another worker took it or it is finished."""
+    rows = models.Job.objects.filter(pk=job_id, state=models.Job.State.QUEUED)
+    taken = rows.update(
+        state=models.Job.State.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    if not taken:
+        return None
+    return models.Job.objects.select_related("project").get(pk=job_id)
+
+
+def _stale_seconds() -> float:
+    return float(inspector_settings()["JOB_STALE_SECONDS"])
+
+
+@contextmanager
+def heartbeat(job_id: Any) -> Iterator[None]:
+    """Write the running job's heartbeat every JOB_STALE_SECONDS / 4 while the block runs.
+    A thread, not the progress callbacks: storing a large trace runs long without any."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(_stale_seconds() / 4):
+                try:
+                    models.Job.objects.filter(pk=job_id, state=models.Job.State.RUNNING).update(
+                        heartbeat_at=timezone.now()
+                    )
+                except DatabaseError:  # a busy database: the next beat tries again
+                    log.warning("job %s: heartbeat not written", job_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's connection (back to the pool)
+
+    thread = threading.Thread(target=beat, name=f"job-heartbeat-{job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _fail(job_id: Any, message: str) -> None:
+    models.Job.objects.filter(pk=job_id).update(state=models.Job.State.FAILED, error=message)
+
+
+@db_task()
+def ingest_upload_job(job_id: str) -> None:
+    job = _claim(job_id)
+    if job is None:
+        return
+    if not Path(job.path).exists():
+        _fail(job.pk, "The uploaded file is no longer on the server; upload it again.")
+        return
+    try:
+        with heartbeat(job.pk):
+            run_upload(job)
+    except InputRejected as exc:
+        _fail(job.pk, f"{job.filename}: {exc}" if job.filename else str(exc))
+    except Exception as exc:
+        log.exception("background upload %s failed", job.pk)
+        _fail(job.pk, f"The ingest failed ({type(exc).__name__}); the server log has details.")
+    finally:
+        Path(job.path).unlink(missing_ok=True)
+
+
+def run_upload(job: models.Job) -> models.Trace:
+    """Read the streamed file (telling bytes read), ingest it (telling records and
+    calls), store it, and mark the job done with its trace."""
+    rows = models.Job.objects.filter(pk=job.pk)
+    buffer = bytearray()
+    told = 0.0
+    with open(job.path, "rb") as source:
+        while chunk := source.read(READ_CHUNK):
+            buffer += chunk
+            if time.monotonic() - told >= PROGRESS_EVERY:
+                rows.update(bytes_read=len(buffer))
+                told = time.monotonic()
+    data = bytes(buffer)
+    del buffer
+    rows.update(bytes_read=len(data), bytes_total=len(data))
+
+    last = [0.0]
+
+    def progress(records: int, calls: int) -> None:
+        if time.monotonic() - last[0] >= PROGRESS_EVERY:
+            rows.update(records_parsed=records, calls_rebuilt=calls)
+            last[0] = time.monotonic()
+
+    options = job.options
+    prepared = ingest_prepare(
+        files=[(job.filename, data)],
+        name=options.get("name") or "",
+        format_name=options.get("format") or None,
+        redact_credentials=redacts(job.project),
+        progress=progress,
+    )
+    labels = clean_labels(options.get("labels") or [])
+    trace = ingest_store(
+        prepared, labels=labels, project=job.project, created_by=job.created_by
+    ).trace
+    team.audit(
+        options.get("who") or "background upload",
+        "trace.upload",
+        project=job.project,
+        target=f"{trace.name} ({trace.pk})",
+    )
+    rows.update(
+        state=models.Job.State.DONE,
+        trace=trace,
+        records_parsed=prepared.core.records_ingested,
+        calls_rebuilt=len(prepared.core.calls),
+    )
+    return trace
+
+
+@db_task()
+def reanalyze_job(job_id: str) -> None:
+    job = _claim(job_id)
+    if job is None:
+        return
+    if job.trace is None:
+        _fail(job.pk, "The trace was deleted.")
+        return
+    try:
+        with heartbeat(job.pk):
+            core = trace_reanalyze(trace=job.trace).core
+    except InputRejected as exc:
+        _fail(job.pk, str(exc))
+        return
+    except Exception as exc:
+        log.exception("reanalysis job %s failed", job.pk)
+        _fail(job.pk, f"The reanalysis failed ({type(exc).__name__}).")
+        return
+    models.Job.objects.filter(pk=job.pk).update(
+        state=models.Job.State.DONE,
+        bytes_read=job.bytes_total,
+        records_parsed=core.records_ingested,
+        calls_rebuilt=len(core.calls),
+    )
+
+
+TASKS = {models.Job.Kind.UPLOAD: ingest_upload_job, models.Job.Kind.REANALYZE: reanalyze_job}
+
+
+def is_stale(job: models.Job, now: dt.datetime | None = None) -> bool:
+    """Whether an unfinished job has shown no sign of life for JOB_STALE_SECONDS."""
+    if job.state not in (models.Job.State.QUEUED, models.Job.State.RUNNING):
+        return False
+    last = job.heartbeat_at or job.created_at
+    return last < (now or timezone.now()) - dt.timedelta(seconds=_stale_seconds())
+
+
+def recover_stale_jobs() -> list[str]:
+    """Queue again every unfinished job without a sign of life for JOB_STALE_SECONDS: a
+    running one lost its worker; a queued one may have been lost with an embedded queue
+    (queuing it twice is harmless: one worker claims it). The ids acted on."""
+    cutoff = timezone.now() - dt.timedelta(seconds=_stale_seconds())
+    unfinished = models.Job.objects.filter(
+        state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
+    )
+    quiet = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
+    return [str(job.pk) for job in unfinished.filter(quiet) if recover(job)]
+
+
+def recover(job: models.Job) -> bool:
+    """Queue a stale job again, or fail it after JOB_MAX_ATTEMPTS; False when another
+    process acted on it first (the row changed since it was read)."""
+    now = timezone.now()
+    unchanged = models.Job.objects.filter(pk=job.pk, state=job.state, heartbeat_at=job.heartbeat_at)
+    if job.state == models.Job.State.RUNNING and job.attempts >= int(
+        inspector_settings()["JOB_MAX_ATTEMPTS"]
+    ):
+        seen = timezone.localtime(job.heartbeat_at or job.created_at).isoformat(timespec="seconds")
+        reason = (
+            f"The worker running this job stopped {job.attempts} times without finishing "
+            f"(last sign of life {seen}); it is not retried again."
+        )
+        if not unchanged.update(state=models.Job.State.FAILED, error=reason, heartbeat_at=now):
+            return False
+        log.warning("job %s failed: %s", job.pk, reason)
+        if job.kind == models.Job.Kind.UPLOAD and job.path:
+            Path(job.path).unlink(missing_ok=True)
+        return True
+    if not unchanged.update(state=models.Job.State.QUEUED, heartbeat_at=now):
+        return False
+    log.warning("job %s had no sign of life since %s: queued again", job.pk, job.heartbeat_at)
+    queue.enqueue(TASKS[models.Job.Kind(job.kind)], str(job.pk))
+    return True
+
+
+@db_periodic_task(crontab(minute="*"))
+def recover_stale_jobs_task() -> None:
+    """Every minute, on the queue's workers: jobs whose worker died are queued again."""
+    recover_stale_jobs()
+
+
+def job_status(job: models.Job, request: Any = None) -> dict[str, Any]:
+    """What a client following a job is told."""
+    url = reverse("traces:detail", args=[job.trace_id]) if job.trace_id else None
+    status_url = reverse("traces:api-job", args=[job.pk])
+    if request is not None:
+        url = request.build_absolute_uri(url) if url else None
+        status_url = request.build_absolute_uri(status_url)
+    return {
+        "id": str(job.pk),
+        "kind": job.kind,
+        "state": job.state,
+        "filename": job.filename,
+        "bytes_total": job.bytes_total,
+        "bytes_read": job.bytes_read,
+        "records_parsed": job.records_parsed,
+        "calls_rebuilt": job.calls_rebuilt,
+        "error": job.error or None,
+        "trace": str(job.trace_id) if job.trace_id else None,
+        "url": url,
+        "status_url": status_url,
+    }

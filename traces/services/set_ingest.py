@@ -1,0 +1,103 @@
+"""Run-set ingest: several files (a ZIP, an eval with many samples) stored as one trace per
+run in a named set, each run or file whose bytes the set already holds skipped.
+
+It exists apart from `traces.services.ingest` (one trace) because a set adds its own work: the
+split into runs, duplicates recognised by SHA-256, and the files kept as received. The
+set pages' reads are `traces.selectors.sets`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from traces import models
+from traces.conf import limits
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.runs import split_runs
+from traces.services.ingest import trace_ingest
+from traces.storage import originals
+
+
+@dataclass(frozen=True)
+class SetIngestResult:
+    run_set: models.RunSet
+    added: list[models.Trace]
+    duplicates: list[str]
+    """Names of runs (or whole files) already in the set, recognised by SHA-256."""
+    rejected: list[tuple[str, str]]
+    """(name, why) of files or runs that are not traces; the others are stored."""
+
+
+def run_set_ingest(
+    *,
+    name: str,
+    files: Sequence[tuple[str, bytes]],
+    format_name: str | None = None,
+    labels: Sequence[str] = (),
+    project: models.Project | None = None,
+    created_by: Any = None,
+) -> SetIngestResult:
+    """Store each run of the files (several files, a ZIP, an eval with many samples) as
+    its own trace in the set `name` (created if new). A run or file whose bytes are
+    already in the set is not stored again."""
+    set_name = " ".join(name.split())[:200]
+    if not set_name:
+        raise InputRejected("Name the run set.")
+    project = project or models.Project.default()
+    run_set, _ = models.RunSet.objects.get_or_create(project=project, name=set_name)
+    duplicates: list[str] = []
+    fresh: list[tuple[str, bytes]] = []
+    for filename, data in files:
+        digest = hashlib.sha256(data).hexdigest()
+        if run_set.files.filter(sha256=digest).exists():
+            duplicates.append(filename)
+        else:
+            fresh.append((filename, data))
+    runs = []
+    rejected: list[tuple[str, str]] = []
+    for filename, data in fresh:
+        found, unreadable = split_runs([(filename, data)], limits())
+        rejected.extend((problem.name, problem.message) for problem in unreadable)
+        if found and not (len(found) == 1 and found[0].data is data):
+            _keep_set_file(run_set, filename, data, len(found))  # as received, before the split
+        runs.extend(found)
+    added: list[models.Trace] = []
+    seen: set[str] = set()
+    for run in runs:
+        if run.sha256 in seen or run_set.runs.filter(source_sha256=run.sha256).exists():
+            duplicates.append(run.name)
+            continue
+        seen.add(run.sha256)
+        try:
+            result = trace_ingest(
+                data=run.data,
+                name=run.name,
+                filename=run.filename,
+                format_name=format_name,
+                labels=labels,
+                run_set=run_set,
+                project=project,
+                created_by=created_by,
+            )
+        except InputRejected as exc:
+            rejected.append((run.name, str(exc)))
+            continue
+        added.append(result.trace)
+    return SetIngestResult(run_set, added, duplicates, rejected)
+
+
+def _keep_set_file(run_set: models.RunSet, filename: str, data: bytes, runs: int) -> None:
+    sha256 = hashlib.sha256(data).hexdigest()
+    if run_set.files.filter(sha256=sha256).exists():
+        return
+    # Named by the set and the bytes' digest: a racing upload of the same file writes the
+    # same object with the same bytes, and the unique constraint keeps one row.
+    key = originals.set_file_put(run_set.pk, sha256, data)
+    models.RunSetFile.objects.get_or_create(
+        run_set=run_set,
+        sha256=sha256,
+        defaults={"filename": filename[:300], "raw_bytes": len(data), "key": key, "runs": runs},
+    )

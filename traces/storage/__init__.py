@@ -1,0 +1,1 @@
+"""Where a trace's bytes and rows are kept: originals, rows, the report cache, connection scopes."""
