@@ -8,7 +8,11 @@ import threading
 import pytest
 
 from traces.core.analysis.ingest import analyze_bytes
-from traces.core.gcpause import cycle_collector_paused, without_cycle_collection
+from traces.core.gcpause import (
+    LongLivedFreezer,
+    cycle_collector_paused,
+    without_cycle_collection,
+)
 from traces.core.reading.sample import sample_bytes
 
 
@@ -73,3 +77,29 @@ def test_analysing_a_trace_leaves_the_collector_as_it_was():
     trace = analyze_bytes(sample_bytes())
     assert len(trace.calls) == 4
     assert gc.isenabled()
+
+
+def test_a_freeze_does_not_keep_cyclic_garbage_forever():
+    """What was alive at a freeze and became cyclic garbage later is freed once the
+    frozen set has doubled (issue 26: a request's objects, frozen at a cache miss)."""
+    import weakref
+
+    class Node:
+        pass
+
+    freezer = LongLivedFreezer()
+    try:
+        freezer.freeze()  # the first freeze collects and sets the floor
+        node = Node()
+        node.self = node  # a cycle: only the collector frees it
+        alive = weakref.ref(node)
+        freezer.freeze()  # frozen while alive
+        del node
+        gc.collect()
+        assert alive() is not None  # frozen: the collector cannot see it
+        kept = [[] for _ in range(gc.get_freeze_count() + 1)]  # the frozen set doubles
+        freezer.freeze()
+        assert alive() is None
+        del kept
+    finally:
+        gc.unfreeze()

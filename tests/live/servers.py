@@ -86,3 +86,38 @@ def _wait_for_port(port: int, process: subprocess.Popen, log_path: Path) -> None
                 return
         time.sleep(0.1)
     raise RuntimeError(f"daphne did not listen on {port}: {log_path.read_text()[-2000:]}")
+
+
+def server_pid(base: str) -> int:
+    """The pid of the daphne listening at `base`, read from /proc/net/tcp's inode."""
+    port = int(base.rsplit(":", 1)[1])
+    inode = ""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "0A":
+            inode = fields[9]
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                if os.readlink(fd) == f"socket:[{inode}]":
+                    return int(proc.name)
+        except OSError:
+            continue
+    raise RuntimeError(f"no process listens on {port}")
+
+
+def process_figures(pid: int, database: str) -> tuple[int, int, float]:
+    """(open fds, fds on the SQLite database, RSS MiB) of a process."""
+    fds = sqlite = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        fds += 1
+        try:
+            sqlite += os.readlink(fd).startswith(database) if database else 0
+        except OSError:
+            continue
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return fds, sqlite, int(line.split()[1]) / 1024
+    return fds, sqlite, 0.0

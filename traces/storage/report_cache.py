@@ -14,7 +14,6 @@ them (pages only read reports; writers build new ones).
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from django.db.models.functions import Cast
 
 from traces import models
 from traces.conf import inspector_settings
+from traces.core.gcpause import LongLivedFreezer
 from traces.fields import decode_json
 
 T = TypeVar("T")
@@ -40,6 +40,7 @@ class ReportCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.freezer = LongLivedFreezer()
 
     def get(self, key: Any) -> Any | None:
         with self._lock:
@@ -116,7 +117,7 @@ def cached_report(
     # every full collection in this process (any page's) would walk them all, which cost
     # the 10,000-call trace's pages 0.15-0.3 s each. Frozen, the collector skips them;
     # reference counting still frees the report when the cache drops it (it has no cycles).
-    gc.freeze()
+    cache.freezer.freeze()
     return report, version
 
 
@@ -155,7 +156,7 @@ def derived(trace: Any, name: str, compute: Callable[[], T]) -> T:
         return found
     value = compute()
     derived_cache.put(key, value, 0, max_entries=DERIVED_PER_REPORT * _max_entries())
-    gc.freeze()  # long-lived too (see cached_report)
+    derived_cache.freezer.freeze()  # long-lived too (see cached_report)
     return value
 
 
