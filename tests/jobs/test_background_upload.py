@@ -3,6 +3,7 @@ their reason. The queue runs tasks inline here (Huey's immediate mode, set in te
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,47 @@ def test_reanalysis_runs_as_a_job(tmp_path):
 
 def test_the_streamed_file_lives_under_the_data_dir(background):
     project = models.Project.default()
-    job = jobs.new_upload_job(filename="x.jsonl", size=10, options={}, project=project)
+    received = jobs.receive_upload(iter([b"ab", b"cd"]), declared=4)
+    job = jobs.new_upload_job(filename="x.jsonl", received=received, options={}, project=project)
     assert Path(job.path).parent == background / "uploads"
-    assert jobs.write_upload(job, iter([b"ab", b"cd"])) == 4
+    assert received.size == 4
     assert Path(job.path).read_bytes() == b"abcd"
+
+
+def test_a_body_shorter_than_declared_makes_no_job_and_leaves_no_file(background):
+    """Issue 26: a body cut short (the web process killed while writing it, the client
+    gone) was queued and ingested as done. Now nothing is queued: the client retries."""
+    with pytest.raises(jobs.IncompleteUpload, match="after 4 of its 10 bytes"):
+        jobs.receive_upload(iter([b"ab", b"cd"]), declared=10)
+    assert not models.Job.objects.exists()
+    assert list((background / "uploads").iterdir()) == []
+
+
+def test_a_process_killed_while_writing_leaves_only_a_partial_file(background):
+    def dies_midway():
+        yield b"{}\n"
+        raise KeyboardInterrupt  # what a kill looks like from inside the write loop
+
+    with pytest.raises(KeyboardInterrupt):
+        jobs.receive_upload(dies_midway(), declared=100)
+    assert not models.Job.objects.exists()
+    assert not any(path.suffix == ".upload" for path in (background / "uploads").iterdir())
+    stale = background / "uploads" / "left-by-a-killed-process.partial"
+    stale.write_bytes(b"{}")
+    os.utime(stale, (0, 0))
+    jobs.recover_stale_jobs()
+    assert not stale.exists()
+
+
+def test_a_job_whose_file_is_short_fails_with_the_reason(background):
+    data = ndjson(agent_lines(10))
+    received = jobs.receive_upload([data], declared=len(data))
+    job = jobs.new_upload_job(
+        filename="cut.jsonl", received=received, options={}, project=models.Project.default()
+    )
+    Path(job.path).write_bytes(data[: len(data) // 2])  # the disk lost its tail
+    jobs.queue_upload_job(job)
+    job.refresh_from_db()
+    assert job.state == models.Job.State.FAILED
+    assert f"has {len(data) // 2:,} of its {len(data):,} bytes" in job.error
+    assert not models.Trace.objects.exists()

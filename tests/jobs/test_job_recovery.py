@@ -30,13 +30,14 @@ def data_dir(tmp_path):
 def abandoned_upload(data: bytes, *, attempts: int = 1, quiet_for: float = 3600) -> models.Job:
     """The row and file a worker leaves when it is killed mid-ingest: streamed to disk,
     claimed ("running", one attempt), its last heartbeat `quiet_for` seconds ago."""
+    received = jobs.receive_upload([data], declared=len(data))
+    assert received.size == len(data)
     job = jobs.new_upload_job(
         filename="loop.jsonl",
-        size=len(data),
+        received=received,
         options={"name": "recovered", "labels": ["night"]},
         project=models.Project.default(),
     )
-    assert jobs.write_upload(job, [data]) == len(data)
     models.Job.objects.filter(pk=job.pk).update(
         state=models.Job.State.RUNNING,
         attempts=attempts,

@@ -41,6 +41,7 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
             {"error": f"The upload is {size:,} bytes; the limit is {limit:,}."}, status=413
         )
     chunks: Iterable[bytes]
+    declared: int | None = size
     if request.content_type == MULTIPART:
         try:
             fields, files = await off_thread(parsed_form, request)
@@ -52,6 +53,7 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
         upload = uploads[0]
         filename = upload.name or ""
         chunks = upload.chunks(jobs.READ_CHUNK)
+        declared = upload.size
         merged = request.GET.copy()
         for key in fields:
             merged.setlist(key, fields.getlist(key))
@@ -70,16 +72,23 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
         "labels": clean_labels(fields.getlist("labels")),
         "who": who.label,
     }
-    job = await sync_to_async(jobs.new_upload_job)(
-        filename=filename, size=size, options=options, project=project, created_by=who.audit_user
-    )
-    written = await off_thread(jobs.write_upload, job, chunks)
-    if not written:
-        await sync_to_async(jobs.forget)(job)
+    try:
+        received = await off_thread(jobs.receive_upload, chunks, declared=declared)
+    except jobs.IncompleteUpload as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    if not received.size:
+        await off_thread(jobs.forget_upload, received)
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
-    await sync_to_async(jobs.queue_upload_job)(job, written)
+    job = await sync_to_async(jobs.new_upload_job)(
+        filename=filename,
+        received=received,
+        options=options,
+        project=project,
+        created_by=who.audit_user,
+    )
+    await sync_to_async(jobs.queue_upload_job)(job)
     job = await sync_to_async(models.Job.objects.get)(pk=job.pk)
     response = JsonResponse(jobs.job_status(job, request), status=202)
     response["Location"] = jobs.job_status(job, request)["status_url"]

@@ -17,13 +17,16 @@ and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,49 +58,75 @@ def uploads_dir() -> Path:
     return folder
 
 
+class IncompleteUpload(Exception):
+    """The body ended before its declared length: nothing is queued (the client retries)."""
+
+
+@dataclass(frozen=True)
+class ReceivedUpload:
+    """An upload complete on disk under its final name, before any job row exists."""
+
+    job_id: uuid.UUID
+    path: Path
+    size: int
+
+
+def receive_upload(chunks: Iterable[bytes], *, declared: int | None = None) -> ReceivedUpload:
+    """Stream the upload's chunks to a temporary file, check its length against the one
+    declared (Content-Length, or the multipart part's size), then rename it: a process
+    killed while writing leaves a `.partial` file and no job (issue 26: a truncated body
+    was ingested as done). Runs off the event loop and never holds more than a chunk."""
+    job_id = uuid.uuid4()
+    final = uploads_dir() / f"{job_id}.upload"
+    partial = final.with_suffix(".partial")
+    written = 0
+    try:
+        with open(partial, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                written += len(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if declared is not None and written != declared:
+            raise IncompleteUpload(
+                f"The upload ended after {written:,} of its {declared:,} bytes; send it again."
+            )
+        partial.rename(final)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return ReceivedUpload(job_id, final, written)
+
+
 def new_upload_job(
     *,
     filename: str,
-    size: int,
+    received: ReceivedUpload,
     options: dict[str, Any],
     project: models.Project,
     created_by: Any = None,
 ) -> models.Job:
-    """The job row of an upload about to be streamed to disk (its `path` is set here)."""
-    job_id = uuid.uuid4()
+    """The job row of an upload already complete on disk (see `receive_upload`)."""
     return models.Job.objects.create(
-        id=job_id,
+        id=received.job_id,
         kind=models.Job.Kind.UPLOAD,
         project=project,
         created_by=created_by,
         filename=filename[:300],
-        path=str(uploads_dir() / f"{job_id}.upload"),
+        path=str(received.path),
         options=options,
-        bytes_total=size,
+        bytes_total=received.size,
     )
 
 
-def write_upload(job: models.Job, chunks: Iterable[bytes]) -> int:
-    """Stream the upload's chunks to the job's file; the bytes written. Runs off the
-    event loop and never holds more than a chunk."""
-    written = 0
-    with open(job.path, "wb") as out:
-        for chunk in chunks:
-            out.write(chunk)
-            written += len(chunk)
-    return written
+def queue_upload_job(job: models.Job) -> None:
+    """Queue the ingest of a job's upload (its row is committed already)."""
+    queue.enqueue(ingest_upload_job, str(job.pk))
 
 
-def forget(job: models.Job) -> None:
-    """Drop a job that never got its bytes."""
-    Path(job.path).unlink(missing_ok=True)
-    job.delete()
-
-
-def queue_upload_job(job: models.Job, written: int) -> None:
-    """The file is complete: record its size and queue the ingest."""
-    models.Job.objects.filter(pk=job.pk).update(bytes_total=written)
-    queue.enqueue(ingest_upload_job, str(job.pk))  # the job row is committed already
+def forget_upload(received: ReceivedUpload) -> None:
+    """Drop a received upload that will not become a job."""
+    received.path.unlink(missing_ok=True)
 
 
 def queue_reanalysis(trace: models.Trace) -> models.Job:
@@ -166,6 +195,14 @@ def ingest_upload_job(job_id: str) -> None:
         return
     if not Path(job.path).exists():
         _fail(job.pk, "The uploaded file is no longer on the server; upload it again.")
+        return
+    size = Path(job.path).stat().st_size
+    if size != job.bytes_total:
+        _fail(
+            job.pk,
+            f"The uploaded file has {size:,} of its {job.bytes_total:,} bytes; upload it again.",
+        )
+        Path(job.path).unlink(missing_ok=True)
         return
     try:
         with heartbeat(job.pk):
@@ -275,7 +312,16 @@ def recover_stale_jobs() -> list[str]:
         state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
     )
     quiet = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
+    _remove_partial_uploads(older_than=cutoff.timestamp())
     return [str(job.pk) for job in unfinished.filter(quiet) if recover(job)]
+
+
+def _remove_partial_uploads(*, older_than: float) -> None:
+    """Bodies whose process died while writing them (`receive_upload`): no job knows them."""
+    for partial in uploads_dir().glob("*.partial"):
+        with contextlib.suppress(OSError):
+            if partial.stat().st_mtime < older_than:
+                partial.unlink()
 
 
 def recover(job: models.Job) -> bool:
