@@ -158,3 +158,54 @@ def test_any_records_read_with_a_mapping_never_crash(records):
     except InputRejected:
         return  # one clear message for the whole input is allowed
     build_report(trace)
+
+
+def _exploding(stages: int, then: str) -> bytes:
+    """A mapping under 1 KB whose expression doubles its value `stages` times (issue 26)."""
+    source = "@" + " | [@, @]" * stages + f" | {then}"
+    return f"calls:\n  where: kind == 'llm'\n  model: \"{source}\"\n".encode()
+
+
+@pytest.mark.parametrize("then", ["to_string(@)", "[] | [] | [] | length(@)", "@"])
+def test_an_expression_that_builds_an_exponential_value_is_stopped_early(then):
+    import resource
+    import time
+
+    spec = load_mapping(_exploding(22, then), "bomb.yaml")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    with pytest.raises(MappingError) as caught:
+        analyze_bytes((EXAMPLES / "chat-log.jsonl").read_bytes(), mapping=spec)
+    assert time.perf_counter() - started < 2
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 300 * 1024  # KiB
+    message = str(caught.value)
+    assert "calls.model (line 3" in message
+    assert "would build over 1,000,000 references" in message
+
+
+def test_multi_selects_within_the_budget_still_give_their_value():
+    spec = load_mapping(_exploding(3, "length(@)"), "ok.yaml")
+    value = {"kind": "llm"}
+    assert spec.get("calls.model").search(value) == 2
+
+
+@pytest.mark.parametrize(
+    "source, fragment",
+    [
+        ("(" * 30_000 + "a" + ")" * 30_000, "is refused: it is over 4,096 characters"),
+        ("(" * 100 + "a" + ")" * 100, "is refused: it nests brackets 100 deep"),
+        ("abs(" * 1_000 + "a" + ")" * 1_000, "is refused: it is over 4,096 characters"),
+        ("abs(" * 70 + "a" + ")" * 70, "it nests brackets 70 deep"),
+    ],
+)
+def test_deeply_nested_expressions_are_refused_before_compiling(source, fragment):
+    text = f'calls:\n  where: "{source}"\n'.encode()
+    with pytest.raises(MappingError) as caught:
+        load_mapping(text, "deep.yaml")
+    assert fragment in str(caught.value)
+
+
+def test_a_mapping_nested_50000_deep_is_refused_not_a_crash():
+    text = b"calls:\n  where: x\nname: " + b"[" * 50_000 + b"]" * 50_000 + b"\n"
+    with pytest.raises(MappingError, match=r"nested too deeply|not readable"):
+        load_mapping(text[: 256 * 1024], "deep.yaml")

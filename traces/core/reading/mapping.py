@@ -24,6 +24,12 @@ from ..coerce import text_of as _text_of
 from ..model import Exchange, LineError, ToolTiming, Usage
 from .cassettes import no_alias_loader
 from .dialects import anthropic
+from .expression_budget import (
+    ExpressionTooCostly,
+    nesting_problem,
+    repeats_values,
+    search_within_budget,
+)
 from .formats.base import Adapter, AdapterEvent
 from .formats.explain import describe_record
 from .limits import InputRejected
@@ -62,12 +68,22 @@ class Expression:
     source: str
     line: int
     compiled: Any
+    budgeted: bool = False
+    """Holds a multi-select, so it could build more than it reads: see expression_budget."""
 
     def search(self, value: Any) -> Any:
         try:
+            if self.budgeted:
+                return search_within_budget(self.compiled.parsed, value)
             return self.compiled.search(value)
         except (JMESPathError, TypeError, ValueError):
             return None
+        except (ExpressionTooCostly, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, ExpressionTooCostly) else "it recursed too deep"
+            raise MappingError(
+                f"The mapping's {self.field} (line {self.line}, {self.source[:200]!r}) was "
+                f"stopped: {reason}."
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +138,8 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         raise MappingError(
             f"The mapping file {filename} is not readable JSON or YAML: {exc}"
         ) from None
+    except RecursionError:
+        raise MappingError(f"The mapping file {filename} is nested too deeply.") from None
     if not isinstance(spec, dict):
         raise MappingError(f"The mapping file {filename} must be an object with 'calls'.")
     error = best_match(_validator().iter_errors(spec))
@@ -144,14 +162,20 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
     for path, source in sources:
         key = path.rsplit(".", 1)[-1]
         line = _line_of(text, key, source)
+        problem = nesting_problem(source)
+        if problem is not None:
+            raise MappingError(
+                f"The mapping file {filename}, line {line}: {path} is refused: {problem}."
+            )
         try:
             compiled = jmespath.compile(source)
-        except JMESPathError as exc:
+        except (JMESPathError, RecursionError) as exc:
             raise MappingError(
                 f"The mapping file {filename}, line {line}: {path} is not a valid JMESPath "
-                f"expression ({source!r}): {exc}"
+                f"expression ({source[:200]!r}): {exc or 'nested too deeply'}"
             ) from None
-        expressions[path] = Expression(path, source, line, compiled)
+        budgeted = repeats_values(compiled.parsed)
+        expressions[path] = Expression(path, source, line, compiled, budgeted)
     usage = spec.get("usage") or {}
     return Mapping(
         name=str(spec.get("name") or filename),
