@@ -24,27 +24,32 @@ class BadValue(ValueError):
     """An environment variable whose text is not a value of its setting's type."""
 
 
+SHOWN_CHARACTERS = 40
+"""A bad value is quoted in its problem up to this long (a paste gone wrong stays short)."""
+
+
 def parse(name: str, raw: str, default: T) -> T:
     """`raw`, the text of variable `name`, as a value of `default`'s type: int, float, bool
     (1/0, true/false, yes/no, any case) or str (taken as it is). BadValue says why not."""
     text = raw.strip()
+    shown = f"{name}={raw[:SHOWN_CHARACTERS]!r}" + ("…" if len(raw) > SHOWN_CHARACTERS else "")
     if isinstance(default, bool):  # before int: bool is an int
         word = text.lower()
         if word in TRUE_WORDS or word in FALSE_WORDS:
             return word in TRUE_WORDS  # type: ignore[return-value]
-        raise BadValue(f"{name}={raw!r} is not a boolean: use 1/0, true/false or yes/no.")
+        raise BadValue(f"{shown} is not a boolean: use 1/0, true/false or yes/no.")
     if isinstance(default, int):
         try:
             return int(text)  # type: ignore[return-value]
         except ValueError:
-            raise BadValue(f"{name}={raw!r} is not a whole number.") from None
+            raise BadValue(f"{shown} is not a whole number.") from None
     if isinstance(default, float):
         try:
             number = float(text)
         except ValueError:
             number = math.nan
         if not math.isfinite(number):
-            raise BadValue(f"{name}={raw!r} is not a number.")
+            raise BadValue(f"{shown} is not a number.")
         return number  # type: ignore[return-value]
     return raw  # type: ignore[return-value]
 
