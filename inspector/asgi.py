@@ -8,6 +8,11 @@ import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
 django.setup(set_prefix=False)
+from traces.checks import refuse_to_serve  # noqa: E402
+
+# Daphne runs no system checks: ours run here, and an error (unsafe shared-mode settings,
+# a variable that does not parse) stops the server before it serves anything.
+refuse_to_serve()
 from inspector.middleware import InlineASGIHandler  # noqa: E402
 
 # Django's get_asgi_application(), with the middleware's hooks inline on the event loop.

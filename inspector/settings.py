@@ -2,6 +2,10 @@
 
 DATABASE_URL selects another database (PostgreSQL); REDIS_URL selects channels_redis;
 INSPECTOR_S3_BUCKET keeps originals in S3-compatible object storage instead of a folder.
+docs/settings.md lists every variable read here and every key of INSPECTOR (traces.conf,
+each also read from the environment as INSPECTOR_<KEY>). Numbers are read through
+traces.environment: a value that does not parse is reported by a system check
+(traces.checks, which also refuses unsafe shared-mode settings), not a traceback here.
 """
 
 from __future__ import annotations
@@ -12,6 +16,10 @@ from pathlib import Path
 import dj_database_url
 import plotly
 from csp.constants import NONE, SELF
+
+from traces.environment import Environment
+
+env = Environment()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Templates, static files and migrations live inside the traces package, so an installed
@@ -27,13 +35,11 @@ ALLOWED_HOSTS = [
 ]
 # Shared mode (see README, "Shared deployment"): every page, API call and websocket needs
 # a user, an API token or a share link. Forced on when a non-loopback host is allowed;
-# traces.apps refuses to start it with the default secret key or DEBUG.
+# traces.checks refuses to start it with the default secret key or DEBUG.
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1", "testserver"}
 INSPECTOR_AUTH = os.environ.get("INSPECTOR_AUTH", "") == "1" or any(
     h not in LOOPBACK_HOSTS for h in ALLOWED_HOSTS
 )
-if os.environ.get("PYTEST_CURRENT_TEST") is not None or "pytest" in os.environ.get("_", ""):
-    ALLOWED_HOSTS.append("testserver")
 
 INSTALLED_APPS = [
     "daphne",
@@ -108,9 +114,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
     # Django closes it: at the end of each request and each queue task).
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": int(os.environ.get("INSPECTOR_DB_POOL_MIN", "2")),
-        "max_size": int(os.environ.get("INSPECTOR_DB_POOL_MAX", "16")),
-        "timeout": float(os.environ.get("INSPECTOR_DB_POOL_TIMEOUT", "30")),
+        "min_size": env.get("INSPECTOR_DB_POOL_MIN", 2),
+        "max_size": env.get("INSPECTOR_DB_POOL_MAX", 16),
+        "timeout": env.get("INSPECTOR_DB_POOL_TIMEOUT", 30.0),
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -169,7 +175,7 @@ CHANNEL_LAYERS = {
             # catches up instead of missing calls (bench/load.py counts the misses).
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 1000}],
-                "capacity": int(os.environ.get("INSPECTOR_CHANNEL_CAPACITY", "2000")),
+                "capacity": env.get("INSPECTOR_CHANNEL_CAPACITY", 2000),
             },
         }
         if REDIS_URL
@@ -256,7 +262,7 @@ if INSPECTOR_AUTH and os.environ.get("INSPECTOR_HTTPS", "1") == "1":
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = env.get("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = os.environ.get("SECURE_HSTS_INCLUDE_SUBDOMAINS", "1") == "1"
     SECURE_HSTS_PRELOAD = os.environ.get("SECURE_HSTS_PRELOAD", "") == "1"
     # Submitting the domain to browsers' preload list is a separate, lasting decision.
@@ -266,10 +272,9 @@ if INSPECTOR_AUTH:
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
-# Loop Inspector's own settings, merged over traces.conf.DEFAULTS.
+# Loop Inspector's own settings: a key here wins over its INSPECTOR_<KEY> environment
+# variable, which wins over traces.conf.DEFAULTS (INSPECTOR_PRICES is the PRICES key).
 INSPECTOR: dict = {}
-# A JSON price file overriding the bundled table (same shape; per million tokens).
-INSPECTOR_PRICES = os.environ.get("INSPECTOR_PRICES", "")
 # Where the recording proxy sends each vendor's calls (never taken from a request); any
 # OpenAI-compatible server (vLLM, Ollama, LiteLLM) by setting. Empty: that vendor is off.
 INSPECTOR_UPSTREAM_ANTHROPIC = os.environ.get(
@@ -283,3 +288,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# What did not parse above (each a sentence naming its variable), reported by traces.checks.
+INSPECTOR_ENVIRONMENT_PROBLEMS = env.problems

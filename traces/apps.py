@@ -1,4 +1,4 @@
-"""App configuration; refuses to start shared mode with unsafe settings."""
+"""App configuration: registers the startup checks (traces.checks) and the storage signals."""
 
 from django.apps import AppConfig
 
@@ -8,26 +8,9 @@ class TracesConfig(AppConfig):
     verbose_name = "Loop Inspector traces"
 
     def ready(self) -> None:
-        from django.conf import settings
-        from django.core.exceptions import ImproperlyConfigured
-
-        problem = shared_mode_problem(settings)
-        if problem:
-            raise ImproperlyConfigured(problem)
+        # Importing the module registers its checks; unsafe shared-mode settings are
+        # refused by them (every command that runs checks, and the ASGI application).
+        from traces import checks  # noqa: F401
         from traces.storage import originals
 
         originals.connect_signals()
-
-
-def shared_mode_problem(settings) -> str | None:
-    """Why the server must not start in shared mode with these settings, or None."""
-    if not getattr(settings, "INSPECTOR_AUTH", False):
-        return None
-    if getattr(settings, "DEFAULT_SECRET_KEY", None) == settings.SECRET_KEY:
-        return (
-            "Shared mode (INSPECTOR_AUTH=1, or a non-loopback name in ALLOWED_HOSTS) needs "
-            "its own DJANGO_SECRET_KEY: the default one is public."
-        )
-    if settings.DEBUG:
-        return "Shared mode refuses to run with DJANGO_DEBUG=1: error pages would show data."
-    return None

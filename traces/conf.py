@@ -1,4 +1,11 @@
-"""Loop Inspector's settings: one `INSPECTOR` dict merged over these defaults."""
+"""Loop Inspector's own settings: every key, its default, and the one getter that reads them.
+
+A key's value comes from `settings.INSPECTOR[KEY]` (and `override_settings` in tests), else
+from the environment variable `INSPECTOR_<KEY>` (parsed by the type of its default, see
+traces.environment), else from DEFAULTS. docs/settings.md documents every key (a test
+holds it to DEFAULTS); a variable that does not parse is a system check error
+(traces.checks), and its default is used meanwhile.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +19,15 @@ from django.dispatch import receiver
 
 from traces.core.analysis.pricing import PriceTable, bundled_table, load_overrides
 from traces.core.reading.limits import Limits
+from traces.environment import Environment
+
+ENVIRONMENT_PREFIX = "INSPECTOR_"
 
 DEFAULTS: dict[str, Any] = {
     "MAX_UPLOAD_BYTES": 512 * 1024 * 1024,
     "MAX_DECOMPRESSED_BYTES": 2 * 1024 * 1024 * 1024,
     "MAX_DEPTH": 254,
-    "CALLS_PER_PAGE": 200,
+    # A JSON price file overriding the bundled table (same shape; per million tokens).
     "PRICES": "",
     # Per API token (shared mode): traces created per minute, bytes sent per UTC day
     # (uploads, live lines and websocket frames); 0 turns a limit off.
@@ -44,28 +54,57 @@ DEFAULTS: dict[str, Any] = {
     # long is queued again (its upload is still on disk), at most JOB_MAX_ATTEMPTS times.
     "JOB_STALE_SECONDS": 120,
     "JOB_MAX_ATTEMPTS": 3,
+    # The recording proxy and the OTLP receiver (traces.capture): the largest request and
+    # (decoded) response a proxied call may have, the upstream's connect and read
+    # timeouts (s), the largest OTLP body as sent and once decompressed.
+    "PROXY_MAX_REQUEST_BYTES": 32 * 1024 * 1024,
+    "PROXY_MAX_RESPONSE_BYTES": 64 * 1024 * 1024,
+    "PROXY_CONNECT_TIMEOUT": 10.0,
+    "PROXY_READ_TIMEOUT": 600.0,
+    "OTLP_MAX_BYTES": 16 * 1024 * 1024,
+    "OTLP_MAX_DECOMPRESSED_BYTES": 64 * 1024 * 1024,
 }
+
+
+def environment_name(key: str) -> str:
+    """The environment variable that sets `key`."""
+    return ENVIRONMENT_PREFIX + key
+
+
+def from_environment(environ: dict[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The keys set in the environment, each parsed by its default's type, and why the
+    ones that did not parse were left out (one sentence naming the variable each)."""
+    env = Environment(environ)
+    values = {
+        key: env.get(environment_name(key), default)
+        for key, default in DEFAULTS.items()
+        if environment_name(key) in env.environ
+    }
+    return values, env.problems
 
 
 @cache
 def inspector_settings() -> dict[str, Any]:
-    return {**DEFAULTS, **getattr(settings, "INSPECTOR", {})}
+    """Every key's value: settings.INSPECTOR over the environment over DEFAULTS. Read once
+    per process (and again after `override_settings(INSPECTOR=...)`)."""
+    from_env, _problems = from_environment()  # reported by traces.checks
+    return {**DEFAULTS, **from_env, **getattr(settings, "INSPECTOR", {})}
 
 
 @receiver(setting_changed)
 def _forget_settings(*, setting: str, **kwargs: Any) -> None:
     """Tests override INSPECTOR with `override_settings`: the cached merge must follow."""
-    if setting in ("INSPECTOR", "INSPECTOR_PRICES"):
+    if setting == "INSPECTOR":
         inspector_settings.cache_clear()
         price_table.cache_clear()
 
 
 @cache
 def price_table() -> PriceTable:
-    """The bundled prices, overridden by the file named in INSPECTOR_PRICES (or
-    INSPECTOR["PRICES"]): `{"model": {"input": 3.0, "output": 15.0, ...}}` per million."""
+    """The bundled prices, overridden by the file the PRICES key names (INSPECTOR_PRICES):
+    `{"model": {"input": 3.0, "output": 15.0, ...}}` per million."""
     table = bundled_table()
-    path = getattr(settings, "INSPECTOR_PRICES", "") or inspector_settings()["PRICES"]
+    path = inspector_settings()["PRICES"]
     if path:
         table = table.merged(load_overrides(Path(path).read_bytes()))
     return table

@@ -18,18 +18,7 @@ from typing import Any
 from django.db import connection
 
 from traces import live, models
-from traces.conf import inspector_settings
 from traces.storage.db_scope import connection_scope
-
-CAPTURE_DEFAULTS: dict[str, Any] = {
-    "PROXY_MAX_REQUEST_BYTES": 32 * 1024 * 1024,
-    "PROXY_MAX_RESPONSE_BYTES": 64 * 1024 * 1024,
-    "PROXY_CONNECT_TIMEOUT": 10.0,
-    "PROXY_READ_TIMEOUT": 600.0,
-    "OTLP_MAX_BYTES": 16 * 1024 * 1024,
-    "OTLP_MAX_DECOMPRESSED_BYTES": 64 * 1024 * 1024,
-}
-"""Read from the INSPECTOR setting like everything in traces.conf; these are the defaults."""
 
 DEFAULT_SESSION = "default"
 
@@ -37,10 +26,6 @@ _live_ids: dict[str, uuid.UUID] = {}
 """Key -> the live trace this process last appended to under it."""
 _key_locks: dict[str, threading.Lock] = {}
 _key_locks_guard = threading.Lock()
-
-
-def capture_setting(name: str) -> Any:
-    return inspector_settings().get(name, CAPTURE_DEFAULTS[name])
 
 
 def _lock_for(key: str) -> threading.Lock:

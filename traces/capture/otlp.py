@@ -20,7 +20,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from traces import live, models
 from traces.access.rules import Access, access, ingest_project
-from traces.capture.lines import capture_setting, capturing, in_project, record_lines
+from traces.capture.lines import capturing, in_project, record_lines
+from traces.conf import inspector_settings
 from traces.core.gcpause import cycle_collector_paused
 from traces.core.reading import otlp
 from traces.core.reading.limits import InputRejected
@@ -36,7 +37,7 @@ async def receive(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"error": "POST OTLP trace exports here."}, status=405)
     content_type = request.headers.get("Content-Type", "")
     protobuf = otlp.media_type(content_type) == otlp.PROTOBUF
-    limit = int(capture_setting("OTLP_MAX_BYTES"))
+    limit = int(inspector_settings()["OTLP_MAX_BYTES"])
     declared = request.headers.get("Content-Length", "")
     if (declared.isdigit() and int(declared) > limit) or len(request.body) > limit:
         return _error(
@@ -67,7 +68,7 @@ def _split(
                 body,
                 content_type=content_type,
                 content_encoding=content_encoding,
-                max_bytes=int(capture_setting("OTLP_MAX_DECOMPRESSED_BYTES")),
+                max_bytes=int(inspector_settings()["OTLP_MAX_DECOMPRESSED_BYTES"]),
             )
     except otlp.OtlpRejected as exc:
         return exc

@@ -34,8 +34,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from traces.access.rules import TOKEN_HEADER, Access, access, ingest_project, our_token
-from traces.capture.lines import DEFAULT_SESSION, capture_setting
+from traces.capture.lines import DEFAULT_SESSION
 from traces.capture.recording import ExchangeRecording
+from traces.conf import inspector_settings
 from traces.core.reading.capture import (
     HOP_BY_HOP,
     CapturedExchange,
@@ -140,7 +141,7 @@ def plan_call(
         return vendor_error(
             vendor, 403, "permission_error", "This Loop Inspector token cannot record here."
         )
-    limit = int(capture_setting("PROXY_MAX_REQUEST_BYTES"))
+    limit = int(inspector_settings()["PROXY_MAX_REQUEST_BYTES"])
     declared = headers.get("Content-Length", "")
     if (declared.isdigit() and int(declared) > limit) or len(body) > limit:
         return too_large(vendor, limit)
@@ -155,7 +156,7 @@ def plan_call(
                 sent,
                 body,
                 time.time(),
-                max_decoded_bytes=int(capture_setting("PROXY_MAX_RESPONSE_BYTES")),
+                max_decoded_bytes=int(inspector_settings()["PROXY_MAX_RESPONSE_BYTES"]),
             ),
             format_name,
             session,
@@ -220,7 +221,7 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
             if isinstance(exc, httpx.ConnectTimeout)
             else "PROXY_READ_TIMEOUT"
         )
-        seconds = capture_setting(setting)
+        seconds = inspector_settings()[setting]
         return _failed(
             recording, plan.vendor, 504, f"the upstream did not answer within {seconds} s"
         )
@@ -347,7 +348,7 @@ async def relay_body(
         raise
     except httpx.HTTPError as exc:
         if isinstance(exc, httpx.TimeoutException):
-            seconds = capture_setting("PROXY_READ_TIMEOUT")
+            seconds = inspector_settings()["PROXY_READ_TIMEOUT"]
             problem = f"the upstream sent nothing for {seconds} s (read timeout)"
         else:
             problem = f"the upstream connection failed mid-response ({exc})"
@@ -389,8 +390,8 @@ def _client() -> httpx.AsyncClient:
     client = _clients.get(loop)
     if client is None:
         timeout = httpx.Timeout(
-            connect=float(capture_setting("PROXY_CONNECT_TIMEOUT")),
-            read=float(capture_setting("PROXY_READ_TIMEOUT")),
+            connect=float(inspector_settings()["PROXY_CONNECT_TIMEOUT"]),
+            read=float(inspector_settings()["PROXY_READ_TIMEOUT"]),
             write=60.0,
             pool=60.0,
         )

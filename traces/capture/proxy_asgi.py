@@ -42,7 +42,7 @@ from traces.access.decisions import (
 )
 from traces.access.rules import TOKEN_HEADER, Access, our_token, rate_limited
 from traces.capture import proxy
-from traces.capture.lines import capture_setting
+from traces.conf import inspector_settings
 from traces.storage.db_scope import connection_scope
 
 Scope = dict[str, Any]
@@ -160,7 +160,7 @@ async def _answer(
         await _send_response(refusal, send, request)
         return
     vendor = request.kwargs["vendor"]
-    limit = int(capture_setting("PROXY_MAX_REQUEST_BYTES"))
+    limit = int(inspector_settings()["PROXY_MAX_REQUEST_BYTES"])
     declared = request.headers.get("Content-Length", "")
     body = None
     if not (declared.isdigit() and int(declared) > limit):

@@ -20,6 +20,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from traces.capture import lines as capture_lines
+from traces.conf import inspector_settings
 from traces.core.reading.capture import CapturedExchange
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class ExchangeRecording:
         self.format_name = format_name
         self.session = session
         self.project = project
-        self.limit = int(capture_lines.capture_setting("PROXY_MAX_RESPONSE_BYTES"))
+        self.limit = int(inspector_settings()["PROXY_MAX_RESPONSE_BYTES"])
         self.body = bytearray()
         self.done = False
         self.held_back = False

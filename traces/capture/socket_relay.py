@@ -27,8 +27,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from traces.access.rules import Access, access, ingest_project_of, rate_limited
 from traces.capture import proxy
-from traces.capture.lines import capture_setting
 from traces.capture.recording import schedule_recording
+from traces.conf import inspector_settings
 from traces.core.reading.capture import upstream_url
 from traces.core.reading.socket_capture import SocketRecorder
 
@@ -100,14 +100,14 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         }
         query = self.scope.get("query_string", b"").decode("utf-8", "surrogateescape")
         http_url = upstream_url(base, "responses", query)
-        limit = int(capture_setting("PROXY_MAX_RESPONSE_BYTES"))
+        limit = int(inspector_settings()["PROXY_MAX_RESPONSE_BYTES"])
         try:
             self.upstream = await connect(
                 "ws" + http_url.removeprefix("http"),  # http -> ws, https -> wss
                 additional_headers=list(sent.items()),
                 user_agent_header=None,  # the client's own, if it sent one
                 max_size=limit,
-                open_timeout=float(capture_setting("PROXY_CONNECT_TIMEOUT")),
+                open_timeout=float(inspector_settings()["PROXY_CONNECT_TIMEOUT"]),
                 ping_interval=None,  # the client keeps the socket alive, or not
             )
         except websockets.InvalidStatus as exc:
