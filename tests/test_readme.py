@@ -23,9 +23,6 @@ REPO_PATH = re.compile(
 """A path from the repository's root, as the documents write them (`traces/live/api.py`)."""
 DOTTED_MODULE = re.compile(r"(?<![\w/.-])(traces(?:\.[a-z_]+)+)")
 """A module by its import name (`traces.access.rules`), perhaps with one attribute after it."""
-NOT_YET_WRITTEN = {"docs/settings.md"}
-"""Documents other parts of issue 21 write in parallel (the settings reference); drop a
-name here once its document is in the repository."""
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 
@@ -83,9 +80,7 @@ def _anchors(document: Path) -> set[str]:
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
 def test_every_path_a_document_names_exists(document: Path):
     text = document.read_text()
-    missing = sorted(
-        path for path in _named_paths(text) - NOT_YET_WRITTEN if not (ROOT / path).exists()
-    )
+    missing = sorted(path for path in _named_paths(text) if not (ROOT / path).exists())
     assert not missing, f"{document.name} names paths that do not exist: {missing}"
     modules = {match.group(1) for match in DOTTED_MODULE.finditer(text)}
     unknown = sorted(
@@ -102,8 +97,6 @@ def test_every_link_of_a_document_leads_somewhere(document: Path):
             continue
         path, _, anchor = target.partition("#")
         linked = (document.parent / path).resolve() if path else document
-        if linked.is_relative_to(ROOT) and str(linked.relative_to(ROOT)) in NOT_YET_WRITTEN:
-            continue
         unknown_anchor = bool(anchor) and linked.suffix == ".md" and linked.exists()
         if not linked.exists() or (unknown_anchor and anchor not in _anchors(linked)):
             broken.append(target)
