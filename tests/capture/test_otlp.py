@@ -299,3 +299,22 @@ def test_spans_arriving_late_and_out_of_order_join_their_trace(inspector_server)
         == 1
     )
     assert len(report["calls"]) == 2
+
+
+TRACE_26 = "26" * 16
+
+
+@pytest.mark.parametrize(
+    "export",
+    [
+        {"resourceSpans": [{"scopeSpans": 7}]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": 7}]}]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": TRACE_26, "attributes": 7}]}]}]},
+        {"resourceSpans": [{"resource": {"attributes": 7}, "scopeSpans": [{"spans": []}]}]},
+    ],
+    ids=["scopeSpans", "spans", "span-attributes", "resource-attributes"],
+)
+def test_a_number_where_a_list_belongs_is_an_answer_not_a_500(inspector_server, export):
+    """Issue 26: each of these was a 500 on both databases."""
+    reply = post(inspector_server, json.dumps(export).encode(), "application/json")
+    assert reply.status_code < 500, reply.text

@@ -194,11 +194,11 @@ def split_by_trace(decoded: dict[str, Any]) -> SplitRequest:
             continue
         resource = resource_spans.get("resource")
         service = _service(resource)
-        for scope_spans in resource_spans.get("scopeSpans") or []:
+        for scope_spans in _entries(resource_spans, "scopeSpans", result.problems):
             if not isinstance(scope_spans, dict):
                 result.problems.append("a scopeSpans entry is not an object")
                 continue
-            for span in scope_spans.get("spans") or []:
+            for span in _entries(scope_spans, "spans", result.problems):
                 trace_id = span.get("traceId") if isinstance(span, dict) else None
                 if (
                     not isinstance(trace_id, str)
@@ -218,6 +218,22 @@ def split_by_trace(decoded: dict[str, Any]) -> SplitRequest:
     if result.rejected:
         result.problems.append(f"{result.rejected} span(s) without a valid 32-hex-digit traceId")
     return result
+
+
+def _entries(parent: dict[str, Any], key: str, problems: list[str]) -> list[Any]:
+    """A list member of an export ([] when absent; a problem noted when not a list)."""
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.append(f"'{key}' is not a list")
+        return []
+    return value
+
+
+def _attributes(owner: dict[str, Any]) -> list[Any]:
+    value = owner.get("attributes")
+    return value if isinstance(value, list) else []
 
 
 def _place(
@@ -261,7 +277,7 @@ def export_line(group: TraceGroup) -> bytes:
 
 
 def _is_genai(span: dict[str, Any]) -> bool:
-    for entry in span.get("attributes") or []:
+    for entry in _attributes(span):
         key = entry.get("key") if isinstance(entry, dict) else None
         if isinstance(key, str) and key.startswith(SIGNATURE_PREFIXES):
             return True
@@ -271,7 +287,7 @@ def _is_genai(span: dict[str, Any]) -> bool:
 def _service(resource: Any) -> str | None:
     if not isinstance(resource, dict):
         return None
-    for entry in resource.get("attributes") or []:
+    for entry in _attributes(resource):
         if isinstance(entry, dict) and entry.get("key") == "service.name":
             value = entry.get("value") or {}
             name = value.get("stringValue") if isinstance(value, dict) else None
