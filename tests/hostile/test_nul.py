@@ -90,3 +90,13 @@ def test_a_live_line_holding_nul_is_stored_and_the_tail_goes_on(client):
     assert trace.name == "live\x00nul"
     assert trace.tool_runs.get().name == "read_file"
     assert client.get(reverse("traces:download", args=[trace.pk])).content == b"".join(lines)
+
+
+@pytest.mark.parametrize("param", ["q", "format", "rule", "model", "label", "tool", "set"])
+def test_a_nul_in_a_list_query_is_an_answer_not_a_500(client, param):
+    """Issue 26: `q=` with a NUL answered 500 on the list and set pages (PostgreSQL)."""
+    upload_nul_trace(client)
+    run_set = models.RunSet.objects.create(name="nul set")
+    for url in (reverse("traces:list"), reverse("traces:set", args=[run_set.pk])):
+        reply = client.get(url, {param: "run\x00one"})
+        assert reply.status_code == 200, (url, reply.status_code)

@@ -80,7 +80,9 @@ class ListQuery:
         problems: list[str] = []
 
         def text(key: str, limit: int = 200) -> str:
-            return " ".join(str(params.get(key, "")).split())[:limit]
+            # NUL never reaches a query: PostgreSQL refuses it in any string (a 500 before,
+            # issue 26), and stored text keeps its NULs escaped (traces.fields).
+            return " ".join(str(params.get(key, "")).replace("\x00", " ").split())[:limit]
 
         def number(key: str, kind: type) -> Any:
             raw = text(key, 40)
