@@ -116,3 +116,50 @@ def test_lint_aggregate_counts_runs_per_rule():
     text = render_aggregate(summary, "nightly")
     assert "dangling-tool-call  error    fired in 1 of 3 runs  (1 finding)" in text
     assert "Finished 2" in text
+
+
+def _zip_of(*members: tuple[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for name, content in members:
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def test_an_archive_that_inflates_past_the_ratio_is_refused():
+    """Issue 26: 20 MB of newlines is ~20 KB deflated."""
+    bomb = _zip_of(("runs.jsonl", b"\n" * (20 * 1024 * 1024)))
+    runs, problems = split_runs([("bomb.zip", bomb)])
+    assert runs == []
+    assert "inflate more than 200 times its 20," in problems[0].message
+
+
+def test_a_member_that_inflates_past_the_ratio_is_refused():
+    """Members had no ratio check of their own: padding the archive with stored,
+    incompressible bytes hid a bomb from the archive-wide ratio."""
+    import os
+
+    padding = ("padding.bin", os.urandom(2 * 1024 * 1024))
+    bomb = ("runs.jsonl", b"\n" * (20 * 1024 * 1024))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(*padding, compress_type=zipfile.ZIP_STORED)
+        archive.writestr(*bomb, compress_type=zipfile.ZIP_DEFLATED)
+    runs, problems = split_runs([("padded.zip", buffer.getvalue())])
+    assert runs == []
+    assert "The ZIP member runs.jsonl inflates more than 200 times" in problems[0].message
+
+
+def test_nested_archives_share_one_budget():
+    """Each nested ZIP had its own budget: now what all levels inflate to is counted once."""
+    from traces.core.reading.limits import Limits
+
+    text = orjson.dumps([f"{n:08x}" * 4 for n in range(40_000)])  # ~1.5 MB, little repeat
+    inner = _zip_of(("a.json", text))
+    outer = _zip_of(*((f"inner{n}.zip", inner) for n in range(4)), method=zipfile.ZIP_STORED)
+    roomy = Limits(max_decompressed_bytes=len(text) * 8)
+    assert len(split_runs([("outer.zip", outer)], roomy)[0]) == 4
+    tight = Limits(max_decompressed_bytes=len(text) * 3)  # room for each level, not for all
+    runs, problems = split_runs([("outer.zip", outer)], tight)
+    assert runs == []
+    assert "decompresses to more than" in problems[0].message

@@ -73,23 +73,28 @@ def split_runs(
     runs: list[RunFile] = []
     problems: list[Unreadable] = []
     for filename, data in files:
+        budget = _Budget(limits, source_bytes=len(data))
         try:
-            runs.extend(_runs_of(filename, data, limits, depth=0))
-        except (InputRejected, MemberError) as exc:
+            found = list(_runs_of(filename, data, limits, budget, depth=0))
+        except (InputRejected, MemberError) as exc:  # a refused file gives no run at all
             problems.append(Unreadable(filename, str(exc)))
+            continue
+        runs.extend(found)
     return runs, problems
 
 
-def _runs_of(filename: str, data: bytes, limits: Limits, depth: int) -> Iterator[RunFile]:
+def _runs_of(
+    filename: str, data: bytes, limits: Limits, budget: _Budget, depth: int
+) -> Iterator[RunFile]:
     head = data[:4]
     if head == ZIP_MAGIC and depth < 2:
         members = {m.name: m for m in central_directory(data)}
         if any(SAMPLE_MEMBER.match(name) for name in members) or any(
             name in members for name in HEADER_MEMBERS
         ):
-            yield from _eval_samples(filename, data, members, limits)
+            yield from _eval_samples(filename, data, members, limits, budget)
         else:
-            yield from _zip_files(filename, data, members, limits, depth)
+            yield from _zip_files(filename, data, members, limits, budget, depth)
         return
     if data[:1] in (b"{", b"\xef") and filename.lower().endswith(".json"):
         split = _json_log_samples(filename, data)
@@ -100,20 +105,24 @@ def _runs_of(filename: str, data: bytes, limits: Limits, depth: int) -> Iterator
 
 
 def _zip_files(
-    filename: str, data: bytes, members: dict[str, Member], limits: Limits, depth: int
+    filename: str,
+    data: bytes,
+    members: dict[str, Member],
+    limits: Limits,
+    budget: _Budget,
+    depth: int,
 ) -> Iterator[RunFile]:
-    budget = _Budget(limits)
     for name, member in members.items():
         if name.endswith("/") or any(part in name for part in SKIPPED_MEMBERS):
             continue
         content = member_bytes(data, member, budget, limits)
         if not content.strip():
             continue
-        yield from _runs_of(name, content, limits, depth + 1)
+        yield from _runs_of(name, content, limits, budget, depth + 1)
 
 
 def _eval_samples(
-    filename: str, data: bytes, members: dict[str, Member], limits: Limits
+    filename: str, data: bytes, members: dict[str, Member], limits: Limits, budget: _Budget
 ) -> Iterator[RunFile]:
     samples = sorted(
         (m for name, m in members.items() if SAMPLE_MEMBER.match(name)),
@@ -122,7 +131,6 @@ def _eval_samples(
     if len(samples) < 2:
         yield RunFile(PurePosixPath(filename).name, filename, data, sha256(data))
         return
-    budget = _Budget(limits)
     headers = [
         (name, member_bytes(data, members[name], budget, limits))
         for name in HEADER_MEMBERS

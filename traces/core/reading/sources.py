@@ -74,7 +74,7 @@ def read_zip(data: bytes, limits: Limits, max_members: int = MAX_MEMBERS) -> Sou
     member `containers` chooses; a member that cannot be read is a `LineError`."""
     chosen, chunked = eval_members(data, max_members)
     items: list[Record | LineError] = []
-    budget = _Budget(limits)
+    budget = _Budget(limits, source_bytes=len(data))
     for number, member in enumerate(chosen, start=1):
         try:
             payload = zip_member_bytes(data, member, budget, limits)
