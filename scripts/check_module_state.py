@@ -172,7 +172,10 @@ def mutable_kind(value: ast.AST, immutable: frozenset[str]) -> str | None:
                 return f"a tuple holding {kind}"
         return None
     if isinstance(value, ast.BinOp):
-        return mutable_kind(value.left, immutable) or mutable_kind(value.right, immutable)
+        if isinstance(value.op, ast.Add | ast.Mult):  # [..] + x, x * [..]: a list
+            return mutable_kind(value.left, immutable) or mutable_kind(value.right, immutable)
+        # x | {..}, x - {..}: the left operand's type (a frozenset stays one).
+        return mutable_kind(value.left, immutable)
     if isinstance(value, ast.BoolOp):
         for operand in value.values:
             kind = mutable_kind(operand, immutable)

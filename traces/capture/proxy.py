@@ -45,6 +45,7 @@ from traces.core.reading.capture import (
     sse_error_event,
     upstream_url,
 )
+from traces.stores import store
 
 log = logging.getLogger(__name__)
 
@@ -364,9 +365,17 @@ async def relay_body(
 
 
 # -- the HTTP client ------------------------------------------------------------------------
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-    weakref.WeakKeyDictionary()
-)
+class UpstreamClients:
+    """The pooled upstream client of each event loop (`_client`)."""
+
+    def __init__(self) -> None:
+        self.by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def clear(self) -> None:
+        """Forget the clients (each goes with its loop's last reference)."""
+        self.by_loop.clear()
 
 
 class _NoCookies(CookieJar):
@@ -386,7 +395,8 @@ def _client() -> httpx.AsyncClient:
     a call: no cookie (`_NoCookies`) and none of httpx's default headers (its
     `User-Agent` and `Accept`), so the upstream sees the caller's headers."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    clients = store(UpstreamClients).by_loop
+    client = clients.get(loop)
     if client is None:
         timeout = httpx.Timeout(
             connect=float(capture_setting("PROXY_CONNECT_TIMEOUT")),
@@ -402,5 +412,5 @@ def _client() -> httpx.AsyncClient:
             cookies=_NoCookies(),
         )
         client.headers.clear()
-        _clients[loop] = client
+        clients[loop] = client
     return client
