@@ -67,7 +67,7 @@ from traces.storage import originals
 from traces.storage.rows import store_rule_counts, summary_fields
 from traces.stores import store
 
-__all__ = ["split_body"]
+__all__ = ("split_body",)
 
 
 class LiveError(Exception):
@@ -208,7 +208,7 @@ def _idle(trace: models.Trace) -> bool:
     return trace.live_activity_at is not None and trace.live_activity_at < cutoff
 
 
-APPEND_FIELDS = [
+APPEND_FIELDS = (
     "format",
     "detection_reason",
     "source_bytes",
@@ -230,7 +230,7 @@ APPEND_FIELDS = [
     "outcome_kind",
     "outcome_text",
     "redacted",
-]
+)
 """What an append changes on the trace row: never the report, which can be large."""
 
 
