@@ -64,7 +64,7 @@ class ProxyFastPath:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/proxy/"):
-            request = _plain_request(scope)
+            request = plain_request(scope)
             if request is not None:
                 await _serve(request, receive, send, self.decisions, self.renewals)
                 return
@@ -89,7 +89,7 @@ class _Request:
         self.secret: str | None = None
 
 
-def _plain_request(scope: Scope) -> _Request | None:
+def plain_request(scope: Scope) -> _Request | None:
     """The request, when it is a relay this path serves as Django would; else None."""
     if scope.get("root_path"):
         return None
