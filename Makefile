@@ -31,6 +31,7 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_module_state.py
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -40,6 +41,7 @@ check: setup
 	$(BIN)/ruff check . && \
 	$(BIN)/ruff format --check . && \
 	$(BIN)/lint-imports && \
+	$(BIN)/python scripts/check_module_state.py && \
 	$(BIN)/mypy && \
 	$(BIN)/python -m pytest -q tests/core -m "not corpus and not browser" $(PYTEST_ARGS); \
 	status=$$?; \

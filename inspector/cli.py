@@ -11,14 +11,17 @@ import argparse
 import gc
 import os
 import sys
+from types import MappingProxyType
 
 CORE_COMMANDS = ("analyze", "lint", "report")
 """Commands that run the pure core, no Django."""
-DJANGO_COMMANDS = {
-    "tail": "follow a JSONL log into a live trace (see `loop-inspector tail --help`)",
-    "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
-    "manage": "any manage.py command: reanalyze, load_sample, close_idle_traces, migrate…",
-}
+DJANGO_COMMANDS = MappingProxyType(
+    {
+        "tail": "follow a JSONL log into a live trace (see `loop-inspector tail --help`)",
+        "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
+        "manage": "any manage.py command: reanalyze, load_sample, close_idle_traces, migrate…",
+    }
+)
 
 
 class _Version(argparse.Action):

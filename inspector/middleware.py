@@ -4,6 +4,8 @@ WhiteNoise, and Django's own middleware whose hooks never block."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from csp import middleware as csp_middleware
 from django.conf import settings
@@ -114,16 +116,18 @@ class CSPMiddleware(InlineHooks, csp_middleware.CSPMiddleware):
     pass
 
 
-INLINE = {
-    "django.middleware.security.SecurityMiddleware": SecurityMiddleware,
-    "django.contrib.sessions.middleware.SessionMiddleware": SessionMiddleware,
-    "django.middleware.common.CommonMiddleware": CommonMiddleware,
-    "django.middleware.csrf.CsrfViewMiddleware": CsrfViewMiddleware,
-    "django.contrib.auth.middleware.AuthenticationMiddleware": AuthenticationMiddleware,
-    "django.contrib.messages.middleware.MessageMiddleware": MessageMiddleware,
-    "django.middleware.clickjacking.XFrameOptionsMiddleware": XFrameOptionsMiddleware,
-    "csp.middleware.CSPMiddleware": CSPMiddleware,
-}
+INLINE = MappingProxyType(
+    {
+        "django.middleware.security.SecurityMiddleware": SecurityMiddleware,
+        "django.contrib.sessions.middleware.SessionMiddleware": SessionMiddleware,
+        "django.middleware.common.CommonMiddleware": CommonMiddleware,
+        "django.middleware.csrf.CsrfViewMiddleware": CsrfViewMiddleware,
+        "django.contrib.auth.middleware.AuthenticationMiddleware": AuthenticationMiddleware,
+        "django.contrib.messages.middleware.MessageMiddleware": MessageMiddleware,
+        "django.middleware.clickjacking.XFrameOptionsMiddleware": XFrameOptionsMiddleware,
+        "csp.middleware.CSPMiddleware": CSPMiddleware,
+    }
+)
 """Django's classes and their inline twins. MIDDLEWARE keeps Django's own paths (the
 deploy checks look for them); the ASGI handler loads the twins (`InlineASGIHandler`)."""
 

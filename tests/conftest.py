@@ -86,3 +86,14 @@ def queue_runs_tasks_inline():
     HUEY.immediate = True
     yield
     HUEY.immediate = was
+
+
+@pytest.fixture(autouse=True)
+def fresh_stores():
+    """Each test starts, and leaves, as a fresh process would: every store of the
+    process (traces.stores: caches, queues, pools, decisions) cleared."""
+    from traces.stores import stores
+
+    stores().clear()
+    yield
+    stores().clear()

@@ -2,10 +2,17 @@
 
 from django.apps import AppConfig
 
+from traces.stores import Stores
+
 
 class TracesConfig(AppConfig):
     name = "traces"
     verbose_name = "Loop Inspector traces"
+
+    def __init__(self, app_name: str, app_module: object) -> None:
+        super().__init__(app_name, app_module)
+        self.stores = Stores()
+        """This process's state, one store per job (traces.stores)."""
 
     def ready(self) -> None:
         # Importing the module registers its checks; unsafe shared-mode settings are

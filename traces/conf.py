@@ -9,8 +9,10 @@ holds it to DEFAULTS); a variable that does not parse is a system check error
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
@@ -23,47 +25,49 @@ from traces.environment import Environment
 
 ENVIRONMENT_PREFIX = "INSPECTOR_"
 
-DEFAULTS: dict[str, Any] = {
-    "MAX_UPLOAD_BYTES": 512 * 1024 * 1024,
-    "MAX_DECOMPRESSED_BYTES": 2 * 1024 * 1024 * 1024,
-    "MAX_DEPTH": 254,
-    # A JSON price file overriding the bundled table (same shape; per million tokens).
-    "PRICES": "",
-    # Per API token (shared mode): traces created per minute, bytes sent per UTC day
-    # (uploads, live lines and websocket frames); 0 turns a limit off.
-    "TOKEN_UPLOADS_PER_MINUTE": 60,
-    "TOKEN_BYTES_PER_DAY": 20 * 1024 * 1024 * 1024,
-    "INGEST_WORKERS": 2,
-    "MAX_DOCUMENT_VALUES": 5_000_000,
-    "MAX_DECOMPRESSION_RATIO": 200,
-    # Live traces: closed after this long without a line; a busy trace's report rebuilt
-    # at most every LIVE_REPORT_INTERVAL s; sessions kept per process; how long a held
-    # last message may still grow.
-    "LIVE_IDLE_SECONDS": 600,
-    "LIVE_REPORT_INTERVAL": 1.0,
-    "LIVE_SESSIONS": 32,
-    "LIVE_SETTLE_SECONDS": 2.0,
-    # Uploads over this many bytes are streamed to INSPECTOR_DATA_DIR and ingested by a
-    # background job (202 and a status URL); smaller ones are ingested in the request.
-    "BACKGROUND_UPLOAD_BYTES": 8 * 1024 * 1024,
-    # Decoded reports kept per process (traces.storage.report_cache): at most this many, and at
-    # most this many bytes of their stored JSON (decoded, a report takes ~2.7 times that).
-    "REPORT_CACHE_ENTRIES": 8,
-    "REPORT_CACHE_BYTES": 32 * 1024 * 1024,
-    # Background jobs: a running job whose worker has not written its heartbeat for this
-    # long is queued again (its upload is still on disk), at most JOB_MAX_ATTEMPTS times.
-    "JOB_STALE_SECONDS": 120,
-    "JOB_MAX_ATTEMPTS": 3,
-    # The recording proxy and the OTLP receiver (traces.capture): the largest request and
-    # (decoded) response a proxied call may have, the upstream's connect and read
-    # timeouts (s), the largest OTLP body as sent and once decompressed.
-    "PROXY_MAX_REQUEST_BYTES": 32 * 1024 * 1024,
-    "PROXY_MAX_RESPONSE_BYTES": 64 * 1024 * 1024,
-    "PROXY_CONNECT_TIMEOUT": 10.0,
-    "PROXY_READ_TIMEOUT": 600.0,
-    "OTLP_MAX_BYTES": 16 * 1024 * 1024,
-    "OTLP_MAX_DECOMPRESSED_BYTES": 64 * 1024 * 1024,
-}
+DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "MAX_UPLOAD_BYTES": 512 * 1024 * 1024,
+        "MAX_DECOMPRESSED_BYTES": 2 * 1024 * 1024 * 1024,
+        "MAX_DEPTH": 254,
+        # A JSON price file overriding the bundled table (same shape; per million tokens).
+        "PRICES": "",
+        # Per API token (shared mode): traces created per minute, bytes sent per UTC day
+        # (uploads, live lines and websocket frames); 0 turns a limit off.
+        "TOKEN_UPLOADS_PER_MINUTE": 60,
+        "TOKEN_BYTES_PER_DAY": 20 * 1024 * 1024 * 1024,
+        "INGEST_WORKERS": 2,
+        "MAX_DOCUMENT_VALUES": 5_000_000,
+        "MAX_DECOMPRESSION_RATIO": 200,
+        # Live traces: closed after this long without a line; a busy trace's report rebuilt
+        # at most every LIVE_REPORT_INTERVAL s; sessions kept per process; how long a held
+        # last message may still grow.
+        "LIVE_IDLE_SECONDS": 600,
+        "LIVE_REPORT_INTERVAL": 1.0,
+        "LIVE_SESSIONS": 32,
+        "LIVE_SETTLE_SECONDS": 2.0,
+        # Uploads over this many bytes are streamed to INSPECTOR_DATA_DIR and ingested by a
+        # background job (202 and a status URL); smaller ones are ingested in the request.
+        "BACKGROUND_UPLOAD_BYTES": 8 * 1024 * 1024,
+        # Decoded reports kept per process (traces.storage.report_cache): at most this many, and at
+        # most this many bytes of their stored JSON (decoded, a report takes ~2.7 times that).
+        "REPORT_CACHE_ENTRIES": 8,
+        "REPORT_CACHE_BYTES": 32 * 1024 * 1024,
+        # Background jobs: a running job whose worker has not written its heartbeat for this
+        # long is queued again (its upload is still on disk), at most JOB_MAX_ATTEMPTS times.
+        "JOB_STALE_SECONDS": 120,
+        "JOB_MAX_ATTEMPTS": 3,
+        # The recording proxy and the OTLP receiver (traces.capture): the largest request and
+        # (decoded) response a proxied call may have, the upstream's connect and read
+        # timeouts (s), the largest OTLP body as sent and once decompressed.
+        "PROXY_MAX_REQUEST_BYTES": 32 * 1024 * 1024,
+        "PROXY_MAX_RESPONSE_BYTES": 64 * 1024 * 1024,
+        "PROXY_CONNECT_TIMEOUT": 10.0,
+        "PROXY_READ_TIMEOUT": 600.0,
+        "OTLP_MAX_BYTES": 16 * 1024 * 1024,
+        "OTLP_MAX_DECOMPRESSED_BYTES": 64 * 1024 * 1024,
+    }
+)
 
 
 def environment_name(key: str) -> str:

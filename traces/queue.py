@@ -16,8 +16,7 @@ from django.conf import settings
 from huey.api import TaskWrapper
 from huey.contrib.djhuey import HUEY
 
-_lock = threading.Lock()
-_consumer: Any = None
+from traces.stores import store
 
 
 def immediate() -> bool:
@@ -31,34 +30,52 @@ def embedded() -> bool:
 def enqueue(task: TaskWrapper, *args: Any, delay: float = 0.0) -> None:
     """Queue `task(*args)`, to run after `delay` seconds (at once in immediate mode)."""
     if embedded():
-        _ensure_consumer()
+        store(EmbeddedConsumer).ensure()
     if delay > 0 and not HUEY.immediate:
         task.schedule(args, delay=delay)
     else:
         task(*args)
 
 
-def _ensure_consumer() -> None:
-    """Start Huey's scheduler and worker threads in this process, once. Huey's own
-    `Consumer.start` also installs signal handlers, which only the main thread may do and
-    which belong to the server here, so its threads are started directly."""
-    global _consumer
-    with _lock:
-        if _consumer is not None:
-            return
-        consumer = HUEY.create_consumer(
-            workers=2,
-            worker_type="thread",
-            periodic=True,  # the sweep of jobs whose worker died (traces.services.jobs)
-            initial_delay=0.05,
-            backoff=1.15,
-            max_delay=0.5,
-            check_worker_health=False,
-        )
-        consumer.scheduler.start()
-        for _, worker in consumer.worker_threads:
-            worker.start()
-        _consumer = consumer
+class EmbeddedConsumer:
+    """Huey's consumer threads in this process (the embedded mode), started once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._consumer: Any = None
+
+    def ensure(self) -> None:
+        """Start Huey's scheduler and worker threads in this process, once. Huey's own
+        `Consumer.start` also installs signal handlers, which only the main thread may do
+        and which belong to the server here, so its threads are started directly."""
+        with self._lock:
+            if self._consumer is not None:
+                return
+            self._consumer = _started_consumer()
+
+    def clear(self) -> None:
+        """Stop the threads, once their tasks are done (the next task starts new ones).
+        Stopped outside the lock: a task that queues another while it ends starts them."""
+        with self._lock:
+            consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.stop(graceful=True)
+
+
+def _started_consumer() -> Any:
+    consumer = HUEY.create_consumer(
+        workers=2,
+        worker_type="thread",
+        periodic=True,  # the sweep of jobs whose worker died (traces.services.jobs)
+        initial_delay=0.05,
+        backoff=1.15,
+        max_delay=0.5,
+        check_worker_health=False,
+    )
+    consumer.scheduler.start()
+    for _, worker in consumer.worker_threads:
+        worker.start()
+    return consumer
 
 
 def pending() -> int:

@@ -3,9 +3,9 @@
 from traces.live.worker import refresh_live_report
 from traces.services.jobs import ingest_upload_job, reanalyze_job, recover_stale_jobs_task
 
-__all__ = [
+__all__ = (
     "ingest_upload_job",
     "reanalyze_job",
     "recover_stale_jobs_task",
     "refresh_live_report",
-]
+)

@@ -7,7 +7,8 @@ import asyncio
 import threading
 
 from traces.capture import lines as lines_module
-from traces.capture.recording import _pending, schedule_recording
+from traces.capture.recording import RecordingQueue, schedule_recording
+from traces.stores import store
 
 
 def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None) -> list[list]:
@@ -32,8 +33,9 @@ def run_schedules(monkeypatch, lines: list[bytes], fail_on: bytes | None = None)
         for line in lines[1:]:  # these end while the first is being stored
             schedule_recording("anthropic-messages", "batches", line)
         release_first.set()
-        while _pending:
-            await asyncio.gather(*_pending)
+        queue = store(RecordingQueue)
+        while queue.writers():
+            await asyncio.gather(*queue.writers())
 
     asyncio.run(scenario())
     return batches

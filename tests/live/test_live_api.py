@@ -18,6 +18,7 @@ from traces.conf import inspector_settings
 from traces.live import sessions as live_sessions
 from traces.selectors.traces import trace_source_bytes
 from traces.services import ingest
+from traces.stores import store
 
 pytestmark = pytest.mark.django_db
 
@@ -184,23 +185,24 @@ def stored_rows(trace: models.Trace) -> dict:
     }  # fmt: skip
 
 
-def test_random_batches_and_process_changes_store_what_an_upload_stores(client, monkeypatch):
+def test_random_batches_and_process_changes_store_what_an_upload_stores(client):
     """Whatever the batch sizes, and whether this process's session is fresh, behind
     (another process appended) or gone, the rows equal those of one upload."""
     lines = agent_lines(6, finish=False)
     lines.insert(7, b'{"type": "response", "call_id": oops}')  # a broken line mid-way
     rng = random.Random(4)
     trace_id = create(client)
-    other_process = live_sessions.SessionCache()
-    this_process = live_sessions.cache
+    appends = store(live_sessions.AppendSessions)
+    parked = live_sessions.SessionCache()  # the sessions of the process not appending now
     sent = 0
     step = 0
     while sent < len(lines):
         size = rng.randint(1, 4)
         # Alternate the process that appends: one cache or the other, sometimes none.
-        monkeypatch.setattr(live_sessions, "cache", other_process if step % 2 else this_process)
+        if step > 0:
+            appends.swap_entries(parked)
         if step % 3 == 2:
-            live_sessions.cache.clear()
+            appends.clear()
         reply = send(client, trace_id, sent, ndjson(lines[sent : sent + size]))
         assert reply.status_code == 200
         sent = reply.json()["total"]

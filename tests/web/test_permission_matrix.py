@@ -302,7 +302,7 @@ def test_proxy_fast_path_matrix(settings):
                 for who in PRINCIPALS:
                     scope = {"type": "http", "path": url, "method": "POST", "headers": []}
                     scope["headers"] = scope_headers(who)
-                    fast = proxy_asgi._plain_request({**scope, "client": ("127.0.0.1", 1)})
+                    fast = proxy_asgi.plain_request({**scope, "client": ("127.0.0.1", 1)})
                     assert (fast is None) == (who in cookies), (url, who)
                     communicator = HttpCommunicator(
                         application, "POST", url, body=b"{}", headers=scope_headers(who)

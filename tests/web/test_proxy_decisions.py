@@ -18,15 +18,16 @@ from tests.web.team_world import build_world
 from traces import models
 from traces.access.decisions import (
     RENEW_AFTER,
+    DecisionStore,
     IngestDecision,
-    _decisions,
     cached_decision,
     forget_decisions,
     generation,
     remember_decision,
 )
 from traces.access.rules import Access
-from traces.capture import proxy_asgi
+from traces.capture.proxy_asgi import DecisionRenewals
+from traces.stores import store
 
 URL = "/proxy/s/decisions/anthropic/v1/messages"
 
@@ -75,8 +76,9 @@ def test_a_revocation_elsewhere_is_seen_by_the_renewal(settings):
         return response["status"]
 
     def age_the_decision(seconds: float) -> None:
-        (key, (looked_up_at, decision)), *_ = _decisions.items()
-        _decisions[key] = (looked_up_at - seconds, decision)
+        decisions = store(DecisionStore)
+        (key, decision, looked_up_at), *_ = decisions.entries()
+        decisions.remember(key, decision, looked_up_at - seconds, decisions.generation)
 
     async def scenario() -> list[int]:
         statuses = [await call()]  # looked up: allowed
@@ -87,7 +89,7 @@ def test_a_revocation_elsewhere_is_seen_by_the_renewal(settings):
         age_the_decision(RENEW_AFTER + 0.1)
         statuses.append(await call())  # cached, due: renewed after the response
         for _ in range(100):
-            if not proxy_asgi._renewing:
+            if not store(DecisionRenewals):
                 break
             await asyncio.sleep(0.02)
         statuses.append(await call())  # the renewed decision: revoked

@@ -12,7 +12,8 @@ from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces import models
 from traces.fields import decode_json
 from traces.services.ingest import trace_reanalyze
-from traces.storage.report_cache import ReportCache, cache, clear
+from traces.storage.report_cache import DecodedReports, ReportCache, clear
+from traces.stores import store
 
 pytestmark = pytest.mark.django_db
 
@@ -48,6 +49,7 @@ def _stored(trace_id: str) -> dict:
 
 
 def test_the_second_visit_reads_the_report_from_the_cache(client, trace_id):
+    cache = store(DecodedReports)
     page = reverse("traces:detail", args=[trace_id])
     assert client.get(page).status_code == 200
     misses, hits = cache.misses, cache.hits
@@ -58,6 +60,7 @@ def test_the_second_visit_reads_the_report_from_the_cache(client, trace_id):
 
 
 def test_pages_never_mutate_the_cached_report(client, trace_id):
+    cache = store(DecodedReports)
     prefix = f"/traces/{trace_id}/"
     for path in (
         prefix,

@@ -24,6 +24,7 @@ from traces.access.rules import (
     local_mode,
     principal_from,
 )
+from traces.stores import store
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,6 @@ RENEW_AFTER = 1.0
 (`traces.capture.proxy_asgi`), so a caller that keeps calling never waits for the lookup: at one
 call every 200 ms, one call in ten used to, and that was the proxy's p95."""
 
-_decisions: dict[DecisionKey, tuple[float, IngestDecision]] = {}
-"""Key -> (when it was looked up, the decision)."""
-_generation = 0
-"""Bumped by every `forget_decisions`: a lookup that overlapped a change is not kept."""
-
 
 def ingest_decision(rule: Access, secret: str | None) -> IngestDecision:
     """The decision, looked up (principal, rule, project) in one go."""
@@ -75,18 +71,57 @@ def decision_key(rule: Access, secret: str | None) -> DecisionKey:
     return (rule, digest_of(secret) if secret else None, local_mode())
 
 
+class DecisionStore:
+    """This process's recent decisions, and a generation that every change bumps: a
+    lookup that overlapped a change is not kept. Plain dict reads and writes (the GIL
+    makes each atomic): the event loop reads it without waiting for any lock."""
+
+    def __init__(self) -> None:
+        self._decisions: dict[DecisionKey, tuple[float, IngestDecision]] = {}
+        """Key -> (when it was looked up, the decision)."""
+        self.generation = 0
+        """Bumped by every `forget`: read before a lookup, handed to `remember` after it."""
+
+    def cached(self, key: DecisionKey, now: float) -> tuple[IngestDecision, bool] | None:
+        """The decision still fresh here, if any, and whether it is due for renewal."""
+        found = self._decisions.get(key)
+        if found is None or now - found[0] >= DECISION_SECONDS:
+            return None
+        return found[1], now - found[0] >= RENEW_AFTER
+
+    def remember(
+        self, key: DecisionKey, decision: IngestDecision, looked_up_at: float, looked_up_in: int
+    ) -> None:
+        """Keep a decision looked up from `looked_up_at` on, unless a token, membership,
+        project or user changed in this process meanwhile (`looked_up_in` is the
+        `generation` read before the lookup): it may have read the state before."""
+        if looked_up_in != self.generation:
+            return
+        if len(self._decisions) > 10_000:
+            self._decisions.clear()
+        self._decisions[key] = (looked_up_at, decision)
+
+    def entries(self) -> list[tuple[DecisionKey, IngestDecision, float]]:
+        """(key, decision, when it was looked up) of each decision kept."""
+        return [(key, found[1], found[0]) for key, found in list(self._decisions.items())]
+
+    def forget(self) -> None:
+        """Forget every decision, and let no lookup under way be kept."""
+        self.generation += 1
+        self._decisions.clear()
+
+    clear = forget
+
+
 def cached_decision(key: DecisionKey, now: float) -> tuple[IngestDecision, bool] | None:
     """The decision still fresh in this process's cache, if any, and whether it is due
     for renewal."""
-    found = _decisions.get(key)
-    if found is None or now - found[0] >= DECISION_SECONDS:
-        return None
-    return found[1], now - found[0] >= RENEW_AFTER
+    return store(DecisionStore).cached(key, now)
 
 
 def generation() -> int:
     """Read before a lookup, handed to `remember_decision` after it."""
-    return _generation
+    return store(DecisionStore).generation
 
 
 def remember_decision(
@@ -95,20 +130,14 @@ def remember_decision(
     looked_up_at: float,
     looked_up_in: int,
 ) -> None:
-    """Keep a decision looked up from `looked_up_at` on, unless a token, membership,
-    project or user changed in this process meanwhile (`looked_up_in` is the
-    `generation()` read before the lookup): it may have read the state before."""
-    if looked_up_in != _generation:
-        return
-    if len(_decisions) > 10_000:
-        _decisions.clear()
-    _decisions[key] = (looked_up_at, decision)
+    """`DecisionStore.remember` on this process's store."""
+    store(DecisionStore).remember(key, decision, looked_up_at, looked_up_in)
 
 
 def forget_decisions(**_: Any) -> None:
-    global _generation
-    _generation += 1
-    _decisions.clear()
+    """Forget every decision of this process (a token, membership, project or user
+    changed)."""
+    store(DecisionStore).forget()
 
 
 for _model in (models.ApiToken, models.Membership, models.Project):

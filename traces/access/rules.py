@@ -29,6 +29,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property, wraps
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlencode
 
@@ -43,7 +44,7 @@ from django.utils import timezone
 
 from traces import models
 
-ROLE_RANK = {"viewer": 1, "member": 2, "owner": 3}
+ROLE_RANK = MappingProxyType({"viewer": 1, "member": 2, "owner": 3})
 TOKEN_PREFIX = "li_"
 SHARES_SESSION_KEY = "inspector_shares"
 LAST_USED_EVERY = timedelta(seconds=60)
@@ -59,22 +60,26 @@ class Access(enum.Enum):
     OWNER = "owner"
 
 
-ROLE_NEEDED = {
-    Access.READ: "viewer",
-    Access.INGEST: "member",
-    Access.ORIGINAL: "member",
-    Access.MEMBER: "member",
-    Access.OWNER: "owner",
-}
-TOKEN_SCOPE = {
-    Access.READ: "read",
-    Access.INGEST: "ingest",
-    Access.ORIGINAL: "read",
-    Access.MEMBER: "ingest",
-}
+ROLE_NEEDED = MappingProxyType(
+    {
+        Access.READ: "viewer",
+        Access.INGEST: "member",
+        Access.ORIGINAL: "member",
+        Access.MEMBER: "member",
+        Access.OWNER: "owner",
+    }
+)
+TOKEN_SCOPE = MappingProxyType(
+    {
+        Access.READ: "read",
+        Access.INGEST: "ingest",
+        Access.ORIGINAL: "read",
+        Access.MEMBER: "ingest",
+    }
+)
 """The scope a token needs per rule (besides its user's role); OWNER needs a session."""
 
-DELEGATED_NAMESPACES = {"admin": "the Django admin checks staff status itself"}
+DELEGATED_NAMESPACES = MappingProxyType({"admin": "the Django admin checks staff status itself"})
 """URL namespaces whose views guard themselves; the matrix test checks them as such."""
 
 

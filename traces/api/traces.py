@@ -103,5 +103,5 @@ def trace_report(request: HttpRequest, trace_id) -> JsonResponse:
         return JsonResponse({"id": str(trace_id), "deleted": True, "blobs_removed": removed})
     report = trace.report
     if trace.state == "live":  # the outcome is decided when the trace closes
-        report = {**report, "outcome": live.RUNNING, "held": live.held_messages(trace)}
+        report = {**report, "outcome": dict(live.RUNNING), "held": live.held_messages(trace)}
     return JsonResponse(report, json_dumps_params={"ensure_ascii": False})

@@ -19,22 +19,32 @@ from django.db import connection
 
 from traces import live, models
 from traces.storage.db_scope import connection_scope
+from traces.stores import store
 
 DEFAULT_SESSION = "default"
 
-_live_ids: dict[str, uuid.UUID] = {}
-"""Key -> the live trace this process last appended to under it."""
-_key_locks: dict[str, threading.Lock] = {}
-_key_locks_guard = threading.Lock()
 
+class CaptureKeys:
+    """Per capture key in this process: the live trace last appended to under it, and a
+    lock, so two first lines make one trace, not two."""
 
-def _lock_for(key: str) -> threading.Lock:
-    """One lock per key in this process, so two first lines make one trace, not two."""
-    with _key_locks_guard:
-        lock = _key_locks.get(key)
-        if lock is None:
-            lock = _key_locks[key] = threading.Lock()
-        return lock
+    def __init__(self) -> None:
+        self.live_ids: dict[str, uuid.UUID] = {}
+        """Key -> the live trace this process last appended to under it."""
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def lock_for(self, key: str) -> threading.Lock:
+        """One lock per key in this process."""
+        with self._guard:
+            lock = self._locks.get(key)
+            if lock is None:
+                lock = self._locks[key] = threading.Lock()
+            return lock
+
+    def clear(self) -> None:
+        """Forget the known traces (the locks stay: one may be held right now)."""
+        self.live_ids.clear()
 
 
 def live_trace_for(
@@ -53,8 +63,9 @@ def live_trace_for(
 
     A known trace is returned by id alone, no row built: a `Trace()` without a project
     asks the database for the default project, one query per proxied call."""
-    with _lock_for(key):
-        known = _live_ids.get(key)
+    keys = store(CaptureKeys)
+    with keys.lock_for(key):
+        known = keys.live_ids.get(key)
         if known is not None:  # `append_lines` refuses it if it closed meanwhile
             return known, None
         found = (
@@ -71,9 +82,9 @@ def live_trace_for(
                 name=name, format_name=format_name, project=project, capture_key=key, sweep=sweep
             )
             found = created.pk
-        if len(_live_ids) > 10_000:
-            _live_ids.clear()
-        _live_ids[key] = found
+        if len(keys.live_ids) > 10_000:
+            keys.live_ids.clear()
+        keys.live_ids[key] = found
         return found, created
 
 
@@ -86,12 +97,13 @@ def capturing(keys: Sequence[str]) -> set[str]:
         .values_list("capture_key", "pk")
     )
     found = set()
+    live_ids = store(CaptureKeys).live_ids
     for key, pk in rows:  # the newest last: it wins, as in `live_trace_for`
-        _live_ids[key] = pk
+        live_ids[key] = pk
         found.add(key)
     for key in keys:
         if key not in found:
-            _live_ids.pop(key, None)
+            live_ids.pop(key, None)
     return found
 
 
@@ -133,7 +145,7 @@ def record_lines(
         except (live.TraceNotLive, models.Trace.DoesNotExist):
             # Closed (for idleness a moment ago, or by the `record` command) or deleted:
             # the key rolls over.
-            _live_ids.pop(key, None)
+            store(CaptureKeys).live_ids.pop(key, None)
             continue
         return trace_id
     raise live.TraceNotLive(models.Trace.State.CLOSED)

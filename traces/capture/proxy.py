@@ -46,6 +46,7 @@ from traces.core.reading.capture import (
     sse_error_event,
     upstream_url,
 )
+from traces.stores import store
 
 log = logging.getLogger(__name__)
 
@@ -365,9 +366,17 @@ async def relay_body(
 
 
 # -- the HTTP client ------------------------------------------------------------------------
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-    weakref.WeakKeyDictionary()
-)
+class UpstreamClients:
+    """The pooled upstream client of each event loop (`_client`)."""
+
+    def __init__(self) -> None:
+        self.by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def clear(self) -> None:
+        """Forget the clients (each goes with its loop's last reference)."""
+        self.by_loop.clear()
 
 
 class _NoCookies(CookieJar):
@@ -387,7 +396,8 @@ def _client() -> httpx.AsyncClient:
     a call: no cookie (`_NoCookies`) and none of httpx's default headers (its
     `User-Agent` and `Accept`), so the upstream sees the caller's headers."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    clients = store(UpstreamClients).by_loop
+    client = clients.get(loop)
     if client is None:
         timeout = httpx.Timeout(
             connect=float(inspector_settings()["PROXY_CONNECT_TIMEOUT"]),
@@ -403,5 +413,5 @@ def _client() -> httpx.AsyncClient:
             cookies=_NoCookies(),
         )
         client.headers.clear()
-        _clients[loop] = client
+        clients[loop] = client
     return client

@@ -4,7 +4,7 @@ without Django's request object and middleware stack.
 An agent's model call pays only for what the proxy needs before forwarding: the route
 (Django's own URL patterns, so `traces.capture.urls` stays the declared surface), the
 access rule its view declares (`@access` on `proxy.relay`, decided once and cached for
-a moment: `access_decisions`, renewed in the background after a response, so a steady
+a moment: `traces.access.decisions`, renewed in the background after a response, so a steady
 caller never waits for the lookup), the checks of `proxy.plan_call` (vendor, session
 name, size limit) and the same relay and recording as the view. The bytes go to the
 client first; the exchange is recorded once the response is sent.
@@ -33,17 +33,16 @@ from django.urls import Resolver404, resolve
 from traces.access.cross_site import is_loopback, local_mode
 from traces.access.decisions import (
     DecisionKey,
+    DecisionStore,
     IngestDecision,
-    cached_decision,
     decision_key,
-    generation,
     ingest_decision,
-    remember_decision,
 )
 from traces.access.rules import TOKEN_HEADER, Access, our_token, rate_limited
 from traces.capture import proxy
 from traces.conf import inspector_settings
 from traces.storage.db_scope import connection_scope
+from traces.stores import store
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -59,12 +58,15 @@ class ProxyFastPath:
 
     def __init__(self, django_app: Callable[..., Awaitable[None]]) -> None:
         self.django_app = django_app
+        # The process's stores, looked up once: the fast path reads them on every call.
+        self.decisions = store(DecisionStore)
+        self.renewals = store(DecisionRenewals)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/proxy/"):
-            request = _plain_request(scope)
+            request = plain_request(scope)
             if request is not None:
-                await _serve(request, receive, send)
+                await _serve(request, receive, send, self.decisions, self.renewals)
                 return
         await self.django_app(scope, receive, send)
 
@@ -87,7 +89,7 @@ class _Request:
         self.secret: str | None = None
 
 
-def _plain_request(scope: Scope) -> _Request | None:
+def plain_request(scope: Scope) -> _Request | None:
     """The request, when it is a relay this path serves as Django would; else None."""
     if scope.get("root_path"):
         return None
@@ -136,13 +138,19 @@ class _Gone(Exception):
     """The client disconnected while its request was being read."""
 
 
-async def _serve(request: _Request, receive: Receive, send: Send) -> None:
-    decision, renew = await _decision(request)
+async def _serve(
+    request: _Request,
+    receive: Receive,
+    send: Send,
+    decisions: DecisionStore,
+    renewals: DecisionRenewals,
+) -> None:
+    decision, renew = await _decision(request, decisions)
     try:
         await _answer(request, decision, receive, send)
     finally:
         if renew:
-            _renew(request)
+            _renew(request, decisions, renewals)
 
 
 async def _answer(
@@ -244,42 +252,65 @@ async def _relay(plan: proxy.Plan, send: Send, request: _Request) -> None:
         await upstream.aclose()
 
 
-async def _decision(request: _Request) -> tuple[IngestDecision, bool]:
+async def _decision(request: _Request, decisions: DecisionStore) -> tuple[IngestDecision, bool]:
     """`@access(rule)` and the project to record in: one lookup, reused for a moment;
     and whether to renew it once this request is answered (`_renew`)."""
     secret = our_token(request.headers.get("Authorization"), request.headers.get(TOKEN_HEADER))
     request.decision_key = key = decision_key(request.rule, secret)
     request.secret = secret
-    found = cached_decision(key, time.monotonic())
+    found = decisions.cached(key, time.monotonic())
     if found is not None:
         return found
-    return await _fresh_decision(request.rule, secret, key), False
+    return await _fresh_decision(request.rule, secret, key, decisions), False
 
 
-async def _fresh_decision(rule: Access, secret: str | None, key: DecisionKey) -> IngestDecision:
-    started, seen_generation = time.monotonic(), generation()
+async def _fresh_decision(
+    rule: Access, secret: str | None, key: DecisionKey, decisions: DecisionStore
+) -> IngestDecision:
+    started, seen_generation = time.monotonic(), decisions.generation
     found = await sync_to_async(_look_up)(rule, secret)
-    remember_decision(key, found, started, seen_generation)
+    decisions.remember(key, found, started, seen_generation)
     return found
 
 
-_renewing: dict[DecisionKey, asyncio.Task] = {}
+class DecisionRenewals:
+    """The decisions being looked up again in the background (`_renew`), by key: at most
+    one lookup per key at a time. Used on the event loop only."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[DecisionKey, asyncio.Task] = {}
+
+    def __contains__(self, key: DecisionKey) -> bool:
+        return key in self._tasks
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def add(self, key: DecisionKey, task: asyncio.Task) -> None:
+        self._tasks[key] = task
+
+    def done(self, key: DecisionKey) -> None:
+        self._tasks.pop(key, None)
+
+    def clear(self) -> None:
+        """Forget the tasks (they run on; the next due decision starts another)."""
+        self._tasks.clear()
 
 
-def _renew(request: _Request) -> None:
+def _renew(request: _Request, decisions: DecisionStore, renewals: DecisionRenewals) -> None:
     """Look the request's decision up again in the background, once per key at a time:
     called after the response is sent, so the lookup's thread does not compete with the
     relay for the interpreter."""
     key = request.decision_key
-    if key is None or key in _renewing:
+    if key is None or key in renewals:
         return
     task = asyncio.get_running_loop().create_task(
-        _fresh_decision(request.rule, request.secret, key)
+        _fresh_decision(request.rule, request.secret, key, decisions)
     )
-    _renewing[key] = task
+    renewals.add(key, task)
 
     def done(task: asyncio.Task) -> None:
-        _renewing.pop(key, None)
+        renewals.done(key)
         if not task.cancelled() and task.exception() is not None:
             # The cached decision expires as it would have; the next request looks up.
             log.warning("could not renew a proxy access decision", exc_info=task.exception())
@@ -351,19 +382,26 @@ def _site_headers(request: _Request) -> list[tuple[bytes, bytes]]:
     if opener:
         found.append(("Cross-Origin-Opener-Policy", opener))
     found.append(("X-Frame-Options", getattr(settings, "X_FRAME_OPTIONS", "DENY")))
-    policy = _policy()
+    policy = store(SitePolicies).policy()
     if policy:
         found.append(("Content-Security-Policy", policy))
     return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in found]
 
 
-_policies: dict[int, str] = {}
+class SitePolicies:
+    """The content security policy of each settings seen (by the id of its
+    CONTENT_SECURITY_POLICY), built once per settings."""
 
+    def __init__(self) -> None:
+        self._policies: dict[int, str] = {}
 
-def _policy() -> str:
-    """The content security policy of the current settings (built once per settings)."""
-    key = id(getattr(settings, "CONTENT_SECURITY_POLICY", None))
-    found = _policies.get(key)
-    if found is None:
-        found = _policies[key] = build_policy()
-    return found
+    def policy(self) -> str:
+        """The content security policy of the current settings."""
+        key = id(getattr(settings, "CONTENT_SECURITY_POLICY", None))
+        found = self._policies.get(key)
+        if found is None:
+            found = self._policies[key] = build_policy()
+        return found
+
+    def clear(self) -> None:
+        self._policies.clear()

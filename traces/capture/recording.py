@@ -22,6 +22,7 @@ from asgiref.sync import sync_to_async
 from traces.capture import lines as capture_lines
 from traces.conf import inspector_settings
 from traces.core.reading.capture import CapturedExchange
+from traces.stores import store
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +76,36 @@ class ExchangeRecording:
             schedule_recording(self.format_name, self.session, line, self.project)
 
 
-_pending: set[asyncio.Task] = set()
-_recording: collections.Counter[str] = collections.Counter()
-"""Sessions with calls answered but not yet stored, in this process (see `recording`)."""
-_queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, list[bytes]]] = (
-    weakref.WeakKeyDictionary()
-)
+class RecordingQueue:
+    """Answered exchanges of this process not yet stored: the lines waiting for each
+    session's writer task, per event loop, the writer tasks, and how many writers each
+    session has at work. Used on event loops only (no lock, as asyncio needs none)."""
+
+    def __init__(self) -> None:
+        self.waiting: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, list[bytes]]
+        ] = weakref.WeakKeyDictionary()
+        """Loop -> capture key -> the lines its writer takes next."""
+        self.sessions: collections.Counter[str] = collections.Counter()
+        """Sessions with calls answered but not yet stored (see `recording`)."""
+        self._writers: set[asyncio.Task] = set()
+
+    def add_writer(self, task: asyncio.Task) -> None:
+        self._writers.add(task)
+        task.add_done_callback(self._writers.discard)
+
+    def writers(self) -> list[asyncio.Task]:
+        """The writer tasks still at work (await them to see every line stored)."""
+        return list(self._writers)
+
+    def recording(self, session: str) -> bool:
+        return self.sessions.get(session, 0) > 0
+
+    def clear(self) -> None:
+        """Forget what waits (as a fresh process, whose loops have none of it)."""
+        self.waiting.clear()
+        self.sessions.clear()
+        self._writers.clear()
 
 
 def schedule_recording(format_name: str, session: str, line: bytes, project: Any = None) -> None:
@@ -89,20 +114,25 @@ def schedule_recording(format_name: str, session: str, line: bytes, project: Any
     are stored together in its next batch (calls made back to back share one append)."""
     loop = asyncio.get_running_loop()
     key = capture_lines.proxy_key(format_name, session, project)
-    queues = _queued.setdefault(loop, {})
+    queue = store(RecordingQueue)
+    queues = queue.waiting.setdefault(loop, {})
     waiting = queues.get(key)
     if waiting is not None:  # the session's writer is busy: it takes this line next
         waiting.append(line)
         return
     queues[key] = [line]
-    _recording[session] += 1
-    task = loop.create_task(_record(queues, key, format_name, session, project))
-    _pending.add(task)
-    task.add_done_callback(_pending.discard)
+    queue.sessions[session] += 1
+    task = loop.create_task(_record(queue, queues, key, format_name, session, project))
+    queue.add_writer(task)
 
 
 async def _record(
-    queues: dict[str, list[bytes]], key: str, format_name: str, session: str, project: Any
+    queue: RecordingQueue,
+    queues: dict[str, list[bytes]],
+    key: str,
+    format_name: str,
+    session: str,
+    project: Any,
 ) -> None:
     try:
         while queues[key]:
@@ -112,15 +142,15 @@ async def _record(
             )
     finally:
         del queues[key]
-        _recording[session] -= 1
-        if _recording[session] <= 0:
-            del _recording[session]
+        queue.sessions[session] -= 1
+        if queue.sessions[session] <= 0:
+            del queue.sessions[session]
 
 
 def recording(session: str) -> bool:
     """Whether this process still has answered calls of `session` to store: `manage.py
     record` waits for them before it closes the session's traces."""
-    return _recording.get(session, 0) > 0
+    return store(RecordingQueue).recording(session)
 
 
 def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:

@@ -29,7 +29,7 @@ from traces.live.writes import (
     sweep_idle,
 )
 
-__all__ = [
+__all__ = (
     "RUNNING",
     "AppendResult",
     "LiveError",
@@ -49,4 +49,4 @@ __all__ = [
     "split_body",
     "sweep_idle",
     "wait_for_reports",
-]
+)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -301,13 +302,16 @@ def held_messages(trace: models.Trace) -> list[dict[str, Any]]:
     ]
 
 
-RUNNING = {
-    "kind": "running",
-    "text": "Running: the loop is still being recorded; the outcome is decided when the "
-    "trace closes.",
-    "loop": None,
-    "call": None,
-}
+RUNNING = MappingProxyType(
+    {
+        "kind": "running",
+        "text": "Running: the loop is still being recorded; the outcome is decided when the "
+        "trace closes.",
+        "loop": None,
+        "call": None,
+    }
+)
+"""The outcome a live trace's report shows (a copy of it: `dict(RUNNING)`)."""
 
 
 def state_payload(trace: models.Trace) -> dict[str, Any]:

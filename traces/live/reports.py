@@ -22,6 +22,7 @@ from traces.live import sessions
 from traces.live.events import empty_trace, finding_events, save_events, state_payload
 from traces.live.sessions import locked_trace
 from traces.storage.rows import store_rule_counts
+from traces.stores import store
 
 
 @lru_cache(maxsize=64)
@@ -83,12 +84,12 @@ def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
         return None
     if trace.report_lines >= trace.lines_total:
         return None
-    made = sessions.snapshots.covering(trace_id, trace.lines_total)
+    made = store(sessions.Snapshots).covering(trace_id, trace.lines_total)
     if made is not None:  # the last append's, in this process: nothing to replay
         covered = trace.lines_total
         snapshot, held = made
     else:
-        entry = sessions.report_cache.entry(trace_id)
+        entry = store(sessions.ReportSessions).entry(trace_id)
         with entry.lock:
             session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
             covered = entry.lines_fed

@@ -21,6 +21,7 @@ from traces.core.model import LineError
 from traces.core.model import Trace as CoreTrace
 from traces.core.reading.records import Record, numbered_items
 from traces.storage import originals
+from traces.stores import store
 
 
 def split_body(body: bytes) -> list[bytes]:
@@ -115,21 +116,27 @@ class SessionCache:
         with self._lock:
             self._entries.clear()
 
+    def swap_entries(self, other: SessionCache) -> None:
+        """Exchange every session with `other`'s: this cache then holds what another
+        process would (tests alternate two processes appending to one trace)."""
+        with self._lock, other._lock:
+            self._entries, other._entries = other._entries, self._entries
 
-cache = SessionCache()
-"""This process's sessions (tests swap it to act as another process)."""
+
+class AppendSessions(SessionCache):
+    """This process's sessions of the appends (`live.append_lines`)."""
 
 
-report_cache = SessionCache()
-"""The report builder's sessions, apart from the appends': a refresh never holds a lock an
-append waits for, wherever the queue runs it (a worker process builds its own from the
-stored chunks, as this one does when it falls behind)."""
+class ReportSessions(SessionCache):
+    """The report builder's sessions, apart from the appends': a refresh never holds a
+    lock an append waits for, wherever the queue runs it (a worker process builds its own
+    from the stored chunks, as this one does when it falls behind)."""
 
 
 def forget_sessions() -> None:
-    cache.clear()
-    report_cache.clear()
-    snapshots.clear()
+    store(AppendSessions).clear()
+    store(ReportSessions).clear()
+    store(Snapshots).clear()
 
 
 SNAPSHOTS_KEPT = 1000
@@ -177,6 +184,3 @@ class Snapshots:
     def clear(self) -> None:
         with self._lock:
             self._found.clear()
-
-
-snapshots = Snapshots()

@@ -23,6 +23,7 @@ from huey.contrib.djhuey import db_task
 from traces import models, queue
 from traces.conf import inspector_settings
 from traces.live.reports import needs_report, refresh_report
+from traces.stores import store
 
 log = logging.getLogger(__name__)
 
@@ -35,15 +36,22 @@ LOST_AFTER = timedelta(seconds=120)
 long, was lost with its worker: another may be queued or started."""
 
 
-_queued_until: dict[str, float] = {}
-"""Trace id -> when the refresh this process queued is due: until then it has not
-started, so it will cover any line committed now (no need to ask the database)."""
+class QueuedRefreshes:
+    """Trace id -> when the refresh this process queued is due: until then it has not
+    started, so it will cover any line committed now (no need to ask the database)."""
+
+    def __init__(self) -> None:
+        self.due: dict[str, float] = {}
+
+    def clear(self) -> None:
+        self.due.clear()
 
 
 def request_refresh(trace_id: Any) -> None:
     """Queue a refresh of the trace's report unless one is queued already."""
     key = str(trace_id)
-    if time.time() < _queued_until.get(key, 0.0):
+    queued_until = store(QueuedRefreshes).due
+    if time.time() < queued_until.get(key, 0.0):
         return
     now = timezone.now()
     rows = models.LiveRefresh.objects.filter(pk=trace_id)
@@ -61,9 +69,9 @@ def request_refresh(trace_id: Any) -> None:
     delay = 0.0 if queue.immediate() else (due - now).total_seconds()
     queue.enqueue(refresh_live_report, str(trace_id), delay=delay)
     if delay > 0.1:
-        if len(_queued_until) > 10_000:
-            _queued_until.clear()
-        _queued_until[key] = time.time() + delay - 0.05
+        if len(queued_until) > 10_000:
+            queued_until.clear()
+        queued_until[key] = time.time() + delay - 0.05
 
 
 def request_refresh_of_new(trace_id: Any) -> None:

@@ -65,8 +65,9 @@ from traces.live.worker import request_refresh, request_refresh_of_new
 from traces.services.ingest import redacts
 from traces.storage import originals
 from traces.storage.rows import store_rule_counts, summary_fields
+from traces.stores import store
 
-__all__ = ["split_body"]
+__all__ = ("split_body",)
 
 
 class LiveError(Exception):
@@ -156,7 +157,7 @@ def append_lines(
     """
     if offset is not None and offset < 0:
         raise OffsetGap(0)
-    entry = sessions.cache.entry(trace_id)
+    entry = store(sessions.AppendSessions).entry(trace_id)
     with entry.lock, cycle_collector_paused():
         try:
             # A `created` trace's row is in the caller's transaction, whose own savepoint
@@ -168,14 +169,14 @@ def append_lines(
             raise
         if result is None:  # it had been idle too long: closed instead
             entry.reset()
-            sessions.cache.forget(trace_id)
+            store(sessions.AppendSessions).forget(trace_id)
             raise TraceNotLive(models.Trace.State.CLOSED)
         return result
 
 
 def close_live_trace(*, trace_id: Any) -> models.Trace:
     """Finish a live trace like an upload and mark it closed (idempotent)."""
-    entry = sessions.cache.entry(trace_id)
+    entry = store(sessions.AppendSessions).entry(trace_id)
     with entry.lock:
         try:
             with transaction.atomic():
@@ -184,8 +185,8 @@ def close_live_trace(*, trace_id: Any) -> models.Trace:
                     _close_locked(entry, trace)
         finally:
             entry.reset()
-            sessions.cache.forget(trace_id)
-            sessions.snapshots.forget(trace_id)
+            store(sessions.AppendSessions).forget(trace_id)
+            store(sessions.Snapshots).forget(trace_id)
     return trace
 
 
@@ -207,7 +208,7 @@ def _idle(trace: models.Trace) -> bool:
     return trace.live_activity_at is not None and trace.live_activity_at < cutoff
 
 
-APPEND_FIELDS = [
+APPEND_FIELDS = (
     "format",
     "detection_reason",
     "source_bytes",
@@ -229,7 +230,7 @@ APPEND_FIELDS = [
     "outcome_kind",
     "outcome_text",
     "redacted",
-]
+)
 """What an append changes on the trace row: never the report, which can be large."""
 
 
@@ -298,7 +299,8 @@ def _append_locked(
             entry.held = held
             events.append(("held", held_payload(held)))
         lines = trace.lines_total
-        transaction.on_commit(lambda: sessions.snapshots.remember(trace_id, lines, snapshot, held))
+        snapshots = store(sessions.Snapshots)
+        transaction.on_commit(lambda: snapshots.remember(trace_id, lines, snapshot, held))
     save_events(trace, events)
     trace.save(update_fields=APPEND_FIELDS)
     if created is not None:

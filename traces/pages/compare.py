@@ -4,6 +4,7 @@ on trace and set pages that pick what to compare with."""
 from __future__ import annotations
 
 import uuid
+from types import MappingProxyType
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -18,12 +19,14 @@ from traces.selectors.compare import traces_comparison
 from traces.selectors.sets import set_get, sets_comparison
 from traces.selectors.traces import trace_get
 
-BUCKET_NAMES = {
-    "prefix": "prefix",
-    "tool_results": "tool results",
-    "replayed_output": "replayed output",
-    "other": "other",
-}
+BUCKET_NAMES = MappingProxyType(
+    {
+        "prefix": "prefix",
+        "tool_results": "tool results",
+        "replayed_output": "replayed output",
+        "other": "other",
+    }
+)
 
 
 def _trace(request: HttpRequest, trace_id) -> models.Trace:

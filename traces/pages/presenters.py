@@ -6,6 +6,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from django.db.models import Q
@@ -166,21 +167,24 @@ def _annotate_runs(runs: list[models.ToolRun], report: StoredReport) -> None:
         run.transport = entry.get("transport") if isinstance(entry.get("transport"), dict) else None
 
 
-PAIRING_LABELS = {
-    "name-order": (
-        "by name and order",
-        "The format records no call ids: paired by tool name, in order, within a turn",
-    ),
-    "name-input": (
-        "by name and arguments",
-        "A tool span with no call id, matched to the call with the same tool name and arguments",
-    ),
-    "text": (
-        "by position in text",
-        "Calls written as text (Function Name / Function Input / "
-        "Function Output), paired by position",
-    ),
-}
+PAIRING_LABELS = MappingProxyType(
+    {
+        "name-order": (
+            "by name and order",
+            "The format records no call ids: paired by tool name, in order, within a turn",
+        ),
+        "name-input": (
+            "by name and arguments",
+            "A tool span with no call id, matched to the call with the same tool name "
+            "and arguments",
+        ),
+        "text": (
+            "by position in text",
+            "Calls written as text (Function Name / Function Input / "
+            "Function Output), paired by position",
+        ),
+    }
+)
 """How a tool run was paired when not by call id: a short label and its explanation."""
 
 
@@ -257,12 +261,14 @@ def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
     }
 
 
-BUCKET_LABELS = {
-    "prefix": "Prefix (system + tools + first user message), re-sent every call",
-    "tool_results": "Tool results, re-sent on every later call",
-    "replayed_output": "The model's own earlier messages, replayed",
-    "other": "Later user turns and the rest",
-}
+BUCKET_LABELS = MappingProxyType(
+    {
+        "prefix": "Prefix (system + tools + first user message), re-sent every call",
+        "tool_results": "Tool results, re-sent on every later call",
+        "replayed_output": "The model's own earlier messages, replayed",
+        "other": "Later user turns and the rest",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from traces.access.rules import ROLE_RANK, Access, access, principal
 from traces.selectors.traces import trace_get
 from traces.services import deletion, team
 
-EXPIRY_CHOICES = [("", "Never"), ("7", "7 days"), ("30", "30 days"), ("90", "90 days")]
+EXPIRY_CHOICES = (("", "Never"), ("7", "7 days"), ("30", "30 days"), ("90", "90 days"))
 
 
 def _days(value: str | None) -> int | None:

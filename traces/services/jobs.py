@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
@@ -292,7 +293,9 @@ def reanalyze_job(job_id: str) -> None:
     )
 
 
-TASKS = {models.Job.Kind.UPLOAD: ingest_upload_job, models.Job.Kind.REANALYZE: reanalyze_job}
+TASKS = MappingProxyType(
+    {models.Job.Kind.UPLOAD: ingest_upload_job, models.Job.Kind.REANALYZE: reanalyze_job}
+)
 
 
 def is_stale(job: models.Job, now: dt.datetime | None = None) -> bool:

@@ -17,20 +17,36 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from traces.conf import inspector_settings
+from traces.stores import store
 
 T = TypeVar("T")
 
-_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+
+class IngestPool:
+    """The ingest threads of this process, started on the first upload."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                workers = max(1, int(inspector_settings()["INGEST_WORKERS"]))
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest")
+            return self._pool
+
+    def clear(self) -> None:
+        """Let the threads go once their work is done (the next upload starts new ones,
+        sized by the settings of then)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
 
 def ingest_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None:
-            workers = max(1, int(inspector_settings()["INGEST_WORKERS"]))
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest")
-        return _pool
+    return store(IngestPool).executor()
 
 
 async def off_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

@@ -26,6 +26,7 @@ from django.db.models.signals import post_delete
 
 from traces import models
 from traces.core.reading import archive
+from traces.stores import store
 
 log = logging.getLogger(__name__)
 
@@ -81,17 +82,26 @@ def _is_bucket(store: Storage) -> bool:
     return hasattr(store, "bucket") and hasattr(store, "_normalize_name")
 
 
-_readers: ThreadPoolExecutor | None = None
-_readers_lock = threading.Lock()
+class ReaderPool:
+    """The threads that read objects from a bucket several at a time (`get_many`), kept
+    for the process's life: each thread keeps its own S3 connection."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
-def _reader_pool() -> ThreadPoolExecutor:
-    """Kept for the process's life: each thread keeps its own S3 connection."""
-    global _readers
-    with _readers_lock:
-        if _readers is None:
-            _readers = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="originals")
-        return _readers
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="originals")
+            return self._pool
+
+    def clear(self) -> None:
+        """Let the threads go once their reads are done (the next read starts new ones)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
 
 def get_many(names: Sequence[str]) -> Iterator[bytes]:
@@ -99,7 +109,7 @@ def get_many(names: Sequence[str]) -> Iterator[bytes]:
     if len(names) < 3 or isinstance(storage(), FileSystemStorage):
         yield from (get(name) for name in names)
         return
-    yield from _reader_pool().map(get, names)
+    yield from store(ReaderPool).executor().map(get, names)
 
 
 # -- a trace's chunks ---------------------------------------------------------------------

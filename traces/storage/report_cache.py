@@ -27,6 +27,7 @@ from traces import models
 from traces.conf import inspector_settings
 from traces.core.gcpause import LongLivedFreezer
 from traces.fields import decode_json
+from traces.stores import store
 
 T = TypeVar("T")
 
@@ -89,8 +90,14 @@ def _max_entries() -> int:
 
 DERIVED_PER_REPORT = 2
 
-cache = ReportCache()
-"""This process's decoded reports (tests and benches clear it to act as a cold process)."""
+
+class DecodedReports(ReportCache):
+    """This process's decoded reports (tests and benches clear it to act as a cold
+    process)."""
+
+
+class DerivedValues(ReportCache):
+    """Values computed from a cached report alone (the what-if basis), by the same key."""
 
 
 def cached_report(
@@ -102,6 +109,7 @@ def cached_report(
     """(report, version) of a trace: from the cache, or `load()`ed as (JSON text,
     version read with it), `decode`d and kept. None when the row is gone."""
     key = (trace_id, version)
+    cache = store(DecodedReports)
     found = cache.get(key)
     if found is not None:
         return found, version
@@ -143,14 +151,11 @@ def load_report(trace: models.Trace) -> None:
     trace.report, trace.report_version = found
 
 
-derived_cache = ReportCache()
-"""Values computed from a cached report alone (the what-if basis), by the same key."""
-
-
 def derived(trace: Any, name: str, compute: Callable[[], T]) -> T:
     """`compute()`, a pure function of the trace's report, kept per report version (at
     most DERIVED_PER_REPORT per cached report); the value must not be mutated either."""
     key = (trace.pk, trace.report_version, name)
+    derived_cache = store(DerivedValues)
     found = derived_cache.get(key)
     if found is not None:
         return found
@@ -162,5 +167,5 @@ def derived(trace: Any, name: str, compute: Callable[[], T]) -> T:
 
 def clear() -> None:
     """Forget every cached report and derived value (act as a cold process)."""
-    cache.clear()
-    derived_cache.clear()
+    store(DecodedReports).clear()
+    store(DerivedValues).clear()

@@ -20,19 +20,22 @@ from traces.fields import NulSafeCharField, NulSafeTextField
 
 # Exact classes whose prepared value is the Python value itself for the values we write
 # (ints, floats, bools, str, None). Subclasses are not assumed to behave the same.
-_PLAIN = {
-    models.IntegerField,
-    models.PositiveIntegerField,
-    models.PositiveSmallIntegerField,
-    models.SmallIntegerField,
-    models.BigIntegerField,
-    models.PositiveBigIntegerField,
-    models.FloatField,
-    models.BooleanField,
-    models.CharField,
-    models.TextField,
-}
-_NUL_SAFE = {NulSafeCharField, NulSafeTextField}  # plain on SQLite (it holds NUL as it is)
+_PLAIN = frozenset(
+    {
+        models.IntegerField,
+        models.PositiveIntegerField,
+        models.PositiveSmallIntegerField,
+        models.SmallIntegerField,
+        models.BigIntegerField,
+        models.PositiveBigIntegerField,
+        models.FloatField,
+        models.BooleanField,
+        models.CharField,
+        models.TextField,
+    }
+)
+# Plain on SQLite (it holds NUL as it is).
+_NUL_SAFE = frozenset({NulSafeCharField, NulSafeTextField})
 
 
 def _converter(field: models.Field) -> Callable[[Any], Any] | None:
