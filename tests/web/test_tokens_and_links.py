@@ -102,3 +102,26 @@ def test_a_token_may_come_in_its_own_header_beside_a_provider_key(world):
     assert Client().get(url, **provider, **ours).status_code == 200
     bad = {"HTTP_X_LOOP_INSPECTOR_TOKEN": "li_unknown"}
     assert "revoked" in Client().get(url, **bad).json()["error"]
+
+
+@pytest.mark.parametrize(
+    "wanted, goes_to",
+    [
+        ("https://evil.example/phish", "/team/tokens/"),
+        ("//evil.example/", "/team/tokens/"),
+        ("javascript:alert(1)", "/team/tokens/"),
+        ("/traces/", "/traces/"),
+    ],
+)
+def test_revoking_a_token_redirects_only_within_the_site(world, wanted, goes_to):
+    """Issue 26: `next=` after revoking a token was an open redirect."""
+    from django.urls import reverse
+
+    token_id = world.token_ids["read_token"]
+    # The token's owner revokes it (any token of the project, for an owner).
+    client = world.clients["owner"]
+    url = reverse("team:token-revoke", args=[token_id])
+    response = client.post(url, {"next": wanted})
+    assert response.status_code == 302
+    tokens = reverse("team:tokens")
+    assert response["Location"] == (tokens if goes_to == "/team/tokens/" else goes_to)

@@ -15,6 +15,7 @@ from traces import models
 from traces.access.rules import ROLE_RANK, Access, access, principal
 from traces.selectors.traces import trace_get
 from traces.services import deletion, team
+from traces.web.redirects import next_url
 
 EXPIRY_CHOICES = (("", "Never"), ("7", "7 days"), ("30", "30 days"), ("90", "90 days"))
 
@@ -80,7 +81,7 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
         raise Http404("No such token")
     team.token_revoke(who=who, token=token)
     messages.success(request, f"Token {token.name} revoked.")
-    return redirect(request.POST.get("next") or reverse("team:tokens"))
+    return redirect(next_url(request, reverse("team:tokens")))
 
 
 # -- projects -----------------------------------------------------------------------------------
