@@ -125,3 +125,14 @@ def test_revoking_a_token_redirects_only_within_the_site(world, wanted, goes_to)
     assert response.status_code == 302
     tokens = reverse("team:tokens")
     assert response["Location"] == (tokens if goes_to == "/team/tokens/" else goes_to)
+
+
+def test_a_set_page_offers_only_sets_the_viewer_may_read(world):
+    """Issue 26: another project's set names appeared in "Compare with"."""
+    models.RunSet.objects.create(project=world.beta, name="beta secret set")
+    models.RunSet.objects.create(project=world.alpha, name="alpha other set")
+    page = world.clients["member"].get(f"/sets/{world.run_set.pk}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "alpha other set" in text
+    assert "beta secret set" not in text

@@ -25,6 +25,7 @@ def set_list(request: HttpRequest) -> HttpResponse:
 def set_detail(request: HttpRequest, set_id) -> HttpResponse:
     run_set = set_reads.set_get(set_id=set_id)
     base = reverse("traces:set", args=[run_set.pk])
-    context = set_reads.set_context(run_set)
+    projects = None if local_mode() else principal(request).projects().values("pk")
+    context = set_reads.set_context(run_set, projects=projects)
     context |= list_context(request.GET, principal(request), base=base, fixed_set=str(run_set.pk))
     return render(request, "traces/set.html", context)

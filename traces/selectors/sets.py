@@ -175,8 +175,13 @@ def set_runs(run_set: models.RunSet) -> list[models.Trace]:
     return list(run_set.runs.only(*SET_COLUMNS).order_by("created_at", "pk"))
 
 
-def set_context(run_set: models.RunSet) -> dict[str, Any]:
+def set_context(run_set: models.RunSet, *, projects: Any = None) -> dict[str, Any]:
+    """A set page's context; the sets it may be compared with come from `projects` only
+    (None: every project, local mode)."""
     runs = set_runs(run_set)
+    others = models.RunSet.objects.exclude(pk=run_set.pk)
+    if projects is not None:
+        others = others.filter(project__in=projects)
     costs = [run.cost_usd for run in runs if run.cost_usd is not None]
     return {
         "run_set": run_set,
@@ -191,11 +196,7 @@ def set_context(run_set: models.RunSet) -> dict[str, Any]:
         "heaviest": heaviest_results(runs),
         "tools": slowest_tools(runs),
         "files": list(run_set.files.only("filename", "raw_bytes", "runs", "created_at")),
-        "other_sets": list(
-            models.RunSet.objects.exclude(pk=run_set.pk)
-            .order_by("-created_at")
-            .values_list("pk", "name")[:200]
-        ),
+        "other_sets": list(others.order_by("-created_at").values_list("pk", "name")[:200]),
     }
 
 
