@@ -6,7 +6,13 @@ path every upload takes): wall time, CPU time and peak RSS growth until the refu
 the result. Before issue 9 the 199 KB gzip array took 172 s of CPU and 10.2 GB, and the
 gzip bomb 2.4 GB of RSS per request.
 
-Part 2, a real daphne on a loopback port (fresh SQLite file): a body of newlines sent
+Part 2, issue 26's inputs (each in a fresh process): a mapping whose JMESPath doubles its
+value 22 times then serialises it (21.7 GB and a killed daphne before), bracket nesting
+30,000 deep in an expression and 50,000 deep in the mapping file (RecursionError), and a
+run set of nested ZIPs (each level had its own 2 GiB budget). Target: answered in < 1 s
+and < 300 MB.
+
+Part 3, a real daphne on a loopback port (fresh SQLite file): a body of newlines sent
 raw and as multipart (the baseline is the raw body, in the same run: multipart used to be
 ~50x slower because Twisted parsed the form in its reactor), the time to refuse a 5.2 GB
 Content-Length, and the latency of a page while a large multipart upload is ingested.
@@ -68,6 +74,81 @@ print(json.dumps({
     "answer": answer,
 }))
 """
+
+
+COST_CASES = {
+    "mapping-2^22": "mapping_bomb",
+    "jmespath-30k-parens": "deep_expression",
+    "mapping-50k-deep": "deep_mapping",
+    "nested-zip-set": "nested_zips",
+}
+
+COST_MEASURE = """
+import io, json, resource, sys, time, zipfile
+from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.mapping import load_mapping
+from traces.core.reading.runs import split_runs
+from traces.core.reading.sample import sample_bytes
+
+def mapping_bomb():  # each returns the work to time; building the input is not timed
+    source = "@" + " | [@, @]" * 22 + " | to_string(@)"
+    text = f"calls:\\n  where: kind == 'llm'\\n  model: \\"{source}\\"\\n"
+    return lambda: analyze_bytes(b'{"kind": "llm"}\\n', mapping=load_mapping(text.encode()))
+
+def deep_expression():
+    text = 'calls:\\n  where: "' + "(" * 30_000 + "a" + ")" * 30_000 + '"\\n'
+    return lambda: load_mapping(text.encode())
+
+def deep_mapping():
+    text = b"calls:\\n  where: x\\nname: " + b"[" * 50_000 + b"]" * 50_000 + b"\\n"
+    return lambda: load_mapping(text)
+
+def nested_zips():
+    data = b"\\n" * (64 * 1024 * 1024)
+    for level in range(3):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for n in range(4):
+                archive.writestr(f"level{level}-{n}.zip" if level else f"{n}.jsonl", data)
+        data = buffer.getvalue()
+
+    def split():
+        runs, problems = split_runs([("set.zip", data)])
+        if problems:
+            raise InputRejected(problems[0].message)
+    return split
+
+work = globals()[sys.argv[1]]()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+wall = time.perf_counter()
+try:
+    work()
+    answer = "accepted"
+except InputRejected as exc:
+    answer = "400: " + str(exc)
+print(json.dumps({
+    "wall": time.perf_counter() - wall,
+    "rss_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024,
+    "answer": answer,
+}))
+"""
+
+
+def cost_figures() -> None:
+    print("Issue 26: work bounded by cost (fresh process per input); target < 1 s, < 300 MB")
+    print(f"{'input':<22} {'wall s':>8} {'RSS MB':>7}  answer")
+    for label, function in COST_CASES.items():
+        done = subprocess.run(
+            [sys.executable, "-c", COST_MEASURE, function],
+            cwd=ROOT, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if done.returncode:
+            print(f"{label:<22} failed: {done.stderr[-300:]}")
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        answer = r["answer"].replace("\n", " ")[:80]
+        print(f"{label:<22} {r['wall']:>8.2f} {r['rss_mb']:>7.1f}  {answer}")
 
 
 def core_figures() -> None:
@@ -184,6 +265,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=None, help="loopback port (default: free)")
     args = parser.parse_args()
     core_figures()
+    print()
+    cost_figures()
     if not args.skip_server:
         server_figures(args.newline_mb, args.port)
 

@@ -207,5 +207,5 @@ def test_deeply_nested_expressions_are_refused_before_compiling(source, fragment
 
 def test_a_mapping_nested_50000_deep_is_refused_not_a_crash():
     text = b"calls:\n  where: x\nname: " + b"[" * 50_000 + b"]" * 50_000 + b"\n"
-    with pytest.raises(MappingError, match=r"nested too deeply|not readable"):
+    with pytest.raises(MappingError, match=r"nests brackets 50,000 deep"):
         load_mapping(text[: 256 * 1024], "deep.yaml")

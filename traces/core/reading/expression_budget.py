@@ -35,10 +35,11 @@ class ExpressionTooCostly(Exception):
     """The evaluation would build more than its budget allows (the message says what)."""
 
 
-def nesting_problem(source: str) -> str | None:
-    """Why an expression is refused before compiling (too long, nested too deep), or None."""
-    if len(source) > MAX_EXPRESSION_CHARS:
-        return f"it is over {MAX_EXPRESSION_CHARS:,} characters"
+def nesting_problem(source: str, max_chars: int = MAX_EXPRESSION_CHARS) -> str | None:
+    """Why an expression (or a mapping file's text) is refused before it is parsed (too
+    long, brackets nested too deep), or None."""
+    if len(source) > max_chars:
+        return f"it is over {max_chars:,} characters"
     depth = deepest = 0
     quote = ""
     escaped = False

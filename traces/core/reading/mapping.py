@@ -129,6 +129,9 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
     if len(data) > MAX_MAPPING_BYTES:
         raise MappingError(f"The mapping file {filename} is over {MAX_MAPPING_BYTES:,} bytes.")
     text = data.decode("utf-8", "replace")
+    problem = nesting_problem(text, max_chars=MAX_MAPPING_BYTES)
+    if problem is not None:  # before the parsers, which recurse once per level
+        raise MappingError(f"The mapping file {filename} is refused: {problem}.")
     try:
         if text.lstrip().startswith("{"):
             spec = orjson.loads(data)
