@@ -7,7 +7,8 @@ application sees it: a 100 MB upload of newlines took 78 s there (1.8 s as a raw
 and every other request waited. Django parses the body itself, so that parse is turned
 off. Twisted also buffers the whole body before handing the request on, so an oversized
 upload is answered 413 as soon as its `Content-Length` (or, for chunked bodies, its byte
-count) passes the limit, and the connection is closed.
+count) passes the limit, and the connection is closed. Websocket messages are limited
+to the HTTP proxy's request size, with a close frame that says so (`websocket_limit`).
 """
 
 from __future__ import annotations
@@ -41,8 +42,38 @@ def too_large_response(limit: int) -> bytes:
     return head + body
 
 
+def websocket_limit() -> int:
+    """Bytes one websocket message may hold: the HTTP proxy's request limit, so a Codex
+    `response.create` that the HTTP proxy takes is taken over the socket relay too."""
+    from traces.conf import inspector_settings
+
+    return int(inspector_settings()["PROXY_MAX_REQUEST_BYTES"])
+
+
+def _patch_websocket_limits() -> None:
+    """Daphne's websocket limits are 1 MiB, and autobahn drops the TCP connection of a
+    message over them, with no close frame (issue 26). Here the limit is
+    `websocket_limit()` for messages and frames, and a message over it gets a 1009
+    ("message too big") close frame that says the limit."""
+    from daphne.ws_protocol import WebSocketFactory
+
+    original = WebSocketFactory.setProtocolOptions
+
+    def set_protocol_options(self, *args, **options):
+        if "maxMessagePayloadSize" in options:
+            limit = websocket_limit()
+            options |= {
+                "maxMessagePayloadSize": limit,
+                "maxFramePayloadSize": limit,
+                "failByDrop": False,
+            }
+        return original(self, *args, **options)
+
+    WebSocketFactory.setProtocolOptions = set_protocol_options
+
+
 def patch_daphne() -> None:
-    """Install both changes on Daphne's request class (once; no-op without Daphne)."""
+    """Install these changes on Daphne's classes (once; no-op without Daphne)."""
     try:
         from daphne.http_protocol import WebRequest
         from twisted.web import http
@@ -89,3 +120,4 @@ def patch_daphne() -> None:
     WebRequest.handleContentChunk = handleContentChunk
     WebRequest.requestReceived = requestReceived
     WebRequest._inspector_patched = True
+    _patch_websocket_limits()

@@ -109,3 +109,37 @@ def test_two_hundred_viewers_dropping_at_once_leave_the_group_empty(server):
     while client.zcard(key) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert client.zcard(key) == 0
+
+
+def _viewer_socket(server: str) -> str:
+    answer = urllib.request.urlopen(
+        urllib.request.Request(
+            f"{server}/api/traces", data=sample_bytes(), method="POST",
+            headers={"Content-Type": "application/x-ndjson"},
+        ),
+        timeout=30,
+    )  # fmt: skip
+    trace_id = json.loads(answer.read())["id"]
+    return server.replace("http://", "ws://") + f"/ws/traces/{trace_id}/"
+
+
+def test_a_websocket_message_over_the_limit_gets_a_close_frame_that_says_why(server):
+    """Issue 26: over daphne's 1 MiB the TCP connection was reset with no close frame,
+    while the HTTP proxy takes 32 MiB. Now the limit is the proxy's, and said."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect as ws_connect
+
+    url = _viewer_socket(server)
+    with ws_connect(url, max_size=None, open_timeout=10) as socket_:
+        socket_.send(json.dumps({"type": "ping", "pad": "x" * (2 * 1024 * 1024)}))
+        while True:  # a 2 MiB message is taken (past daphne's own 1 MiB)
+            reply = json.loads(socket_.recv(timeout=10).split("\n")[-1])
+            if reply.get("type") == "pong":
+                break
+        with pytest.raises(ConnectionClosed) as closed:
+            socket_.send("x" * (32 * 1024 * 1024 + 1))  # the server may close mid-send
+            while True:
+                socket_.recv(timeout=10)
+    assert closed.value.rcvd is not None, "no close frame: the connection was dropped"
+    assert closed.value.rcvd.code == 1009
+    assert "exceeds payload limit of 33554432" in closed.value.rcvd.reason
