@@ -31,10 +31,6 @@ class LoopView:
     label: str = ""
     parent: models.ToolRun | None = None
 
-    @property
-    def is_side_call(self) -> bool:
-        return len(self.calls) == 1
-
 
 SIDE_CALLS_SHOWN = 200
 RUNS_FILTERED_IN_SQL = 450
