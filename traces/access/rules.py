@@ -42,6 +42,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from traces import models
+from traces.access.cross_site import local_mode
 
 ROLE_RANK = {"viewer": 1, "member": 2, "owner": 3}
 TOKEN_PREFIX = "li_"
@@ -76,11 +77,6 @@ TOKEN_SCOPE = {
 
 DELEGATED_NAMESPACES = {"admin": "the Django admin checks staff status itself"}
 """URL namespaces whose views guard themselves; the matrix test checks them as such."""
-
-
-def local_mode() -> bool:
-    """No login: one person on loopback (the server also refuses cross-site requests)."""
-    return not getattr(settings, "INSPECTOR_AUTH", False)
 
 
 def digest_of(secret: str) -> str:
