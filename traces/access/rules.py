@@ -33,6 +33,7 @@ from urllib.parse import urlencode
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.conf import settings
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -146,28 +147,18 @@ def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpRes
     project_id = None
     trace_id = kwargs.get("trace_id")
     if trace_id is not None:
-        project_id = (
-            models.Trace.objects.filter(pk=trace_id).values_list("project_id", flat=True).first()
-        )
+        project_id = _project_id(models.Trace.objects.filter(pk=trace_id))
         if project_id is None:
             return None  # no such trace: the view answers 404 itself
         allowed = who.allows_trace(rule, trace_id, project_id)
     elif kwargs.get("set_id") is not None:
-        project_id = (
-            models.RunSet.objects.filter(pk=kwargs["set_id"])
-            .values_list("project_id", flat=True)
-            .first()
-        )
+        project_id = _project_id(models.RunSet.objects.filter(pk=kwargs["set_id"]))
         if project_id is None:
             return None  # no such set: the view answers 404 itself
         allowed = who.allows(rule, project_id)
     else:
         if kwargs.get("project") is not None:
-            project_id = (
-                models.Project.objects.filter(slug=kwargs["project"])
-                .values_list("pk", flat=True)
-                .first()
-            )
+            project_id = _project_id(models.Project.objects.filter(slug=kwargs["project"]), "pk")
             if project_id is None:
                 return None
         allowed = who.allows(rule, project_id)
@@ -176,6 +167,11 @@ def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpRes
     if not who.authenticated and who.token is None:
         return _refuse(request, rule, 401, "Log in, or send an API token.")
     return _refuse(request, rule, 403, "You do not have access to this.")
+
+
+def _project_id(rows: QuerySet, column: str = "project_id") -> int | None:
+    """The project of the row a URL names (one column, one query); None: no such row."""
+    return rows.values_list(column, flat=True).first()
 
 
 def _over_limit(request: HttpRequest, rule: Access, uploads: bool) -> HttpResponse | None:
@@ -252,9 +248,7 @@ def scope_allows(scope: dict[str, Any], rule: Access) -> bool:
     trace_id = scope.get("url_route", {}).get("kwargs", {}).get("trace_id")
     if trace_id is None:
         return who.allows(rule, None)
-    project_id = (
-        models.Trace.objects.filter(pk=trace_id).values_list("project_id", flat=True).first()
-    )
+    project_id = _project_id(models.Trace.objects.filter(pk=trace_id))
     if project_id is None:
         return True  # the consumer closes with its own "not found"
     return who.allows_trace(rule, trace_id, project_id)
