@@ -48,6 +48,7 @@ from traces.row_models import (
 from traces.row_models import (
     TraceRule as TraceRule,
 )
+from traces.row_models import seconds_between
 
 
 class Blob(models.Model):
@@ -220,9 +221,7 @@ class Trace(models.Model):
 
     @property
     def wall_time_s(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - self.started_at)
+        return seconds_between(self.started_at, self.ended_at)
 
     @property
     def outcome_label(self) -> str:

@@ -15,6 +15,14 @@ from traces.core.analysis.inferred_errors import inferred_error
 from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
 
+def seconds_between(started_at: float | None, ended_at: float | None) -> float | None:
+    """How long a call or a whole trace took: None when either end is unknown, and never
+    negative (a log's clock can step back)."""
+    if started_at is None or ended_at is None:
+        return None
+    return max(0.0, ended_at - started_at)
+
+
 class TraceRule(models.Model):
     """How many findings one rule raised in one trace: the list's rule filter and a set's
     findings by rule read these rows instead of the reports."""
@@ -76,9 +84,7 @@ class Call(models.Model):
 
     @property
     def duration_s(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - self.started_at)
+        return seconds_between(self.started_at, self.ended_at)
 
     @property
     def total_input_tokens(self) -> int:
