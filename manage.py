@@ -4,12 +4,12 @@
 import os
 import sys
 
-CORE_COMMANDS = {"analyze", "lint", "report"}
-"""Commands that run the pure core: they skip Django's set-up (see inspector/cli.py),
-except `lint --set NAME`, which reads a stored run set from the database."""
+from inspector.cli import CORE_COMMANDS
 
 
 def main() -> None:
+    """The core commands (CORE_COMMANDS) skip Django's set-up, except `lint --set NAME`,
+    which reads a stored run set from the database."""
     stored_set = any(arg == "--set" or arg.startswith("--set=") for arg in sys.argv[2:])
     if len(sys.argv) > 1 and sys.argv[1] in CORE_COMMANDS and not stored_set:
         from inspector.cli import main as core_command

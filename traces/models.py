@@ -1,4 +1,8 @@
-"""Storage only: traces, where their original bytes are, content-addressed blobs, derived rows."""
+"""Storage only: traces, where their original bytes are, content-addressed blobs, live state.
+
+The derived rows (calls, tool runs, findings) live in `traces.row_models` and the accounts
+in `traces.account_models`; both are re-exported here, so `models.Call` reads as one module.
+"""
 
 from __future__ import annotations
 
@@ -30,9 +34,21 @@ from traces.account_models import (
 from traces.account_models import (
     default_project_id as default_project_id,
 )
-from traces.core.analysis.inferred_errors import inferred_error
 from traces.core.outputs.summary import OUTCOME_LABELS
 from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+from traces.row_models import (
+    Call as Call,
+)
+from traces.row_models import (
+    LineError as LineError,
+)
+from traces.row_models import (
+    ToolRun as ToolRun,
+)
+from traces.row_models import (
+    TraceRule as TraceRule,
+)
+from traces.row_models import seconds_between
 
 
 class Blob(models.Model):
@@ -205,9 +221,7 @@ class Trace(models.Model):
 
     @property
     def wall_time_s(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - self.started_at)
+        return seconds_between(self.started_at, self.ended_at)
 
     @property
     def outcome_label(self) -> str:
@@ -216,23 +230,6 @@ class Trace(models.Model):
     @property
     def total_input_tokens(self) -> int:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
-
-
-class TraceRule(models.Model):
-    """How many findings one rule raised in one trace: the list's rule filter and a set's
-    findings by rule read these rows instead of the reports."""
-
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="rule_counts")
-    rule = models.CharField(max_length=60)
-    severity = models.CharField(max_length=10)
-    count = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        ordering = ["trace", "rule"]
-        constraints = [
-            models.UniqueConstraint("trace", "rule", "severity", name="unique_trace_rule")
-        ]
-        indexes = [models.Index(fields=["rule", "severity"], name="trace_rule_idx")]
 
 
 class SourceChunk(models.Model):
@@ -259,99 +256,6 @@ class SourceChunk(models.Model):
     class Meta:
         ordering = ["seq"]
         constraints = [models.UniqueConstraint("trace", "seq", name="unique_chunk_seq")]
-
-
-class Call(models.Model):
-    """One billed model round trip. Its request is a delta on `base_call` (see core.model)."""
-
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="calls")
-    index = models.PositiveIntegerField()
-    loop = models.PositiveIntegerField()
-    line = models.PositiveIntegerField()
-    model = NulSafeCharField(max_length=200, blank=True)
-    stop_reason = NulSafeCharField(max_length=60, blank=True)
-    status = models.CharField(max_length=10)
-    error = NulSafeTextField(blank=True)
-    http_status = models.PositiveIntegerField(null=True)
-    usage_reported = models.BooleanField(default=False)
-    input_tokens = models.BigIntegerField(default=0)
-    output_tokens = models.BigIntegerField(default=0)
-    cache_read_tokens = models.BigIntegerField(default=0)
-    cache_write_tokens = models.BigIntegerField(default=0)
-    started_at = models.FloatField(null=True)
-    ended_at = models.FloatField(null=True)
-    base_call = models.PositiveIntegerField(null=True)
-    prefix_len = models.PositiveIntegerField(default=0)
-    extends_previous = models.BooleanField(default=False)
-    history_rewritten = models.BooleanField(default=False)
-    request_recorded = models.BooleanField(default=True)
-    message_count = models.PositiveIntegerField(default=0)
-    system_digest = models.CharField(max_length=40, blank=True)
-    tools_digest = models.CharField(max_length=40, blank=True)
-    tools_count = models.PositiveIntegerField(default=0)
-    appended_digests = models.JSONField(default=list)
-    response_digest = models.CharField(max_length=40, blank=True)
-    # What the call page shows, normalised at ingest (traces.core.stored_message) so no
-    # page reads raw messages with an adapter: one digest per appended message, and the
-    # response's. NULL: stored before these were kept (`manage.py reanalyze` fills them).
-    appended_message_digests = models.JSONField(null=True, default=None)
-    response_message_digest = models.CharField(max_length=40, blank=True)
-    extra_digest = models.CharField(max_length=40, blank=True)
-    tool_call_ids = NulSafeJSONField(default=list)
-
-    class Meta:
-        ordering = ["trace", "index"]
-        constraints = [models.UniqueConstraint("trace", "index", name="unique_call_index")]
-
-    @property
-    def duration_s(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - self.started_at)
-
-    @property
-    def total_input_tokens(self) -> int:
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
-
-
-class ToolRun(models.Model):
-    """A tool call paired with its result by id."""
-
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="tool_runs")
-    position = models.PositiveIntegerField()
-    tool_call_id = NulSafeCharField(max_length=300)
-    name = NulSafeCharField(max_length=300, blank=True)
-    loop = models.PositiveIntegerField()
-    call = models.PositiveIntegerField(null=True)
-    result_call = models.PositiveIntegerField(null=True)
-    status = models.CharField(max_length=10)
-    is_error = models.BooleanField(default=False)
-    batch_size = models.PositiveIntegerField(default=1)
-    input_digest = models.CharField(max_length=40, blank=True)
-    result_preview = NulSafeTextField(blank=True)
-
-    class Meta:
-        ordering = ["trace", "position"]
-        constraints = [
-            models.UniqueConstraint("trace", "position", name="unique_tool_run_position")
-        ]
-
-    @property
-    def error_inferred(self) -> str | None:
-        """Why the result reads as a failure though nothing flagged it (the core's rule,
-        applied to the stored preview, so no column is needed)."""
-        if self.is_error or self.status not in ("paired", "orphan"):
-            return None
-        return inferred_error(self.result_preview)
-
-
-class LineError(models.Model):
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="line_errors")
-    line = models.PositiveIntegerField()
-    message = NulSafeCharField(max_length=500)
-
-    class Meta:
-        ordering = ["trace", "line"]
 
 
 class LiveEvent(models.Model):

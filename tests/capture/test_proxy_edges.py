@@ -189,8 +189,8 @@ def test_a_viewer_websocket_receives_each_proxied_call(inspector_server):
 
 
 def make_two_more_calls(client: anthropic.Anthropic, messages: list) -> None:
+    """Called once the viewer's socket is open (its consumer joined the trace's group)."""
     for _ in range(2):
-        time.sleep(0.3)
         client.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=messages)
 
 

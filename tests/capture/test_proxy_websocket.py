@@ -180,7 +180,9 @@ def test_a_token_over_its_limit_gets_an_error_event_and_nothing_goes_on(settings
         await communicator.send_to(text_data=first)  # over the day's bytes now
         refused = json.loads(await communicator.receive_from(timeout=10))
         await communicator.disconnect()
+        deadline = time.monotonic() + 10
         while recording("limited"):  # the first call is stored on this loop
+            assert time.monotonic() < deadline, "the answered call was never stored"
             await asyncio.sleep(0.02)
         return answered, refused
 

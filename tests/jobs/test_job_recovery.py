@@ -121,8 +121,14 @@ def test_a_reanalysis_left_running_is_run_again(data_dir):
 def test_a_running_job_writes_its_heartbeat(data_dir):
     job = abandoned_upload(ndjson(agent_lines(5)))
     before = job.heartbeat_at
+    beaten = models.Job.objects.filter(
+        pk=job.pk, heartbeat_at__gt=before + dt.timedelta(minutes=59)
+    )
     with override_settings(INSPECTOR={"JOB_STALE_SECONDS": 0.2}), jobs.heartbeat(job.pk):
-        time.sleep(0.5)  # beats every 0.05 s
+        deadline = time.monotonic() + 10  # it beats every 0.05 s: waits for the first
+        while not beaten.exists():
+            assert time.monotonic() < deadline, "the running job wrote no heartbeat"
+            time.sleep(0.01)
     job.refresh_from_db()
     assert job.heartbeat_at > before + dt.timedelta(minutes=59)
 

@@ -157,10 +157,10 @@ def test_a_job_whose_worker_is_killed_mid_ingest_completes_on_another(client, tm
             assert reply.status_code == 202
             job = models.Job.objects.filter(pk=reply.json()["id"])
             deadline = time.monotonic() + 60
-            while job.get().state != models.Job.State.RUNNING:
+            # Well into the ingest: the worker has told of records parsed.
+            while not job.filter(state=models.Job.State.RUNNING, records_parsed__gt=0).exists():
                 assert time.monotonic() < deadline, (tmp_path / "first.log").read_text()
                 time.sleep(0.05)
-            time.sleep(0.5)  # well into the ingest
             first.kill()
             first.wait(10)
         stranded = job.get()

@@ -54,8 +54,11 @@ def shared_database():
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-async def read_calls(url: str, wanted: int, received: list[dict]) -> None:
+async def read_calls(url: str, wanted: int, received: list[dict], joined: asyncio.Event) -> None:
+    """Collect a viewer's messages until `wanted` calls; `joined` is set once the socket is
+    open (the consumer joins the trace's group before it accepts)."""
     socket = await connect(url)
+    joined.set()
     try:
         while sum(1 for m in received if m["type"] == "call") < wanted:
             messages = await socket.recv_messages(timeout=20)
@@ -76,11 +79,14 @@ def test_a_viewer_on_one_process_sees_lines_posted_to_the_other(shared_database,
         async def scenario() -> tuple[list[dict], list[dict]]:
             on_b: list[dict] = []
             on_a: list[dict] = []
+            on_b_joined, on_a_joined = asyncio.Event(), asyncio.Event()
+            ws_b, ws_a = server_b.replace("http", "ws"), server_a.replace("http", "ws")
             viewers = [
-                asyncio.create_task(read_calls(server_b.replace("http", "ws") + path, 6, on_b)),
-                asyncio.create_task(read_calls(server_a.replace("http", "ws") + path, 6, on_a)),
+                asyncio.create_task(read_calls(ws_b + path, 6, on_b, on_b_joined)),
+                asyncio.create_task(read_calls(ws_a + path, 6, on_a, on_a_joined)),
             ]
-            await asyncio.sleep(0.5)  # both viewers joined their groups
+            # Both viewers joined their groups before the first line is posted.
+            await asyncio.wait_for(asyncio.gather(on_b_joined.wait(), on_a_joined.wait()), 30)
             sent = 0
             # Batches alternate between the processes: each must catch up on the other's.
             for number, start in enumerate(range(0, len(lines), 3)):

@@ -54,7 +54,7 @@ def asgi_get(handler, path: str, method: str = "GET", headers=()) -> tuple[int, 
             if not delivered:
                 delivered = True
                 return {"type": "http.request", "body": b"", "more_body": False}
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()  # the client stays: no disconnect, until cancelled
 
         async def send(message):
             messages.append(message)

@@ -40,6 +40,10 @@ def is_loopback(address: str | None) -> bool:
 
 
 def local_mode() -> bool:
+    """No login: one person on loopback (the server also refuses cross-site requests).
+
+    Defined here, the access module that reads no model, so the ASGI proxy path and the
+    middleware can ask before the app registry is ready; `traces.access.rules` imports it."""
     return not getattr(settings, "INSPECTOR_AUTH", False)
 
 

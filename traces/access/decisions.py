@@ -16,12 +16,12 @@ from django.conf import settings
 from django.db.models.signals import post_delete, post_save
 
 from traces import models
-from traces.access.rules import (
+from traces.access.cross_site import local_mode
+from traces.access.principals import (
     Access,
     BadToken,
     digest_of,
     ingest_project_of,
-    local_mode,
     principal_from,
 )
 from traces.stores import store

@@ -23,22 +23,22 @@ def _count(key: str, amount: int, window: int) -> int:
         return amount
 
 
+LIMITS = (("uploads", "TOKEN_UPLOADS_PER_MINUTE", 60), ("bytes", "TOKEN_BYTES_PER_DAY", 86400))
+"""Each counter: its key's name, the setting that caps it, and its window in seconds."""
+
+
 def charge(token_id: int, *, uploads: int = 0, nbytes: int = 0, now: float | None = None) -> int:
     """Count an ingest request of a token; 0 when within its limits, else the seconds to
     wait (the request is not counted then)."""
     conf = inspector_settings()
     now = time.time() if now is None else now
-    minute, day = int(now // 60), int(now // 86400)
-    if uploads:
-        limit = conf["TOKEN_UPLOADS_PER_MINUTE"]
-        total = _count(f"inspector:uploads:{token_id}:{minute}", uploads, 60)
+    for (name, setting, window), amount in zip(LIMITS, (uploads, nbytes), strict=True):
+        if not amount:
+            continue
+        period = int(now // window)
+        key = f"inspector:{name}:{token_id}:{period}"
+        total, limit = _count(key, amount, window), conf[setting]
         if limit and total > limit:
-            cache.decr(f"inspector:uploads:{token_id}:{minute}", uploads)
-            return max(1, int((minute + 1) * 60 - now))
-    if nbytes:
-        limit = conf["TOKEN_BYTES_PER_DAY"]
-        total = _count(f"inspector:bytes:{token_id}:{day}", nbytes, 86400)
-        if limit and total > limit:
-            cache.decr(f"inspector:bytes:{token_id}:{day}", nbytes)
-            return max(1, int((day + 1) * 86400 - now))
+            cache.decr(key, amount)
+            return max(1, int((period + 1) * window - now))
     return 0

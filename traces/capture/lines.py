@@ -173,14 +173,6 @@ def proxy_trace_name(format_name: str, session: str) -> str:
     return f"proxy · {session} · {format_name}"
 
 
-def close_capture(key: str) -> models.Trace | None:
-    """Close the live trace filed under `key`, if any (the `record` command's last step)."""
-    trace = models.Trace.objects.filter(capture_key=key, state=models.Trace.State.LIVE).first()
-    if trace is None:
-        return None
-    return live.close_live_trace(trace_id=trace.pk)
-
-
 def session_traces(session: str, who: Any = None) -> list[models.Trace]:
     """The proxy traces of a session, newest first (one per API format it used); only
     those `who` (a principal) may read, when given."""

@@ -292,6 +292,10 @@ class DecisionRenewals:
     def done(self, key: DecisionKey) -> None:
         self._tasks.pop(key, None)
 
+    def tasks(self) -> list[asyncio.Task]:
+        """The lookups under way (a test awaits them instead of guessing their time)."""
+        return list(self._tasks.values())
+
     def clear(self) -> None:
         """Forget the tasks (they run on; the next due decision starts another)."""
         self._tasks.clear()

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from traces import models
 from traces.conf import inspector_settings, limits
@@ -22,6 +22,8 @@ from traces.core.model import Trace as CoreTrace
 from traces.core.reading.records import Record, numbered_items
 from traces.storage import originals
 from traces.stores import store
+
+V = TypeVar("V")
 
 
 def split_body(body: bytes) -> list[bytes]:
@@ -89,38 +91,49 @@ class LiveEntry:
         return self.session
 
 
-class SessionCache:
-    """An LRU of live entries, at most LIVE_SESSIONS (a cold one is rebuilt from chunks)."""
+class TraceLru(Generic[V]):
+    """One value per trace id, the least recently kept dropped first, behind one lock:
+    what this process keeps of a live trace is an optimisation it can always rebuild."""
 
     def __init__(self) -> None:
-        self._entries: OrderedDict[str, LiveEntry] = OrderedDict()
+        self._items: OrderedDict[str, V] = OrderedDict()
         self._lock = threading.Lock()
+
+    def _keep(self, key: str, value: V, most: int) -> None:
+        """Store `value` as the most recent, dropping the oldest past `most` (the caller
+        holds the lock)."""
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > most:
+            self._items.popitem(last=False)
+
+    def forget(self, trace_id: Any) -> None:
+        with self._lock:
+            self._items.pop(str(trace_id), None)
+
+    def clear(self) -> None:
+        """Drop everything (tests use it to act as a fresh process)."""
+        with self._lock:
+            self._items.clear()
+
+
+class SessionCache(TraceLru[LiveEntry]):
+    """An LRU of live entries, at most LIVE_SESSIONS (a cold one is rebuilt from chunks)."""
 
     def entry(self, trace_id: Any) -> LiveEntry:
         key = str(trace_id)
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._items.get(key)
             if entry is None:
-                entry = self._entries[key] = LiveEntry(key)
-            self._entries.move_to_end(key)
-            while len(self._entries) > inspector_settings()["LIVE_SESSIONS"]:
-                self._entries.popitem(last=False)
+                entry = LiveEntry(key)
+            self._keep(key, entry, inspector_settings()["LIVE_SESSIONS"])
             return entry
-
-    def forget(self, trace_id: Any) -> None:
-        with self._lock:
-            self._entries.pop(str(trace_id), None)
-
-    def clear(self) -> None:
-        """Drop every session (tests use it to act as a fresh process)."""
-        with self._lock:
-            self._entries.clear()
 
     def swap_entries(self, other: SessionCache) -> None:
         """Exchange every session with `other`'s: this cache then holds what another
         process would (tests alternate two processes appending to one trace)."""
         with self._lock, other._lock:
-            self._entries, other._entries = other._entries, self._entries
+            self._items, other._items = other._items, self._items
 
 
 class AppendSessions(SessionCache):
@@ -144,43 +157,28 @@ SNAPSHOTS_KEPT = 1000
 an OTLP export of many agent runs, has one each)."""
 
 
-class Snapshots:
+class Snapshots(TraceLru[tuple[int, CoreTrace, list[dict[str, Any]]]]):
     """The last snapshot each append made of a live trace in this process, once committed:
     a report refresh that finds one covering every stored line builds the report from
     it, without replaying the trace's chunks into a session of its own. Snapshots are
     immutable (`TraceBuilder.snapshot`), so any thread may read them."""
-
-    def __init__(self) -> None:
-        self._found: OrderedDict[str, tuple[int, CoreTrace, list[dict[str, Any]]]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def remember(
         self, trace_id: Any, lines: int, snapshot: CoreTrace, held: list[dict[str, Any]]
     ) -> None:
         key = str(trace_id)
         with self._lock:
-            known = self._found.get(key)
+            known = self._items.get(key)
             if known is not None and known[0] > lines:
                 return  # a later append's is there already
-            self._found[key] = (lines, snapshot, held)
-            self._found.move_to_end(key)
-            while len(self._found) > SNAPSHOTS_KEPT:
-                self._found.popitem(last=False)
+            self._keep(key, (lines, snapshot, held), SNAPSHOTS_KEPT)
 
     def covering(self, trace_id: Any, lines: int) -> tuple[CoreTrace, list[dict[str, Any]]] | None:
         """The snapshot of exactly the first `lines` lines, if this process made it
         (handed out once: it is held only until the refresh it is for)."""
         with self._lock:
-            known = self._found.get(str(trace_id))
+            known = self._items.get(str(trace_id))
             if known is None or known[0] != lines:
                 return None
-            del self._found[str(trace_id)]
+            del self._items[str(trace_id)]
         return known[1], known[2]
-
-    def forget(self, trace_id: Any) -> None:
-        with self._lock:
-            self._found.pop(str(trace_id), None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._found.clear()

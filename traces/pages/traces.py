@@ -187,8 +187,7 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
 @require_safe
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
-    diagram = diagram_context(trace, request.GET)
-    view: DiagramView | None = diagram["diagram"]
+    diagram, view = _diagram(request, trace)
     window = view.window if view else None
     if window and window.get("first_call"):
         tables = trace_context(
@@ -205,6 +204,13 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     }
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions
     return render(request, "traces/detail.html", context)
+
+
+def _diagram(request: HttpRequest, trace) -> tuple[dict[str, Any], DiagramView | None]:
+    """The diagram's context for the query string's window, and that window's view (None:
+    the trace has no loop to draw); the page and its live redraw read the same."""
+    context = diagram_context(trace, request.GET)
+    return context, context["diagram"]
 
 
 def _runs_context(trace, who) -> dict:
@@ -234,9 +240,7 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
 @require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
-    trace = trace_get(trace_id=trace_id)
-    context = diagram_context(trace, request.GET)
-    diagram: DiagramView | None = context["diagram"]
+    context, diagram = _diagram(request, trace_get(trace_id=trace_id))
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
     return JsonResponse(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -63,13 +64,19 @@ def token_create(
     return token, secret
 
 
-def token_revoke(*, who: Principal, token: models.ApiToken) -> None:
-    if token.revoked_at is not None:
+def _revoke(row: models.ApiToken | models.ShareLink, record: Callable[[], object]) -> None:
+    """Revoke a token or share link once, and `record` its audit line in the same
+    transaction; revoking a revoked one does nothing (and logs nothing)."""
+    if row.revoked_at is not None:
         return
     with transaction.atomic():
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
-        audit(who, "token.revoke", project=token.project_id, target=str(token))
+        row.revoked_at = timezone.now()
+        row.save(update_fields=["revoked_at"])
+        record()
+
+
+def token_revoke(*, who: Principal, token: models.ApiToken) -> None:
+    _revoke(token, lambda: audit(who, "token.revoke", project=token.project_id, target=str(token)))
 
 
 def share_create(
@@ -103,18 +110,16 @@ def share_create(
 
 
 def share_revoke(*, who: Principal, link: models.ShareLink) -> None:
-    if link.revoked_at is not None:
-        return
-    with transaction.atomic():
-        link.revoked_at = timezone.now()
-        link.save(update_fields=["revoked_at"])
-        audit(
+    _revoke(
+        link,
+        lambda: audit(
             who,
             "share.revoke",
             project=link.trace.project_id,
             target=f"{link.trace.name} ({link.trace_id})",
             link=link.prefix,
-        )
+        ),
+    )
 
 
 def share_open(*, secret: str, session: Any) -> models.ShareLink | None:

@@ -6,6 +6,7 @@ nothing is marked safe before it has been.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -51,46 +52,48 @@ def json_tree(value: Any, open_levels: int = 2) -> SafeString:
     return mark_safe("".join(out))
 
 
+_CONTAINERS = MappingProxyType(
+    {
+        dict: ("j-obj", "{", "}", "keys", "<ul>", "</ul>"),
+        list: ("j-arr", "[", "]", "items", '<ol start="0">', "</ol>"),
+    }
+)
+"""How an object and an array are drawn: class, brackets, what is counted, list tags."""
+
+
+def _container(value: dict | list, out: list[str], depth: int, open_levels: int) -> str | None:
+    """Open the folded tree of an object or array; the markup that closes it, or None when
+    it is empty (then drawn as its bare brackets)."""
+    kind = dict if isinstance(value, dict) else list
+    css, opening, closing, unit, list_open, list_close = _CONTAINERS[kind]
+    if not value:
+        out.append(f'<span class="j-punct">{opening}{closing}</span>')
+        return None
+    is_open = " open" if depth < open_levels else ""
+    out.append(
+        f'<details class="{css}"{is_open}><summary><span class="j-punct">{opening}</span>'
+        f'<span class="j-count">{len(value)} {unit}</span></summary>{list_open}'
+    )
+    return f'{list_close}<span class="j-punct">{closing}</span></details>'
+
+
 def _node(value: Any, out: list[str], depth: int, open_levels: int) -> None:
     if depth >= MAX_TREE_DEPTH:
         text = orjson.dumps(value).decode()
         out.append(f'<code class="j-deep">{escape(text[:2000])}</code>')
         return
-    if isinstance(value, dict):
-        if not value:
-            out.append('<span class="j-punct">{}</span>')
+    if isinstance(value, (dict, list)):
+        closing = _container(value, out, depth, open_levels)
+        if closing is None:
             return
-        is_open = " open" if depth < open_levels else ""
-        out.append(
-            f'<details class="j-obj"{is_open}><summary><span class="j-punct">{{</span>'
-            f'<span class="j-count">{len(value)} keys</span></summary><ul>'
-        )
-        for key, item in value.items():
-            out.append(f'<li><span class="j-key">{escape(str(key))}</span>: ')
-            _node(item, out, depth + 1, open_levels)
-            out.append("</li>")
-        out.append('</ul><span class="j-punct">}</span></details>')
-    elif isinstance(value, list):
-        if not value:
-            out.append('<span class="j-punct">[]</span>')
-            return
-        is_open = " open" if depth < open_levels else ""
-        out.append(
-            f'<details class="j-arr"{is_open}><summary><span class="j-punct">[</span>'
-            f'<span class="j-count">{len(value)} items</span></summary><ol start="0">'
-        )
-        for position, item in enumerate(value):
-            if position == FOLD_ITEMS and len(value) > FOLD_ITEMS + 10:
-                out.append(
-                    f'<li><details class="j-more"><summary>{len(value) - FOLD_ITEMS} more '
-                    "items</summary><ol>"
-                )
-            out.append("<li>")
-            _node(item, out, depth + 1, open_levels)
-            out.append("</li>")
-        if len(value) > FOLD_ITEMS + 10:
-            out.append("</ol></details></li>")
-        out.append('</ol><span class="j-punct">]</span></details>')
+        if isinstance(value, dict):
+            for key, item in value.items():
+                out.append(f'<li><span class="j-key">{escape(str(key))}</span>: ')
+                _node(item, out, depth + 1, open_levels)
+                out.append("</li>")
+        else:
+            _items(value, out, depth, open_levels)
+        out.append(closing)
     elif isinstance(value, str):
         out.append(folded_text(value, css="j-str", quote=True))
     elif isinstance(value, bool) or value is None:
@@ -99,6 +102,21 @@ def _node(value: Any, out: list[str], depth: int, open_levels: int) -> None:
         out.append(f'<span class="j-num">{escape(str(value))}</span>')
     else:
         out.append(f'<span class="j-str">{escape(str(value))}</span>')
+
+
+def _items(value: list, out: list[str], depth: int, open_levels: int) -> None:
+    """An array's items; past FOLD_ITEMS (with ten more to come) the rest fold away."""
+    for position, item in enumerate(value):
+        if position == FOLD_ITEMS and len(value) > FOLD_ITEMS + 10:
+            out.append(
+                f'<li><details class="j-more"><summary>{len(value) - FOLD_ITEMS} more '
+                "items</summary><ol>"
+            )
+        out.append("<li>")
+        _node(item, out, depth + 1, open_levels)
+        out.append("</li>")
+    if len(value) > FOLD_ITEMS + 10:
+        out.append("</ol></details></li>")
 
 
 def folded_text(text: str, css: str = "text", quote: bool = False) -> str:

@@ -20,8 +20,6 @@ from .content_coding import ContentCodingError, decoded
 from .credentials import mask_headers
 from .http_body import header
 
-VENDORS = ("anthropic", "openai")
-
 SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
 
 HOP_BY_HOP = frozenset(

@@ -73,11 +73,6 @@ class LintContext:
             for position, call in enumerate(calls)
         }
 
-    def previous_in_loop(self, call: Call) -> Call | None:
-        calls = self.loop_calls[call.loop]
-        position = self._positions[call.index]
-        return calls[position - 1] if position > 0 else None
-
     def next_in_loop(self, call: Call) -> Call | None:
         calls = self.loop_calls[call.loop]
         position = self._positions[call.index]

@@ -248,10 +248,6 @@ def _describe(detail: Any) -> str | None:
 
 
 # -- streams ----------------------------------------------------------------------------
-def is_event_stream_text(text: str) -> bool:
-    return "response.created" in text or "event: response." in text
-
-
 def assemble_stream(text: str) -> tuple[dict[str, Any] | None, str | None]:
     """Rebuild the response object from recorded `response.*` events.
 

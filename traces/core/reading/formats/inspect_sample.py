@@ -110,7 +110,6 @@ class SampleReader:
     unbound_tools: list[tuple[str, str]] = field(default_factory=list)
     conversations: dict[str, list[_Conversation]] = field(default_factory=dict)
     bad_events: int = 0
-    model_events: int = 0
 
     def __post_init__(self) -> None:
         attachments = self.sample.get("attachments")
@@ -148,7 +147,6 @@ class SampleReader:
                 continue
             kind = event.get("event")
             if kind == "model":
-                self.model_events += 1
                 yield self._exchange(event, forced or self._context_of(event))
             elif kind == "tool":
                 yield from self._tool(event, forced)

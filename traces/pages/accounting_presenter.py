@@ -1,0 +1,90 @@
+"""Where the input tokens went, what it cost and what was found, read from a stored
+report for the trace and call pages (the report is computed once, at ingest)."""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from traces.core.report_types import FindingEntry, StoredReport
+
+BUCKET_LABELS = MappingProxyType(
+    {
+        "prefix": "Prefix (system + tools + first user message), re-sent every call",
+        "tool_results": "Tool results, re-sent on every later call",
+        "replayed_output": "The model's own earlier messages, replayed",
+        "other": "Later user turns and the rest",
+    }
+)
+
+
+@dataclass(frozen=True)
+class BucketRow:
+    """One line of the "where the input went" table: a bucket, its tokens and share."""
+
+    key: str
+    label: str
+    tokens: int
+    share: float
+
+
+def accounting_context(report: StoredReport) -> dict[str, Any]:
+    """Bucket shares, cost lines, heaviest results and findings, from the stored report."""
+    # Stored reports come from the database: read defensively, a key may be missing.
+    totals: Mapping[str, Any] = report.get("totals") or {}
+    buckets: Mapping[str, int] = totals.get("buckets") or {}
+    input_total = sum(buckets.values()) or 0
+    rows = [
+        BucketRow(
+            key=key,
+            label=BUCKET_LABELS[key],
+            tokens=buckets.get(key, 0),
+            share=(100 * buckets.get(key, 0) / input_total) if input_total else 0,
+        )
+        for key in BUCKET_LABELS
+    ]
+    runs = report.get("tool_runs", [])
+    heaviest = heapq.nsmallest(  # = sorted(...)[:10], without sorting every run
+        10,
+        (r for r in runs if r.get("resend_tokens")),
+        key=lambda r: (-r["resend_tokens"], r["id"]),
+    )
+    by_tool: dict[str, dict[str, int]] = {}
+    for run in runs:
+        entry = by_tool.setdefault(run.get("name") or "?", {"runs": 0, "resend_tokens": 0})
+        entry["runs"] += 1
+        entry["resend_tokens"] += run.get("resend_tokens") or 0
+    findings = report.get("findings", [])
+    counts = {level: 0 for level in ("error", "warning", "info")}
+    for finding in findings:
+        counts[finding["severity"]] = counts.get(finding["severity"], 0) + 1
+    calls = report.get("calls", [])
+    accounting = report.get("accounting")
+    return {
+        "bucket_rows": rows,
+        "input_total": input_total,
+        "output_total": totals.get("output_tokens", 0),
+        "cost": totals.get("cost_usd") or {},
+        "accounting": accounting or {},
+        "estimated": bool(accounting and accounting.get("estimated_calls")),
+        "heaviest_results": heaviest,
+        "tools_by_resend": sorted(by_tool.items(), key=lambda item: -item[1]["resend_tokens"])[:10],
+        "findings": findings,
+        "finding_counts": counts,
+        "findings_by_call": _findings_by_call(findings),
+        "call_reports": {c["index"]: c for c in calls},
+    }
+
+
+def _findings_by_call(findings: Sequence[FindingEntry]) -> dict[int, list[dict[str, Any]]]:
+    """Findings per call, each with its position in the report (its permalink number)."""
+    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for number, finding in enumerate(findings, start=1):
+        call = finding.get("call")
+        if call is not None:
+            grouped[call].append({**finding, "number": number})
+    return dict(grouped)

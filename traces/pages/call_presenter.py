@@ -1,0 +1,86 @@
+"""Shape one stored call into what the call page shows: its request delta, response,
+tool runs, findings and neighbours in its loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from traces import models
+from traces.core.analysis.failed_generation import attempted_tool_calls, failed_generation
+from traces.core.model import Message
+from traces.core.report_types import StoredReport
+from traces.pages.accounting_presenter import BUCKET_LABELS, accounting_context
+from traces.pages.run_rows import annotate_runs
+from traces.selectors.traces import call_extra, call_messages, call_request, call_response
+
+
+def _hook_events(extra: Any) -> list[dict[str, Any]]:
+    """Hook round trips an adapter recorded for a call (Claude Agent SDK control messages)."""
+    events = extra.get("hook_events") if isinstance(extra, dict) else None
+    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+
+
+MESSAGES_INLINE = 150
+"""Longer requests are offered as a JSON download instead of one huge folded tree."""
+
+
+@dataclass
+class MessageView:
+    position: int
+    role: str
+    message: Message | None
+    raw: Any
+
+
+def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
+    request = call_request(trace=trace, call=call)
+    response = call_response(call=call)
+    shown = call_messages(call=call)  # None: stored before; raw JSON is shown
+    appended_raw = request.messages[call.prefix_len :]
+    normalised = shown.appended if shown is not None else []
+    appended = [
+        MessageView(
+            position=call.prefix_len + offset + 1,
+            role=str(raw.get("role", "?")) if isinstance(raw, dict) else "?",
+            message=normalised[offset] if offset < len(normalised) else None,
+            raw=raw,
+        )
+        for offset, raw in enumerate(appended_raw)
+    ]
+    failed = call.status == "error"
+    attempted = attempted_tool_calls(response) if failed else None
+    response_message = shown.response if shown is not None and call.status == "ok" else None
+    loop_calls = list(trace.calls.filter(loop=call.loop).values_list("index", flat=True))
+    position = loop_calls.index(call.index)
+    asked = list(trace.tool_runs.filter(call=call.index))
+    answered = list(trace.tool_runs.filter(result_call=call.index))
+    report: StoredReport = trace.report
+    annotate_runs(asked + answered, report)
+    accounting = accounting_context(report)
+    messages_inline = len(request.messages) <= MESSAGES_INLINE
+    return {
+        "messages_inline": messages_inline,
+        "call_account": accounting["call_reports"].get(call.index, {}),
+        "call_findings": accounting["findings_by_call"].get(call.index, []),
+        "bucket_labels": BUCKET_LABELS,
+        "trace": trace,
+        "call": call,
+        "request": request,
+        "appended": appended,
+        "response": response,
+        "response_message": response_message,
+        "attempted_tool_calls": attempted,
+        "failed_generation": failed_generation(response) if failed else None,
+        "extra": (extra := call_extra(call=call)),
+        "hook_events": _hook_events(extra),
+        "session_result": extra.get("session_result") if isinstance(extra, dict) else None,
+        "asked_runs": asked,
+        "answered_runs": answered,
+        "previous_in_loop": loop_calls[position - 1] if position > 0 else None,
+        "next_in_loop": loop_calls[position + 1] if position + 1 < len(loop_calls) else None,
+        "loop_position": position + 1,
+        "loop_size": len(loop_calls),
+        "previous_index": call.index - 1 if call.index > 1 else None,
+        "next_index": call.index + 1 if call.index < trace.calls_count else None,
+    }

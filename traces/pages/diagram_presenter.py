@@ -1,0 +1,106 @@
+"""The trace page's sequence diagram: the window the query string asks for, drawn by
+the core's renderer, with the links and choices around it and the chart figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from django.utils.safestring import SafeString, mark_safe
+
+from traces import models
+from traces.core.outputs import render
+from traces.core.outputs.render import charts as render_charts
+from traces.core.report_types import StoredReport
+from traces.pages.links import TraceLinks
+
+SPACINGS = ("step", "time")
+CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
+WINDOW_SIZES = (30, 60, 120)
+
+
+def _int_param(params: Any, name: str, default: int, low: int, high: int) -> int:
+    try:
+        value = int(params.get(name, default))
+    except (TypeError, ValueError):
+        return default
+    return max(low, min(high, value))
+
+
+@dataclass(frozen=True)
+class DiagramView:
+    """The sequence diagram window of the trace page: the SVG, the overview strip, and
+    the links and choices around it (previous/next window, loop, spacing, size)."""
+
+    svg: SafeString
+    overview: SafeString
+    window: dict[str, Any]
+    """The window `render.sequence_view` drew: loop, first and last call, neighbours."""
+    loop: int
+    spacing: str
+    window_size: int
+    previous_href: str | None
+    next_href: str | None
+    loop_choices: list[tuple[int, int]]
+    """(loop, calls) for the loop picker: the 30 largest loops with more than one call."""
+    spacings: tuple[str, ...] = SPACINGS
+    window_sizes: tuple[int, ...] = WINDOW_SIZES
+
+
+def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
+    """The sequence diagram window, overview strip and chart figures for the trace page.
+
+    The loop defaults to the one the outcome names (the agent's own loop); the window,
+    spacing and loop come from the query string so every view has a shareable URL.
+    """
+    report: StoredReport = trace.report
+    loops = [loop["index"] for loop in report.get("loops", [])]
+    if not loops:
+        return {
+            "diagram": None,
+            "figures": {},
+            "chart_keys": CHART_KEYS,
+            "chart_themes": render_charts.THEMES,
+        }
+    outcome = report.get("outcome")
+    default_loop = (outcome.get("loop") if outcome else None) or loops[0]
+    loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
+    if loop not in loops:
+        loop = default_loop
+    window = _int_param(params, "window", 60, 10, 200)
+    start = _int_param(params, "start", 1, 1, 1_000_000)
+    spacing: Literal["step", "time"] = "time" if params.get("spacing") == "time" else "step"
+
+    def href(window_start: int) -> str:
+        return f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}#sequence"
+
+    view = render.sequence_view(
+        report,
+        links=TraceLinks(trace.pk),
+        loop=loop,
+        start=start,
+        window=window,
+        spacing=spacing,
+        window_href=href,
+    )
+    meta = view["window"]
+    loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
+    return {
+        "diagram": DiagramView(
+            svg=mark_safe(view["svg"]),
+            overview=mark_safe(view["overview"]),
+            window=meta,
+            loop=loop,
+            spacing=spacing,
+            window_size=window,
+            previous_href=href(meta["previous_start"]) if meta["previous_start"] else None,
+            next_href=href(meta["next_start"]) if meta["next_start"] else None,
+            loop_choices=sorted(
+                ((index, size) for index, size in loop_sizes.items() if size > 1 or index == loop),
+                key=lambda item: (-item[1], item[0]),
+            )[:30],
+        ),
+        "figures": render.figures(report, theme="light", loop=loop),
+        "chart_keys": CHART_KEYS,
+        "chart_themes": render_charts.THEMES,
+    }

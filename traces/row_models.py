@@ -1,0 +1,131 @@
+"""Storage of what analysis derived from a trace: its calls, tool runs, findings, bad lines.
+
+These rows are rebuilt from the original on every (re)analysis, so they hold nothing the
+original does not. Split from `traces.models` (which re-exports every name, so
+`models.Call` still reads as one storage module) to keep each module to one job: that one
+holds the traces, their originals and live state; this one their derived rows. The
+foreign keys name `traces.Trace` by string, so neither module imports the other's class.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from traces.core.analysis.inferred_errors import inferred_error
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+
+
+def seconds_between(started_at: float | None, ended_at: float | None) -> float | None:
+    """How long a call or a whole trace took: None when either end is unknown, and never
+    negative (a log's clock can step back)."""
+    if started_at is None or ended_at is None:
+        return None
+    return max(0.0, ended_at - started_at)
+
+
+class TraceRule(models.Model):
+    """How many findings one rule raised in one trace: the list's rule filter and a set's
+    findings by rule read these rows instead of the reports."""
+
+    trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="rule_counts")
+    rule = models.CharField(max_length=60)
+    severity = models.CharField(max_length=10)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["trace", "rule"]
+        constraints = [
+            models.UniqueConstraint("trace", "rule", "severity", name="unique_trace_rule")
+        ]
+        indexes = [models.Index(fields=["rule", "severity"], name="trace_rule_idx")]
+
+
+class Call(models.Model):
+    """One billed model round trip. Its request is a delta on `base_call` (see core.model)."""
+
+    trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="calls")
+    index = models.PositiveIntegerField()
+    loop = models.PositiveIntegerField()
+    line = models.PositiveIntegerField()
+    model = NulSafeCharField(max_length=200, blank=True)
+    stop_reason = NulSafeCharField(max_length=60, blank=True)
+    status = models.CharField(max_length=10)
+    error = NulSafeTextField(blank=True)
+    http_status = models.PositiveIntegerField(null=True)
+    usage_reported = models.BooleanField(default=False)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    started_at = models.FloatField(null=True)
+    ended_at = models.FloatField(null=True)
+    base_call = models.PositiveIntegerField(null=True)
+    prefix_len = models.PositiveIntegerField(default=0)
+    extends_previous = models.BooleanField(default=False)
+    history_rewritten = models.BooleanField(default=False)
+    request_recorded = models.BooleanField(default=True)
+    message_count = models.PositiveIntegerField(default=0)
+    system_digest = models.CharField(max_length=40, blank=True)
+    tools_digest = models.CharField(max_length=40, blank=True)
+    tools_count = models.PositiveIntegerField(default=0)
+    appended_digests = models.JSONField(default=list)
+    response_digest = models.CharField(max_length=40, blank=True)
+    # What the call page shows, normalised at ingest (traces.core.stored_message) so no
+    # page reads raw messages with an adapter: one digest per appended message, and the
+    # response's. NULL: stored before these were kept (`manage.py reanalyze` fills them).
+    appended_message_digests = models.JSONField(null=True, default=None)
+    response_message_digest = models.CharField(max_length=40, blank=True)
+    extra_digest = models.CharField(max_length=40, blank=True)
+    tool_call_ids = NulSafeJSONField(default=list)
+
+    class Meta:
+        ordering = ["trace", "index"]
+        constraints = [models.UniqueConstraint("trace", "index", name="unique_call_index")]
+
+    @property
+    def duration_s(self) -> float | None:
+        return seconds_between(self.started_at, self.ended_at)
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+class ToolRun(models.Model):
+    """A tool call paired with its result by id."""
+
+    trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="tool_runs")
+    position = models.PositiveIntegerField()
+    tool_call_id = NulSafeCharField(max_length=300)
+    name = NulSafeCharField(max_length=300, blank=True)
+    loop = models.PositiveIntegerField()
+    call = models.PositiveIntegerField(null=True)
+    result_call = models.PositiveIntegerField(null=True)
+    status = models.CharField(max_length=10)
+    is_error = models.BooleanField(default=False)
+    batch_size = models.PositiveIntegerField(default=1)
+    input_digest = models.CharField(max_length=40, blank=True)
+    result_preview = NulSafeTextField(blank=True)
+
+    class Meta:
+        ordering = ["trace", "position"]
+        constraints = [
+            models.UniqueConstraint("trace", "position", name="unique_tool_run_position")
+        ]
+
+    @property
+    def error_inferred(self) -> str | None:
+        """Why the result reads as a failure though nothing flagged it (the core's rule,
+        applied to the stored preview, so no column is needed)."""
+        if self.is_error or self.status not in ("paired", "orphan"):
+            return None
+        return inferred_error(self.result_preview)
+
+
+class LineError(models.Model):
+    trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="line_errors")
+    line = models.PositiveIntegerField()
+    message = NulSafeCharField(max_length=500)
+
+    class Meta:
+        ordering = ["trace", "line"]
