@@ -1,9 +1,11 @@
 // Live tail on the trace page: follow a running agent's loop over a websocket.
 //
 // Messages are {"type", "seq", "data"} with type call, tool_run, finding or state, in seq
-// order, one per line of a frame. New calls are appended to the call list of their loop (or a new loop section)
-// without touching what is already there, so scroll position, open <details> and focus
-// stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
+// order, one per line of a frame; their data is the report's shapes (a call's facts and
+// its row's marks, a tool run, a finding), never markup. New calls are appended to the
+// call list of their loop (or a new loop section), each row built from the data by
+// live_rows.js as the page's template builds it, without touching what is already there,
+// so scroll position, open <details> and focus stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
 // exponential backoff) and gets exactly what it missed.
 //
 // Hooks for other page parts (sequence diagram, growth chart): every message is also
@@ -133,18 +135,7 @@
   }
 
   function rowFrom(data) {
-    var holder = document.createElement("template");
-    holder.innerHTML = data.row_html || ""; // rendered and escaped by the page's own template
-    var row = holder.content.querySelector("tr");
-    if (row) return row;
-    row = document.createElement("tr");
-    var cell = document.createElement("td");
-    var link = document.createElement("a");
-    link.href = data.url;
-    link.textContent = String(data.index);
-    cell.appendChild(link);
-    row.appendChild(cell);
-    return row;
+    return window.loopInspectorRows.callRow(data); // from the data, as the template does
   }
 
   function addCall(data) {
@@ -164,9 +155,7 @@
   }
 
   // -- findings -------------------------------------------------------------------------------
-  function findingKey(data) {
-    return [data.rule, data.call, data.tool_call_id, data.loop].join("|");
-  }
+  var findingKey = window.loopInspectorRows.findingKey;
 
   function findingsList() {
     var panel = document.getElementById("findings-title");
@@ -206,15 +195,7 @@
       if (list) list.appendChild(findingItem(data));
       var row = data.call ? rowFor(callUrl(data.call)) : null;
       var cell = row && row.querySelector("td.flags");
-      if (cell) {
-        var flag = document.createElement("a");
-        flag.className = "badge badge-" + data.severity;
-        flag.href = callUrl(data.call) + "#findings";
-        flag.title = data.message;
-        flag.textContent = data.rule;
-        flag.setAttribute("data-key", findingKey(data));
-        cell.appendChild(flag);
-      }
+      if (cell) cell.appendChild(window.loopInspectorRows.flag(data, callUrl(data.call)));
     });
   }
 
