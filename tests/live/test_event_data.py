@@ -19,6 +19,7 @@ from traces.core.report_types import (
     CallFacts,
     CallRowMarks,
     FindingEntry,
+    LiveCallAccountEntry,
     LiveCallEntry,
     LiveFindingEntry,
     LiveToolRunEntry,
@@ -108,6 +109,15 @@ def test_live_events_carry_the_reports_own_entries(client: Client, session):
             call["appended"],  # the row's "+n new since call k"
         )
 
+    # Once a report covers a call, its accounting follows (once per call): the cost and
+    # estimate the page's first paint shows, from the same report entry.
+    accounts = sent(trace, "call_account")
+    assert [a["index"] for a in accounts] == [c["index"] for c in calls]
+    for account, entry in zip(accounts, report["calls"], strict=True):
+        assert set(account) == keys(LiveCallAccountEntry)
+        estimate = sum(entry["buckets"].values()) if entry["input_tokens"] is None else None
+        assert (account["cost_usd"], account["estimated_input"]) == (entry["cost_usd"], estimate)
+
     # A tool run's last event is its entry in the final report (but the accounting).
     last_run: dict[int, dict] = {}
     for run in sent(trace, "tool_run"):
@@ -120,9 +130,8 @@ def test_live_events_carry_the_reports_own_entries(client: Client, session):
             k: entry[k] for k in RUN_FACTS if k in entry
         }
 
-    # Findings added and resolved, replayed, are the final report's findings, each event
-    # an entry of a report. (A finding is known by its rule, call, tool call and loop: one
-    # whose message a later report rewords is not sent again.)
+    # Findings added, reworded and resolved, replayed as a viewer does (a finding replaces
+    # the one with its rule, call, tool call and loop), are the final report's findings.
     def key(finding: dict) -> tuple:
         return (finding["rule"], finding["call"], finding["tool_call_id"], finding["loop"])
 
@@ -134,7 +143,7 @@ def test_live_events_carry_the_reports_own_entries(client: Client, session):
             shown.pop(key(finding))
         else:
             shown[key(finding)] = finding
-    assert sorted(shown) == sorted(key(f) for f in report["findings"])
+    assert sorted(shown.values(), key=key) == sorted(report["findings"], key=key)
 
 
 def test_the_first_paint_and_the_live_event_mark_a_row_alike(client: Client):

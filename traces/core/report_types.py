@@ -258,6 +258,16 @@ class LiveCallEntry(CallFacts, CallRowMarks):
     url: str
 
 
+class LiveCallAccountEntry(TypedDict):
+    """A call's row marks from the first report that covers the call (a live event sent
+    once per call): what the live event could not know yet, so the row then reads as the
+    page's first paint would."""
+
+    index: int
+    cost_usd: float | None
+    estimated_input: int | None
+
+
 class LiveToolRunEntry(ToolRunFacts):
     """A new or changed tool run as a live event sends it: its facts and its position
     (1-based) in the trace's tool runs."""

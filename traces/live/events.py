@@ -27,14 +27,21 @@ from traces.core.model import Trace as CoreTrace
 from traces.core.outputs.call_row import call_row_marks, usage_cost
 from traces.core.outputs.report import call_facts, tool_run_facts
 from traces.core.outputs.summary import outcome_of
-from traces.core.report_types import LiveCallEntry, LiveFindingEntry, LiveToolRunEntry
+from traces.core.report_types import (
+    LiveCallAccountEntry,
+    LiveCallEntry,
+    LiveFindingEntry,
+    LiveToolRunEntry,
+)
 from traces.live.broadcast import broadcast, may_listen
 from traces.storage.row_writer import insert_rows
 from traces.storage.rows import store_calls, store_line_errors, store_tool_runs
 
-LiveEventData = LiveCallEntry | LiveToolRunEntry | LiveFindingEntry | dict[str, Any]
-"""An event's `data`: a call, tool run or finding in the report's own shapes
-(core.report_types), or the trace's state or held messages."""
+LiveEventData = (
+    LiveCallEntry | LiveCallAccountEntry | LiveToolRunEntry | LiveFindingEntry | dict[str, Any]
+)
+"""An event's `data`: a call (and later its accounting), tool run or finding in the
+report's own shapes (core.report_types), or the trace's state or held messages."""
 
 BROADCAST_CHUNK = 100
 """Events per channel-layer message: keeps each message small for Redis."""
@@ -203,6 +210,27 @@ def live_tool_run(position: int, run: ToolRun) -> LiveToolRunEntry:
     return {**tool_run_facts(run), "position": position}
 
 
+def account_events(
+    previous: dict[str, Any], report: dict[str, Any]
+) -> list[tuple[str, LiveEventData]]:
+    """The marks of the calls that this report is the first to cover: their cost and,
+    for a call that reported no usage, its estimated input, from the report's accounting
+    (computed as for the page's first paint), for the rows made before it."""
+    covered = len(previous.get("calls") or [])
+    events: list[tuple[str, LiveEventData]] = []
+    for entry in report.get("calls", [])[covered:]:
+        marks = call_row_marks(
+            usage_reported=entry["input_tokens"] is not None, tool_names=(), account=entry
+        )
+        account: LiveCallAccountEntry = {
+            "index": entry["index"],
+            "cost_usd": marks["cost_usd"],
+            "estimated_input": marks["estimated_input"],
+        }
+        events.append(("call_account", account))
+    return events
+
+
 def _finding_key(finding: dict[str, Any]) -> tuple:
     return (finding["rule"], finding.get("call"), finding.get("tool_call_id"), finding.get("loop"))
 
@@ -210,17 +238,18 @@ def _finding_key(finding: dict[str, Any]) -> tuple:
 def finding_events(
     previous: dict[str, Any], report: dict[str, Any]
 ) -> list[tuple[str, LiveEventData]]:
-    """Findings the previous report did not have (by rule, call, tool call and loop), then
-    those it had and this one has not, marked `"resolved": true` (LiveFindingEntry)."""
-    known = {_finding_key(f) for f in previous.get("findings", [])}
+    """Findings the previous report did not have, or had in other words (a finding is
+    known by its rule, call, tool call and loop; its message may change as the trace
+    grows, "re-sent in 3 requests"), then those it had and this one has not, marked
+    `"resolved": true` (LiveFindingEntry). A viewer replaces a finding it shows by the
+    one with its key."""
+    known = {_finding_key(f): f for f in previous.get("findings", [])}
     current = {_finding_key(f) for f in report.get("findings", [])}
     events: list[tuple[str, LiveEventData]] = [
-        ("finding", f) for f in report.get("findings", []) if _finding_key(f) not in known
+        ("finding", f) for f in report.get("findings", []) if known.get(_finding_key(f)) != f
     ]
     events += [
-        ("finding", {**f, "resolved": True})
-        for f in previous.get("findings", [])
-        if _finding_key(f) not in current
+        ("finding", {**f, "resolved": True}) for key, f in known.items() if key not in current
     ]
     return events
 

@@ -47,6 +47,7 @@ from traces.live import sessions
 from traces.live.events import (
     LiveEventData,
     Marks,
+    account_events,
     empty_trace,
     finding_events,
     held_payload,
@@ -316,7 +317,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
         core = session.finish(trace.lines_total)
     report = build_report(core, prices=price_table())
     events = store_changes(trace, session, before, core)
-    events += finding_events(trace.report, report)
+    events += account_events(trace.report, report) + finding_events(trace.report, report)
     digest = hashlib.sha256()
     for data in originals.chunks_bytes(originals.trace_chunks(trace)):
         digest.update(data)

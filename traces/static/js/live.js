@@ -1,8 +1,9 @@
 // Live tail on the trace page: follow a running agent's loop over a websocket.
 //
-// Messages are {"type", "seq", "data"} with type call, tool_run, finding or state, in seq
-// order, one per line of a frame; their data is the report's shapes (a call's facts and
-// its row's marks, a tool run, a finding), never markup. New calls are appended to the
+// Messages are {"type", "seq", "data"} with type call, call_account, tool_run, finding,
+// held or state, in seq order, one per line of a frame; their data is the report's shapes
+// (a call's facts and its row's marks, then its accounting once a report covers it; a
+// tool run; a finding), never markup. New calls are appended to the
 // call list of their loop (or a new loop section), each row built from the data by
 // live_rows.js as the page's template builds it, without touching what is already there,
 // so scroll position, open <details> and focus stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
@@ -79,6 +80,7 @@
     box.setAttribute("data-after", String(lastSeq));
     var data = event.data || {};
     if (event.type === "call") addCall(data);
+    else if (event.type === "call_account") showAccount(data);
     else if (event.type === "finding") showFinding(data);
     else if (event.type === "state") showState(data);
     var detail = Object.assign({ seq: event.seq }, data);
@@ -154,6 +156,12 @@
     });
   }
 
+  // Once the report covers a call: its cost and estimate, as a reload would show them.
+  function showAccount(data) {
+    var row = rowFor(callUrl(data.index));
+    if (row) window.loopInspectorRows.showAccount(row, data);
+  }
+
   // -- findings -------------------------------------------------------------------------------
   var findingKey = window.loopInspectorRows.findingKey;
 
@@ -179,23 +187,27 @@
     return rule && message && rule.textContent === data.rule && message.textContent === data.message;
   }
 
+  // A finding the page shows already (by its key) is replaced: a later report may word it
+  // otherwise ("re-sent in 3 requests"); a resolved one is removed.
+  function removeFinding(list, data) {
+    if (list) {
+      Array.prototype.forEach.call(list.querySelectorAll("li.finding"), function (item) {
+        if (sameFinding(item, data)) item.remove();
+      });
+    }
+    var flags = document.querySelectorAll("td.flags a[data-key='" + CSS.escape(findingKey(data)) + "']");
+    Array.prototype.forEach.call(flags, function (flag) { flag.remove(); });
+  }
+
   function showFinding(data) {
     var list = findingsList();
     keepingPlace(function () {
-      if (data.resolved) {
-        if (list) {
-          Array.prototype.forEach.call(list.querySelectorAll("li.finding"), function (item) {
-            if (sameFinding(item, data)) item.remove();
-          });
-        }
-        var flags = document.querySelectorAll("td.flags a[data-key='" + CSS.escape(findingKey(data)) + "']");
-        Array.prototype.forEach.call(flags, function (flag) { flag.remove(); });
-        return;
-      }
+      removeFinding(list, data);
+      if (data.resolved) return;
       if (list) list.appendChild(findingItem(data));
       var row = data.call ? rowFor(callUrl(data.call)) : null;
       var cell = row && row.querySelector("td.flags");
-      if (cell) cell.appendChild(window.loopInspectorRows.flag(data, callUrl(data.call)));
+      if (cell) window.loopInspectorRows.addFlag(cell, data, callUrl(data.call));
     });
   }
 

@@ -96,6 +96,36 @@
     }, finding.rule);
   }
 
+  // A call's flags are in the report's order of its findings: by severity, rule and tool
+  // call id (core.analysis.rules.registry.run_rules); a new one takes its place there.
+  var SEVERITY_ORDER = { error: 0, warning: 1, info: 2 };
+
+  function flagOrder(severity, rule, toolCallId) {
+    return [severity in SEVERITY_ORDER ? SEVERITY_ORDER[severity] : 3, rule, toolCallId || ""];
+  }
+
+  function orderOfBadge(badge) {  // data-key: rule|call|tool call id|loop
+    var parts = (badge.getAttribute("data-key") || "").split("|");
+    var severity = (badge.getAttribute("class") || "").replace(/^badge badge-/, "");
+    return flagOrder(severity, badge.textContent, parts.slice(2, -1).join("|"));
+  }
+
+  function before(a, b) {
+    for (var i = 0; i < a.length; i += 1) {
+      if (a[i] < b[i]) return true;
+      if (a[i] > b[i]) return false;
+    }
+    return false;
+  }
+
+  function addFlag(cell, finding, callUrl) {
+    var order = flagOrder(finding.severity, finding.rule, finding.tool_call_id);
+    var next = Array.prototype.find.call(cell.children, function (badge) {
+      return before(order, orderOfBadge(badge));
+    });
+    cell.insertBefore(flag(finding, callUrl), next || null);
+  }
+
   function numberCell(value) {
     return element("td", { "class": "num", "title": intcomma(value) }, tokens(value));
   }
@@ -167,8 +197,26 @@
     return row;
   }
 
+  // The cells a report's accounting fills in, in the template's order: the input (an
+  // estimate, for a call that reported no usage) and the cost.
+  var INPUT_CELL = 3;
+  var COST_CELL = 8;
+
+  // A row (built here or by the template) once the report covers its call: the marks
+  // from the report's accounting (core.report_types.LiveCallAccountEntry).
+  function showAccount(row, account) {
+    var cost = row.cells[COST_CELL];
+    if (cost) cost.textContent = money(account.cost_usd);
+    var input = row.cells[INPUT_CELL];
+    if (input && input.getAttribute("title") === "estimated with tiktoken") {
+      input.textContent = "≈ " + tokens(account.estimated_input);
+    }
+  }
+
   window.loopInspectorRows = {
     callRow: callRow,
+    showAccount: showAccount,
+    addFlag: addFlag,
     flag: flag,
     findingKey: findingKey,
     format: { tokens: tokens, money: money, duration: duration, intcomma: intcomma }
