@@ -3,9 +3,11 @@
 Plays an agent's log into a live trace the way a tail does, `--batch` lines per
 `append_lines` (1: every line on its own, as a recorder writing line by line sends them),
 in-process on a fresh SQLite file, and prints the time per appended line: the whole
-append (lock, original chunk, adapter, rows, events, trace row) and, apart, the part that
-stores the new rows and makes the viewers' events (`traces.live.events.store_changes`:
-the part that rendered each new call's HTML row before live events became data).
+append (lock, original chunk, adapter, rows, events, trace row), as wall time and as
+this process's CPU time (on a shared machine the CPU time is the steadier figure), and,
+apart, the CPU time of the part that stores the new rows and makes the viewers' events
+(`traces.live.events.store_changes`: the part that rendered each new call's HTML row
+before live events became data).
 
 The report refresh that follows each append is a separate queue task (traces.live.worker),
 measured by bench/live.py's latencies; it is left out here (not queued), so the figures
@@ -57,29 +59,32 @@ def corpus_lines() -> list[bytes] | None:
 
 
 def timed(spent: list[float], function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function`, adding the CPU seconds of each call to `spent`."""
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
+        started = time.process_time()
         try:
             return function(*args, **kwargs)
         finally:
-            spent.append(time.perf_counter() - started)
+            spent.append(time.process_time() - started)
 
     return wrapper
 
 
-def play(lines: list[bytes], batch: int, changes: list[float]) -> tuple[float, int]:
-    """Append `lines` to a new live trace, `batch` at a time; (seconds, calls stored)."""
+def play(lines: list[bytes], batch: int, changes: list[float]) -> tuple[float, float, int]:
+    """Append `lines` to a new live trace, `batch` at a time; (wall seconds, CPU seconds,
+    calls stored)."""
     from traces import live
 
     trace = live.create_live_trace(name="bench")
     del changes[:]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(lines), batch):
         live.append_lines(trace_id=trace.pk, offset=start, lines=lines[start : start + batch])
-    spent = time.perf_counter() - started
+    spent, cpu = time.perf_counter() - started, time.process_time() - cpu
     trace.refresh_from_db()
     live.forget_sessions()
-    return spent, trace.calls_count
+    return spent, cpu, trace.calls_count
 
 
 def main() -> None:
@@ -102,21 +107,23 @@ def main() -> None:
         if (real := corpus_lines()) is not None:
             logs["Claude Code + subagent (corpus)"] = real
         for name, lines in logs.items():
-            totals, stores = [], []
+            walls, cpus, stores = [], [], []
             calls = 0
             for _ in range(args.repeat):
-                seconds, calls = play(lines, args.batch, changes)
-                totals.append(seconds)
+                wall, cpu, calls = play(lines, args.batch, changes)
+                walls.append(wall)
+                cpus.append(cpu)
                 stores.append(sum(changes))
-            per_line = statistics.median(totals) / len(lines) * 1000
-            store_per_line = statistics.median(stores) / len(lines) * 1000
-            store_per_call = statistics.median(stores) / max(calls, 1) * 1000
+
+            def per(values: list[float], count: int) -> float:
+                return statistics.median(values) / max(count, 1) * 1000
+
             print(f"{name}: {len(lines)} lines, {calls} calls, batches of {args.batch}")
-            print(
-                f"  append, per line:                 {per_line:7.3f} ms (median of {args.repeat})"
-            )
-            print(f"  of which rows + events, per line: {store_per_line:7.3f} ms")
-            print(f"  rows + events, per call:          {store_per_call:7.3f} ms")
+            print(f"  append, per line, wall:           {per(walls, len(lines)):7.3f} ms")
+            print(f"  append, per line, CPU:            {per(cpus, len(lines)):7.3f} ms")
+            print(f"  of which rows + events, per line: {per(stores, len(lines)):7.3f} ms CPU")
+            print(f"  rows + events, per call:          {per(stores, calls):7.3f} ms CPU")
+        print(f"(medians of {args.repeat} runs)")
 
 
 if __name__ == "__main__":
