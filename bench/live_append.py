@@ -17,7 +17,7 @@ Claude Code session with its subagent (two loops, 17 calls), their lines interle
 time as one log.
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/live_append.py [--batch 1]
-        [--calls 200] [--repeat 3]
+        [--calls 200] [--repeat 3] [--corpus ../shared/corpus]
 
 PYTHONPYCACHEPREFIX keeps the bytecode of the run out of the checkout and the shared venv.
 """
@@ -38,16 +38,17 @@ sys.path.insert(0, str(ROOT))
 
 from bench.ingest import setup_django  # noqa: E402
 
-SESSION = ROOT.parent / "shared" / "corpus" / "claude_code_jsonl" / "codemie_incremental-subagents"
+CORPUS = ROOT.parent / "shared" / "corpus"
+SESSION = Path("claude_code_jsonl") / "codemie_incremental-subagents"
 
 
-def corpus_lines() -> list[bytes] | None:
+def corpus_lines(corpus: Path) -> list[bytes] | None:
     """The Claude Code session and its subagent, interleaved by time (as in
     tests/live/test_held_messages.py); None without the corpus."""
     import orjson
 
-    session = SESSION / "turn-2.jsonl"
-    subagent = SESSION / "turn-2" / "subagents" / "agent-a485154.jsonl"
+    session = corpus / SESSION / "turn-2.jsonl"
+    subagent = corpus / SESSION / "turn-2" / "subagents" / "agent-a485154.jsonl"
     if not session.is_file() or not subagent.is_file():
         return None
     raw = session.read_bytes().splitlines() + subagent.read_bytes().splitlines()
@@ -92,6 +93,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the public corpus")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         setup_django(str(Path(folder) / "bench.sqlite3"))
@@ -104,7 +106,7 @@ def main() -> None:
         changes: list[float] = []
         writes.store_changes = timed(changes, events.store_changes)  # type: ignore[assignment]
         logs = {f"generated, {args.calls} calls": agent_lines(args.calls)}
-        if (real := corpus_lines()) is not None:
+        if (real := corpus_lines(args.corpus)) is not None:
             logs["Claude Code + subagent (corpus)"] = real
         for name, lines in logs.items():
             walls, cpus, stores = [], [], []
