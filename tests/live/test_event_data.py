@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from tests.conftest import CORPUS
+from tests.core.test_report_types import misfits
 from tests.live.test_held_messages import interleaved_lines
 from traces import live, models
 from traces.core.report_types import (
@@ -78,6 +79,18 @@ def test_live_events_carry_the_reports_own_entries(client: Client, session):
     trace = tail(lines, format_name, batch=7)
     report = client.get(f"/api/traces/{trace.pk}").json()
     assert report == trace.report and len(report["loops"]) >= 1
+
+    # Every event of a kind the report knows has the declared shape, at every level.
+    shapes = {
+        "call": LiveCallEntry,
+        "call_account": LiveCallAccountEntry,
+        "tool_run": LiveToolRunEntry,
+        "finding": LiveFindingEntry,
+    }
+    events = list(trace.live_events.filter(type__in=shapes).order_by("seq"))
+    assert {event.type for event in events} == set(shapes)
+    for event in events:
+        assert misfits(event.payload, shapes[event.type], f"{event.type} {event.seq}") == []
 
     calls = sent(trace, "call")
     assert [call["index"] for call in calls] == [c["index"] for c in report["calls"]]
