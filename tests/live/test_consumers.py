@@ -107,9 +107,11 @@ async def _a_viewer_gets_calls_tool_runs_findings_and_state_in_seq_order():
     assert [m["seq"] for m in messages] == list(range(1, len(messages) + 1))
     assert messages == await stored_events(trace.pk)
     kinds = {m["type"] for m in messages}
-    assert kinds == {"call", "tool_run", "finding", "state"}
+    assert kinds == {"call", "call_account", "tool_run", "finding", "state"}
     calls = [m["data"]["index"] for m in messages if m["type"] == "call"]
     assert calls == [1, 2, 3]
+    # Each call's accounting follows once a report covers it.
+    assert [m["data"]["index"] for m in messages if m["type"] == "call_account"] == calls
     findings = [m["data"] for m in messages if m["type"] == "finding"]
     assert any(f["rule"] == "api-error" and f["call"] == 3 for f in findings)
     runs = [m["data"] for m in messages if m["type"] == "tool_run"]

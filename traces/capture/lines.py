@@ -136,7 +136,6 @@ def record_lines(
                 trace_id=trace_id,
                 offset=None,
                 lines=lines,
-                viewed=created is None,
                 # Created inside the caller's open transaction (the OTLP receiver's):
                 # unseen by any other writer until it commits, so the append takes the
                 # row as it is.

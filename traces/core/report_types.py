@@ -59,9 +59,12 @@ class CompactionEntry(TypedDict):
     pre_tokens: int | None
 
 
-class CallEntry(TypedDict):
-    """One model call. `input_tokens` is the *uncached* input (Anthropic's convention):
-    the call's whole input is `input_tokens + cache_read_tokens + cache_write_tokens`."""
+class CallFacts(TypedDict):
+    """What one model call recorded: its report entry before the accounting. One shape for
+    the report and the live event, which sends it at once (the report, with the
+    accounting, follows). `input_tokens` is the *uncached* input (Anthropic's
+    convention): the call's whole input is `input_tokens + cache_read_tokens +
+    cache_write_tokens`; `None` when the call reported no usage."""
 
     index: int
     loop: int
@@ -86,6 +89,11 @@ class CallEntry(TypedDict):
     session_result: NotRequired[dict[str, Any]]
     compaction: NotRequired[CompactionEntry]
     attempted_tool_calls: NotRequired[list[dict[str, Any]]]
+
+
+class CallEntry(CallFacts):
+    """One model call in the report: its facts, then their accounting."""
+
     buckets: BucketsEntry
     tokens_exact: bool
     estimate_residual: int
@@ -95,8 +103,10 @@ class CallEntry(TypedDict):
     priced_as: str | None
 
 
-class ToolRunEntry(TypedDict):
-    """One tool run: who asked, which request carried the result, what it cost to resend."""
+class ToolRunFacts(TypedDict):
+    """One tool run as recorded: who asked, which request carried the result, how it was
+    paired and where it ran. The report's entry before the accounting, and what a live
+    event sends (the report adds what the result cost to resend)."""
 
     id: str
     name: str | None
@@ -111,12 +121,17 @@ class ToolRunEntry(TypedDict):
     duration_s: float | None
     result_preview: str
     pairing: NotRequired[Pairing]
+    transport: NotRequired[dict[str, Any]]
+    error_inferred: NotRequired[str]
+
+
+class ToolRunEntry(ToolRunFacts):
+    """One tool run in the report: its facts, and what its result cost to resend."""
+
     result_tokens: int | None
     requests_carrying: int
     resend_tokens: int
     result_tokens_exact: NotRequired[bool]
-    transport: NotRequired[dict[str, Any]]
-    error_inferred: NotRequired[str]
 
 
 class ParallelBatchEntry(TypedDict):
@@ -221,32 +236,50 @@ class Report(TypedDict):
     what_if: WhatIfEntry
 
 
-class LiveCallEntry(TypedDict):
-    """A call as a live event sends it: the report's call keys with the report's meanings
-    (`input_tokens` uncached), plus what the page needs to place the row."""
+class CallRowMarks(TypedDict):
+    """What a call's row in the trace page's call table shows beyond the call's facts:
+    the tools it asked for, its cost, the estimated input of a call that reported no
+    usage, and its findings. Computed in one place (traces.core.outputs.call_row) for the
+    page's first paint and for the live event, so the two rows say the same."""
 
-    index: int
-    loop: int
-    base_call: int | None
-    line: int
-    model: str | None
-    status: CallStatus
-    stop_reason: str | None
-    error: str | None
-    http_status: int | None
-    usage_reported: bool
-    input_tokens: int | None
-    cache_read_tokens: int | None
-    cache_write_tokens: int | None
-    output_tokens: int | None
-    started_at: float | None
-    ended_at: float | None
-    message_count: int
-    tool_call_ids: list[str]
     tool_names: list[str]
     cost_usd: float | None
+    estimated_input: int | None
+    findings: list[FindingEntry]
+
+
+class LiveCallEntry(CallFacts, CallRowMarks):
+    """A call as a live event sends it, at once: its facts (the same keys and values as
+    its entry in the report that follows), its row's marks as far as they are known
+    before that report (the cost from the call's own usage; no estimate, no finding),
+    and what the page needs to place the row."""
+
+    base_call: int | None
     url: str
-    row_html: str
+
+
+class LiveCallAccountEntry(TypedDict):
+    """A call's row marks from the first report that covers the call (a live event sent
+    once per call): what the live event could not know yet, so the row then reads as the
+    page's first paint would."""
+
+    index: int
+    cost_usd: float | None
+    estimated_input: int | None
+
+
+class LiveToolRunEntry(ToolRunFacts):
+    """A new or changed tool run as a live event sends it: its facts and its position
+    (1-based) in the trace's tool runs."""
+
+    position: int
+
+
+class LiveFindingEntry(FindingEntry):
+    """A finding as a live event sends it: one the new report added, or one it no longer
+    has (`resolved`)."""
+
+    resolved: NotRequired[bool]
 
 
 class StoredReport(TypedDict, total=False):

@@ -2,36 +2,47 @@
 
 After each batch the new calls, changed tool runs and line errors are written (by the
 same row functions as an upload) and become `LiveEvent` rows, broadcast on commit; a
-viewer that connects late reads the backlog from those rows.
+viewer that connects late reads the backlog from those rows. Events are data, never
+markup: a call, tool run or finding in the report's own shapes (core.report_types), from
+which the page's script builds the same rows as the page's templates.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 import orjson
 from django.db import transaction
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
 from traces import models
 from traces.conf import inspector_settings, price_table
-from traces.core.analysis.accounting import BUCKETS
 from traces.core.analysis.ingest import TraceSession
-from traces.core.analysis.pricing import call_cost
+from traces.core.analysis.pricing import PriceTable
 from traces.core.analysis.rebuild import TraceBuilder
 from traces.core.model import Call, ToolRun
 from traces.core.model import Trace as CoreTrace
-from traces.core.outputs.report import RESULT_PREVIEW_CHARS
+from traces.core.outputs.call_row import call_row_marks, usage_cost
+from traces.core.outputs.report import call_facts, tool_run_facts
 from traces.core.outputs.summary import outcome_of
+from traces.core.report_types import (
+    LiveCallAccountEntry,
+    LiveCallEntry,
+    LiveFindingEntry,
+    LiveToolRunEntry,
+)
 from traces.live.broadcast import broadcast, may_listen
 from traces.storage.row_writer import insert_rows
-from traces.storage.rows import call_rows, store_calls, store_line_errors, store_tool_runs
+from traces.storage.rows import store_calls, store_line_errors, store_tool_runs
+
+LiveEventData = (
+    LiveCallEntry | LiveCallAccountEntry | LiveToolRunEntry | LiveFindingEntry | dict[str, Any]
+)
+"""An event's `data`: a call (and later its accounting), tool run or finding in the
+report's own shapes (core.report_types), or the trace's state or held messages."""
 
 BROADCAST_CHUNK = 100
 """Events per channel-layer message: keeps each message small for Redis."""
@@ -56,11 +67,10 @@ def store_changes(
     session: TraceSession | None,
     before: Marks,
     core: CoreTrace,
-    *,
-    rows_html: bool = True,
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[tuple[str, LiveEventData]]:
     """Write the calls, tool runs and line errors that are new since `before`; the events
-    that tell viewers about them; and the trace's counts (the report follows later)."""
+    that tell viewers about them (data: the report's shapes, core.report_types); and the
+    trace's counts (the report follows later)."""
     new_calls = core.calls[before.calls :]
     changed_runs = [
         (position, run)
@@ -69,7 +79,7 @@ def store_changes(
         or (before.runs[position - 1] is not run and before.runs[position - 1] != run)
     ]
     errors = session.builder.line_errors[before.errors :] if session is not None else []
-    rows = store_calls(trace, new_calls)
+    store_calls(trace, new_calls)
     if changed_runs:
         # Positions past the stored ones are new rows; only earlier ones are replaced.
         replace = changed_runs[0][0] <= len(before.runs)
@@ -78,20 +88,15 @@ def store_changes(
         store_line_errors(trace, errors)
     for name, value in _counts(core, trace.lines_total).items():
         setattr(trace, name, value)
-    events: list[tuple[str, dict[str, Any]]] = []
-    if rows:
+    events: list[tuple[str, LiveEventData]] = []
+    if new_calls:
         names = _tool_names(changed_runs)
-        html = (
-            _call_rows_html(trace, call_rows(trace, rows), new_calls, names)
-            if rows_html
-            else ["" for _ in rows]
-        )
         url = _call_url(trace)
+        prices = price_table()
         events += [
-            ("call", _call_payload(url, call, names.get(call.index, []), row_html))
-            for call, row_html in zip(new_calls, html, strict=True)
+            ("call", live_call(call, names.get(call.index, []), url, prices)) for call in new_calls
         ]
-    events += [("tool_run", _run_payload(position, run)) for position, run in changed_runs]
+    events += [("tool_run", live_tool_run(position, run)) for position, run in changed_runs]
     return events
 
 
@@ -120,7 +125,7 @@ def _counts(core: CoreTrace, lines_total: int) -> dict[str, Any]:
     }
 
 
-def save_events(trace: models.Trace, events: list[tuple[str, dict[str, Any]]]) -> None:
+def save_events(trace: models.Trace, events: list[tuple[str, LiveEventData]]) -> None:
     """Number the events after the trace's last, store them, broadcast them on commit."""
     if not events:
         return
@@ -143,12 +148,12 @@ def save_events(trace: models.Trace, events: list[tuple[str, dict[str, Any]]]) -
     transaction.on_commit(send)
 
 
-def event_message(seq: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+def event_message(seq: int, kind: str, payload: LiveEventData) -> dict[str, Any]:
     """The JSON a viewer receives: `{"type", "seq", "data"}`."""
     return {"type": kind, "seq": seq, "data": payload}
 
 
-def encode_event(seq: int, kind: str, payload: dict[str, Any]) -> str:
+def encode_event(seq: int, kind: str, payload: LiveEventData) -> str:
     return orjson.dumps(event_message(seq, kind, payload)).decode()
 
 
@@ -172,34 +177,6 @@ def _tool_names(changed_runs: list[tuple[int, ToolRun]]) -> dict[int, list[str]]
     return names
 
 
-_ROW = re.compile(r"<tr\b.*?</tr>", re.DOTALL)
-
-
-def _call_rows_html(
-    trace: models.Trace, rows: list[models.Call], calls: Sequence[Call], names: dict[int, list]
-) -> list[str]:
-    """Each new call's table row, rendered by the trace page's own row template."""
-    for row, call in zip(rows, calls, strict=True):
-        row.tool_names = names.get(call.index, [])
-        row.appended_count = row.message_count - row.prefix_len
-        # The report (accounting and its estimates) follows; until then: cost from usage,
-        # and "≈ —" for the tokens of a call that reported none.
-        row.account = {"cost_usd": _cost(call), "buckets": dict.fromkeys(BUCKETS, "")}
-        row.findings = []
-    html = render_to_string("traces/_call_rows.html", {"trace": trace, "calls": rows})
-    body = html.split("<tbody>", 1)[-1]
-    found = _ROW.findall(body)
-    return found if len(found) == len(rows) else ["" for _ in rows]
-
-
-def _cost(call: Call) -> float | None:
-    """A call's cost from its own usage (the report adds the estimates for the others)."""
-    if call.usage is None:
-        return None
-    price = price_table().lookup(call.model)
-    return None if price is None else round(call_cost(call.usage, price[1]), 6)
-
-
 _INDEX = 987654321
 
 
@@ -209,54 +186,50 @@ def _call_url(trace: models.Trace) -> tuple[str, str]:
     return before, after
 
 
-def _call_payload(
-    url: tuple[str, str], call: Call, tool_names: list[str], row_html: str
-) -> dict[str, Any]:
-    usage = call.usage
+def live_call(
+    call: Call, tool_names: list[str], url: tuple[str, str], prices: PriceTable
+) -> LiveCallEntry:
+    """A new call's event: the report's facts of the call, its row's marks as far as they
+    are known before the report (traces.core.outputs.call_row), and its page. The page's
+    script builds the row from it (static/js/live_rows.js), as the template does."""
+    marks = call_row_marks(
+        usage_reported=call.usage is not None,
+        tool_names=tool_names,
+        account=None,
+        cost_usd=usage_cost(call, prices),
+    )
     return {
-        "index": call.index,
-        "loop": call.loop,
+        **call_facts(call),
+        **marks,
         "base_call": call.base_call,
-        "line": call.line,
-        "model": call.model,
-        "status": call.status,
-        "stop_reason": call.stop_reason,
-        "error": call.error,
-        "http_status": call.http_status,
-        "usage_reported": usage is not None,
-        # The report's meanings (core.report_types.LiveCallEntry): uncached input, and
-        # both cache figures, so input + cache reads + cache writes is the whole input.
-        "input_tokens": usage.input_tokens if usage else None,
-        "cache_write_tokens": usage.cache_write_tokens if usage else None,
-        "cache_read_tokens": usage.cache_read_tokens if usage else None,
-        "output_tokens": usage.output_tokens if usage else None,
-        "started_at": call.started_at,
-        "ended_at": call.ended_at,
-        "message_count": call.message_count,
-        "tool_call_ids": list(call.tool_call_ids),
-        "tool_names": tool_names,
-        "cost_usd": _cost(call),
         "url": f"{url[0]}{call.index}{url[1]}",
-        "row_html": row_html,
     }
 
 
-def _run_payload(position: int, run: ToolRun) -> dict[str, Any]:
-    return {
-        "position": position,
-        "id": run.id,
-        "name": run.name,
-        "loop": run.loop,
-        "call": run.call,
-        "result_call": run.result_call,
-        "status": run.status,
-        "is_error": run.is_error,
-        "batch_size": run.batch_size,
-        "started_at": run.started_at,
-        "ended_at": run.ended_at,
-        "duration_s": run.duration_s,
-        "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
-    }
+def live_tool_run(position: int, run: ToolRun) -> LiveToolRunEntry:
+    """A new or changed tool run's event: the report's facts of the run, and its place."""
+    return {**tool_run_facts(run), "position": position}
+
+
+def account_events(
+    previous: dict[str, Any], report: dict[str, Any]
+) -> list[tuple[str, LiveEventData]]:
+    """The marks of the calls that this report is the first to cover: their cost and,
+    for a call that reported no usage, its estimated input, from the report's accounting
+    (computed as for the page's first paint), for the rows made before it."""
+    covered = len(previous.get("calls") or [])
+    events: list[tuple[str, LiveEventData]] = []
+    for entry in report.get("calls", [])[covered:]:
+        marks = call_row_marks(
+            usage_reported=entry["input_tokens"] is not None, tool_names=(), account=entry
+        )
+        account: LiveCallAccountEntry = {
+            "index": entry["index"],
+            "cost_usd": marks["cost_usd"],
+            "estimated_input": marks["estimated_input"],
+        }
+        events.append(("call_account", account))
+    return events
 
 
 def _finding_key(finding: dict[str, Any]) -> tuple:
@@ -265,18 +238,19 @@ def _finding_key(finding: dict[str, Any]) -> tuple:
 
 def finding_events(
     previous: dict[str, Any], report: dict[str, Any]
-) -> list[tuple[str, dict[str, Any]]]:
-    """Findings the previous report did not have (by rule, call, tool call and loop), then
-    those it had and this one has not, marked `"resolved": true`."""
-    known = {_finding_key(f) for f in previous.get("findings", [])}
+) -> list[tuple[str, LiveEventData]]:
+    """Findings the previous report did not have, or had in other words (a finding is
+    known by its rule, call, tool call and loop; its message may change as the trace
+    grows, "re-sent in 3 requests"), then those it had and this one has not, marked
+    `"resolved": true` (LiveFindingEntry). A viewer replaces a finding it shows by the
+    one with its key."""
+    known = {_finding_key(f): f for f in previous.get("findings", [])}
     current = {_finding_key(f) for f in report.get("findings", [])}
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("finding", f) for f in report.get("findings", []) if _finding_key(f) not in known
+    events: list[tuple[str, LiveEventData]] = [
+        ("finding", f) for f in report.get("findings", []) if known.get(_finding_key(f)) != f
     ]
     events += [
-        ("finding", {**f, "resolved": True})
-        for f in previous.get("findings", [])
-        if _finding_key(f) not in current
+        ("finding", {**f, "resolved": True}) for key, f in known.items() if key not in current
     ]
     return events
 

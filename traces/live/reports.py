@@ -19,7 +19,13 @@ from traces.conf import price_table
 from traces.core.outputs.report import build_report
 from traces.core.outputs.runstats import rule_counts
 from traces.live import sessions
-from traces.live.events import empty_trace, finding_events, save_events, state_payload
+from traces.live.events import (
+    account_events,
+    empty_trace,
+    finding_events,
+    save_events,
+    state_payload,
+)
 from traces.live.sessions import locked_trace
 from traces.storage.rows import store_rule_counts
 from traces.stores import store
@@ -55,7 +61,7 @@ def refresh_report(trace_id: Any) -> bool:
         if trace.state != models.Trace.State.LIVE or stale:
             return False
         previous, was_empty = trace.report, trace.report_lines == 0
-        events = finding_events(previous, report)
+        events = account_events(previous, report) + finding_events(previous, report)
         trace.report = report
         trace.report_lines = covered
         trace.flags_count = len(report["findings"])

@@ -45,7 +45,9 @@ from traces.core.reading.records import Record
 from traces.core.reading.redact import merge_fields, redact
 from traces.live import sessions
 from traces.live.events import (
+    LiveEventData,
     Marks,
+    account_events,
     empty_trace,
     finding_events,
     held_payload,
@@ -137,15 +139,11 @@ def append_lines(
     trace_id: Any,
     offset: int | None,
     lines: Sequence[bytes],
-    viewed: bool = True,
     created: models.Trace | None = None,
 ) -> AppendResult:
     """Store the lines the client sent after its first `offset` lines, once each; with
     `offset=None`, after whatever is stored (a capture that is the trace's only writer
     and never resends: the recording proxy, the OTLP receiver).
-
-    `viewed=False` (a trace created a moment ago by the same caller, which no page can
-    have open yet) skips rendering the call rows that open pages insert.
 
     Raises OffsetGap, TraceNotLive, models.Trace.DoesNotExist, or InputRejected when the
     first readable lines are no known format or the trace would exceed the size limit.
@@ -163,7 +161,7 @@ def append_lines(
             # A `created` trace's row is in the caller's transaction, whose own savepoint
             # undoes both if the append fails: no second savepoint for it.
             with transaction.atomic(savepoint=created is None):
-                result = _append_locked(entry, trace_id, offset, lines, viewed, created)
+                result = _append_locked(entry, trace_id, offset, lines, created)
         except BaseException:
             entry.reset()  # the session may hold lines the database does not
             raise
@@ -239,7 +237,6 @@ def _append_locked(
     trace_id: Any,
     offset: int | None,
     lines: Sequence[bytes],
-    viewed: bool = True,
     created: models.Trace | None = None,
 ) -> AppendResult | None:
     """The append, under the row lock; None when the trace was idle too long and was
@@ -286,14 +283,14 @@ def _append_locked(
     )
     trace.lines_total = total + len(fresh)
     trace.source_bytes += len(data)
-    events: list[tuple[str, dict[str, Any]]] = []
+    events: list[tuple[str, LiveEventData]] = []
     if trace.format:
         session = entry.synced(trace, through=total, from_scratch=not format_was_known)
         before = Marks.of(session) if format_was_known else Marks()
         session.feed(items)
         entry.lines_fed = trace.lines_total
         snapshot = session.snapshot(trace.lines_total)
-        events = store_changes(trace, session, before, snapshot, rows_html=viewed)
+        events = store_changes(trace, session, before, snapshot)
         held = session.held()
         if held != entry.held:
             entry.held = held
@@ -322,7 +319,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
         core = session.finish(trace.lines_total)
     report = build_report(core, prices=price_table())
     events = store_changes(trace, session, before, core)
-    events += finding_events(trace.report, report)
+    events += account_events(trace.report, report) + finding_events(trace.report, report)
     digest = hashlib.sha256()
     for data in originals.chunks_bytes(originals.trace_chunks(trace)):
         digest.update(data)

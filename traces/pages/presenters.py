@@ -16,6 +16,7 @@ from django.db.models import Q
 
 from traces import models
 from traces.core.analysis.rules.registry import rules
+from traces.core.outputs.call_row import call_row_marks
 from traces.core.report_types import StoredReport
 from traces.pages.accounting_presenter import accounting_context
 from traces.pages.call_presenter import call_context
@@ -86,10 +87,14 @@ def trace_context(
     accounting = accounting_context(report)
     loops: dict[int, LoopView] = {}
     for call in calls:
-        call.tool_names = names_by_call.get(call.index, [])
         call.appended_count = call.message_count - call.prefix_len
-        call.findings = accounting["findings_by_call"].get(call.index, [])
-        call.account = accounting["call_reports"].get(call.index, {})
+        # What the row shows beyond the stored call: the same marks a live event carries.
+        call.marks = call_row_marks(
+            usage_reported=call.usage_reported,
+            tool_names=names_by_call.get(call.index, []),
+            account=accounting["call_reports"].get(call.index),
+            findings=accounting["findings_by_call"].get(call.index, []),
+        )
         loops.setdefault(call.loop, LoopView(call.loop, call.model)).calls.append(call)
     agent_loops = sorted(
         (view for number, view in loops.items() if number not in side_loops),

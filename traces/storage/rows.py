@@ -161,18 +161,12 @@ def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[dict[str, An
     """Insert new calls (and their blobs); a live trace adds them a batch at a time.
 
     Written with plain SQL (`traces.storage.row_writer`); returns each row's column values (all
-    but the trace), from which `call_rows` makes the live page's unsaved rows."""
+    but the trace)."""
     batch = BlobBatch()
     values = [call_values(call, batch) for call in calls]
     batch.save()
     _insert_values(models.Call, trace, values)
     return values
-
-
-def call_rows(trace: models.Trace, values: list[dict[str, Any]]) -> list[models.Call]:
-    """Unsaved Call rows carrying `store_calls`' values, for the live page's row HTML
-    (which needs no primary key)."""
-    return [models.Call(trace=trace, **row) for row in values]
 
 
 def store_tool_runs(

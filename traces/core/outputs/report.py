@@ -5,7 +5,7 @@ Later versions add keys; none are renamed. See docs/report-schema.md.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from ..analysis.accounting import Accounting, account
 from ..analysis.failed_generation import attempted_tool_calls
@@ -18,6 +18,7 @@ from ..model import Call, HttpTraffic, Loop, ToolRun, Trace, Usage
 from ..report_types import (
     AccountingEntry,
     CallEntry,
+    CallFacts,
     CompactionEntry,
     LinesEntry,
     LoopEntry,
@@ -25,6 +26,7 @@ from ..report_types import (
     ParallelBatchEntry,
     Report,
     ToolRunEntry,
+    ToolRunFacts,
     TotalsEntry,
 )
 from .summary import outcome_of
@@ -50,7 +52,7 @@ def build_report(
     if findings is None:
         findings = run_rules(trace, accounting)
     calls = [
-        cast(CallEntry, _call(call) | _call_account(accounting, call.index - 1))
+        cast(CallEntry, call_facts(call) | _call_account(accounting, call.index - 1))
         for call in trace.calls
     ]
     runs = [_run(run, accounting, position) for position, run in enumerate(trace.tool_runs)]
@@ -133,7 +135,21 @@ def _accounting(accounting: Accounting) -> AccountingEntry:
 
 
 def _run(run: ToolRun, accounting: Accounting, position: int) -> ToolRunEntry:
-    """One tool run; keys that say nothing for this run (pairing by id, no transport, no
+    """One tool run: its facts, with the accounting of its result after the pairing."""
+    facts = tool_run_facts(run)
+    head = {key: value for key, value in facts.items() if key not in _AFTER_ACCOUNT}
+    tail = {key: facts[key] for key in _AFTER_ACCOUNT if key in facts}
+    return cast(ToolRunEntry, head | _result_account(accounting, position) | tail)
+
+
+_AFTER_ACCOUNT: tuple[Literal["transport", "error_inferred"], ...] = ("transport", "error_inferred")
+"""Facts of a tool run that the report lists after its accounting (its keys keep their
+place on the wire)."""
+
+
+def tool_run_facts(run: ToolRun) -> ToolRunFacts:
+    """A tool run as recorded (the report's entry before the accounting; what a live
+    event sends); keys that say nothing for this run (pairing by id, no transport, no
     inferred error) are left out."""
     entry = {
         "id": run.id,
@@ -148,12 +164,10 @@ def _run(run: ToolRun, accounting: Accounting, position: int) -> ToolRunEntry:
         "ended_at": run.ended_at,
         "duration_s": run.duration_s,
         "result_preview": run.result_text[:RESULT_PREVIEW_CHARS],
-        **({"pairing": run.pairing} if run.pairing != "id" else {}),
-        **_result_account(accounting, position),
         **_run_provenance(run),
         **({"error_inferred": run.error_inferred} if run.error_inferred else {}),
     }
-    return cast(ToolRunEntry, entry)
+    return cast(ToolRunFacts, entry)
 
 
 def _run_provenance(run: ToolRun) -> dict[str, Any]:
@@ -212,9 +226,11 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def _call(call: Call) -> dict[str, Any]:
+def call_facts(call: Call) -> CallFacts:
+    """A call as recorded (the report's entry before the accounting; what a live event
+    sends); the optional keys only when the call has them."""
     usage = call.usage
-    return {
+    facts = {
         "index": call.index,
         "loop": call.loop,
         "line": call.line,
@@ -238,6 +254,7 @@ def _call(call: Call) -> dict[str, Any]:
         **({"compaction": compaction} if (compaction := compaction_of(call)) else {}),
         **({"attempted_tool_calls": tried} if (tried := _attempted(call)) is not None else {}),
     }
+    return cast(CallFacts, facts)
 
 
 def _attempted(call: Call) -> list[dict[str, Any]] | None:

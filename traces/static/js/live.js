@@ -1,9 +1,12 @@
 // Live tail on the trace page: follow a running agent's loop over a websocket.
 //
-// Messages are {"type", "seq", "data"} with type call, tool_run, finding or state, in seq
-// order, one per line of a frame. New calls are appended to the call list of their loop (or a new loop section)
-// without touching what is already there, so scroll position, open <details> and focus
-// stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
+// Messages are {"type", "seq", "data"} with type call, call_account, tool_run, finding,
+// held or state, in seq order, one per line of a frame; their data is the report's shapes
+// (a call's facts and its row's marks, then its accounting once a report covers it; a
+// tool run; a finding), never markup. New calls are appended to the
+// call list of their loop (or a new loop section), each row built from the data by
+// live_rows.js as the page's template builds it, without touching what is already there,
+// so scroll position, open <details> and focus stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
 // exponential backoff) and gets exactly what it missed.
 //
 // Hooks for other page parts (sequence diagram, growth chart): every message is also
@@ -77,6 +80,7 @@
     box.setAttribute("data-after", String(lastSeq));
     var data = event.data || {};
     if (event.type === "call") addCall(data);
+    else if (event.type === "call_account") showAccount(data);
     else if (event.type === "finding") showFinding(data);
     else if (event.type === "state") showState(data);
     var detail = Object.assign({ seq: event.seq }, data);
@@ -133,18 +137,7 @@
   }
 
   function rowFrom(data) {
-    var holder = document.createElement("template");
-    holder.innerHTML = data.row_html || ""; // rendered and escaped by the page's own template
-    var row = holder.content.querySelector("tr");
-    if (row) return row;
-    row = document.createElement("tr");
-    var cell = document.createElement("td");
-    var link = document.createElement("a");
-    link.href = data.url;
-    link.textContent = String(data.index);
-    cell.appendChild(link);
-    row.appendChild(cell);
-    return row;
+    return window.loopInspectorRows.callRow(data); // from the data, as the template does
   }
 
   function addCall(data) {
@@ -163,10 +156,14 @@
     });
   }
 
-  // -- findings -------------------------------------------------------------------------------
-  function findingKey(data) {
-    return [data.rule, data.call, data.tool_call_id, data.loop].join("|");
+  // Once the report covers a call: its cost and estimate, as a reload would show them.
+  function showAccount(data) {
+    var row = rowFor(callUrl(data.index));
+    if (row) window.loopInspectorRows.showAccount(row, data);
   }
+
+  // -- findings -------------------------------------------------------------------------------
+  var findingKey = window.loopInspectorRows.findingKey;
 
   function findingsList() {
     var panel = document.getElementById("findings-title");
@@ -190,31 +187,27 @@
     return rule && message && rule.textContent === data.rule && message.textContent === data.message;
   }
 
+  // A finding the page shows already (by its key) is replaced: a later report may word it
+  // otherwise ("re-sent in 3 requests"); a resolved one is removed.
+  function removeFinding(list, data) {
+    if (list) {
+      Array.prototype.forEach.call(list.querySelectorAll("li.finding"), function (item) {
+        if (sameFinding(item, data)) item.remove();
+      });
+    }
+    var flags = document.querySelectorAll("td.flags a[data-key='" + CSS.escape(findingKey(data)) + "']");
+    Array.prototype.forEach.call(flags, function (flag) { flag.remove(); });
+  }
+
   function showFinding(data) {
     var list = findingsList();
     keepingPlace(function () {
-      if (data.resolved) {
-        if (list) {
-          Array.prototype.forEach.call(list.querySelectorAll("li.finding"), function (item) {
-            if (sameFinding(item, data)) item.remove();
-          });
-        }
-        var flags = document.querySelectorAll("td.flags a[data-key='" + CSS.escape(findingKey(data)) + "']");
-        Array.prototype.forEach.call(flags, function (flag) { flag.remove(); });
-        return;
-      }
+      removeFinding(list, data);
+      if (data.resolved) return;
       if (list) list.appendChild(findingItem(data));
       var row = data.call ? rowFor(callUrl(data.call)) : null;
       var cell = row && row.querySelector("td.flags");
-      if (cell) {
-        var flag = document.createElement("a");
-        flag.className = "badge badge-" + data.severity;
-        flag.href = callUrl(data.call) + "#findings";
-        flag.title = data.message;
-        flag.textContent = data.rule;
-        flag.setAttribute("data-key", findingKey(data));
-        cell.appendChild(flag);
-      }
+      if (cell) window.loopInspectorRows.addFlag(cell, data, callUrl(data.call));
     });
   }
 
