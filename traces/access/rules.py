@@ -27,6 +27,7 @@ and the view shows only what `principal.traces()` / `principal.projects(rule)` r
 
 from __future__ import annotations
 
+import time
 from functools import wraps
 from types import MappingProxyType
 from typing import Any
@@ -214,20 +215,47 @@ def _refuse(request: HttpRequest, rule: Access, status: int, message: str) -> Ht
 
 
 # -- websockets ---------------------------------------------------------------------------------
+REVOKED = 4403
+"""The close code of a socket whose grant is gone (revoked token or share link, lost
+membership), as of a refused handshake."""
+
+
 def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
-    """Check the rule on connect (before accept: a refusal is a 403 handshake)."""
+    """Check the rule on connect (before accept: a refusal is a 403 handshake), and give
+    the consumer `still_allowed()`: the same check again, at most every DECISION_SECONDS,
+    which consumers call before each event they send and each frame they take, so a
+    revocation reaches open sockets too (issue 26: a socket opened through a share link
+    kept receiving events after the link was revoked)."""
     from channels.db import database_sync_to_async
+
+    from traces.access.decisions import DECISION_SECONDS
 
     original = consumer.connect
 
     async def connect(self) -> None:
         allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
         if not allowed:
-            await self.close(code=4403)
+            await self.close(code=REVOKED)
             return
+        self.access_checked_at = time.monotonic()
         await original(self)
 
+    async def still_allowed(self) -> bool:
+        """Whether the grant still holds; when it does not, the socket is closed."""
+        if local_mode() or rules["*"] is Access.PUBLIC:
+            return True
+        now = time.monotonic()
+        if now - getattr(self, "access_checked_at", 0.0) < DECISION_SECONDS:
+            return True
+        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
+        if allowed:
+            self.access_checked_at = now
+            return True
+        await self.close(code=REVOKED, reason="access revoked")
+        return False
+
     consumer.connect = connect
+    consumer.still_allowed = still_allowed
     consumer.access_rules = rules
     return consumer
 

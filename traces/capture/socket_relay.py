@@ -126,6 +126,8 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         upstream, recorder = self.upstream, self.recorder
         if upstream is None or recorder is None:
             return
+        if not await self.still_allowed():  # closed; `disconnect` closes upstream
+            return
         if text_data is None:
             with contextlib.suppress(websockets.ConnectionClosed):
                 await upstream.send(bytes_data or b"")

@@ -137,6 +137,8 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
         first, last = message["first"], message["last"]
         if last <= self.last_sent:
             return  # seen already (from the backlog, or a repeated message)
+        if not await self.still_allowed():
+            return
         if first > self.last_sent + 1:
             # A message was lost or overtaken (another process, a full channel): the
             # stored events fill the hole.
@@ -192,6 +194,8 @@ class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not await self.still_allowed():
+            return
         if isinstance(content, dict) and content.get("type") == "close":
             trace = await database_sync_to_async(live.close_live_trace)(trace_id=self.trace_id)
             await self.send_json({"type": "closed", "total": trace.lines_total})
