@@ -17,7 +17,8 @@ from traces import models
 from traces.conf import limits
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.runs import split_runs
-from traces.services.ingest import trace_ingest
+from traces.core.reading.upload_redaction import redact_upload
+from traces.services.ingest import redacts, trace_ingest
 from traces.storage import originals
 
 
@@ -62,7 +63,10 @@ def run_set_ingest(
         found, unreadable = split_runs([(filename, data)], limits())
         rejected.extend((problem.name, problem.message) for problem in unreadable)
         if found and not (len(found) == 1 and found[0].data is data):
-            _keep_set_file(run_set, filename, data, len(found))  # as received, before the split
+            if redacts(project):  # kept decoded, with its members' credentials replaced
+                filename, redacted = redact_upload(filename, data, limits())
+                data = redacted.data
+            _keep_set_file(run_set, filename, data, len(found))  # as uploaded, before the split
         runs.extend(found)
     added: list[models.Trace] = []
     seen: set[str] = set()
