@@ -152,7 +152,26 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
         return out
     if isinstance(value, list):
         return [
-            _mask_pair(item) if isinstance(item, dict) else mask_secrets(item, depth + 1)
+            _mask_pair(item)
+            if isinstance(item, dict)
+            else _mask_named_pair(item)
+            if _named_pair(item)
+            else mask_secrets(item, depth + 1)
             for item in value
         ]
     return value
+
+
+def _named_pair(item: Any) -> bool:
+    """A `[name, value]` pair outside a header container, named as a credential is
+    wherever it appears (`secret_field`)."""
+    return (
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and secret_field(item[0])
+    )
+
+
+def _mask_named_pair(item: list[Any]) -> list[Any]:
+    return [item[0], _masked(item[1])]

@@ -20,16 +20,18 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .redact_yaml import redact_yaml
 from .secret_rule import (
     ATTRIBUTE_CONTAINERS,
     FIELD_WORDS,
+    REDACTED,
     SHAPE_PATTERNS,
     Shape,
     secret_field,
     secret_name,
 )
 
-REPLACEMENT = b"[redacted]"
+REPLACEMENT = REDACTED
 _Replacer = Callable[[re.Match[bytes]], bytes]
 SCOPE_BYTES = 4 * 1024 * 1024
 """How far a header or attribute container is followed (real ones are a few KB)."""
@@ -77,13 +79,6 @@ _STRING_AT = re.compile(_STRING)
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _NAME_FOLLOWS = re.compile(rb"\s*:")
 """After a member name (`{"stringValue": "…"}` keeps its name)."""
-_YAML_MEMBER = re.compile(
-    rb"^(?P<keep>[ \t]*-?[ \t]*(?P<name>[A-Za-z0-9_.-]{1,80}):[ \t]*)"
-    rb"(?:(?P<value>[^\s#\n][^\n]*)|\n(?P<items>(?:[ \t]*-[ \t]+[^\n]*(?:\n|\Z))+))",
-    re.MULTILINE,
-)
-"""A YAML `name: value` line, or `name:` and its `- value` items (VCR cassette headers)."""
-_YAML_ITEM = re.compile(rb"^(?P<keep>[ \t]*-[ \t]+)(?P<value>[^\n]*)", re.MULTILINE)
 _URL = re.compile(rb"(?:https?|wss?)://[^\s\"'<>\\?]{1,2000}\?[^\s\"'<>\\]{1,8000}")
 _QUERY = re.compile(rb"(?<=[?&])(?P<name>[A-Za-z0-9_.\-\[\]]{1,80})=(?P<value>[^&#]+)")
 
@@ -103,7 +98,7 @@ def redact(data: bytes) -> Redacted:
     data = _redact_containers(data, found)
     data = _redact_pairs(data, found)
     if b":" in data and b"\n" in data:
-        data = _redact_yaml(data, found)
+        data = redact_yaml(data, found)
     if b"://" in data:
         data = _URL.sub(lambda match: _redact_query(match.group(), found), data)
     lowered = data.lower()
@@ -262,25 +257,6 @@ def _redact_pairs(data: bytes, found: Counter[str]) -> bytes:
         )
 
     return _NAME_PAIR.sub(pair, data)
-
-
-def _redact_yaml(data: bytes, found: Counter[str]) -> bytes:
-    def member(match: re.Match[bytes]) -> bytes:
-        name = match.group("name").decode("ascii")
-        if not secret_field(name):
-            return match.group()
-        if match.group("value") is not None:
-            if match.group("value") == REPLACEMENT:
-                return match.group()
-            found[name.lower()] += 1
-            return match.group("keep") + REPLACEMENT
-        items = match.group("items")
-        redacted = _YAML_ITEM.sub(lambda item: item.group("keep") + REPLACEMENT, items)
-        if redacted != items:
-            found[name.lower()] += 1
-        return match.group()[: match.start("items") - match.start()] + redacted
-
-    return _YAML_MEMBER.sub(member, data)
 
 
 def _redact_query(url: bytes, found: Counter[str]) -> bytes:

@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+REDACTED = b"[redacted]"
+"""What a credential's value becomes in a stored original."""
 SECRET_WORDS = re.compile(
     r"key|auth|token(?!s|[-_.]?count)|secret|cookie|session(?![-_.]?id)|signature|"
     r"password|passwd|credential|^sig$|^code$|x-amz-security",
