@@ -31,6 +31,7 @@ from traces.core.reading import archive, blobs
 from traces.core.reading.redact import redact
 from traces.services.deletion import trace_delete
 from traces.services.ingest import trace_ingest
+from traces.services.set_ingest import run_set_ingest
 from traces.storage import originals
 
 PLANTED = "sk-ant-api03-PLANTEDkey0123456789abcdefXYZ"
@@ -392,6 +393,11 @@ def test_every_planted_shape_is_nowhere_in_a_run_set_and_its_kept_archive(shared
     with zipfile.ZipFile(io.BytesIO(kept)) as archive_:
         assert sorted(archive_.namelist()) == ["planted.jsonl", "vcr.yaml"]
     assert holding_anywhere(client, traces, ALL_SECRETS) == {}
+    again = run_set_ingest(
+        name="planted set", files=[("bundle.zip", bundle.getvalue())], project=shared.alpha
+    )
+    assert again.duplicates == ["bundle.zip"] and again.added == []  # recognised, though redacted
+    assert run_set.files.count() == 1 and run_set.runs.count() == 2
 
 
 def test_redaction_changes_only_the_secret_spans():

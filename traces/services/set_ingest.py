@@ -63,10 +63,11 @@ def run_set_ingest(
         found, unreadable = split_runs([(filename, data)], limits())
         rejected.extend((problem.name, problem.message) for problem in unreadable)
         if found and not (len(found) == 1 and found[0].data is data):
+            digest = hashlib.sha256(data).hexdigest()  # of the upload: a repeat is recognised
             if redacts(project):  # kept decoded, with its members' credentials replaced
                 filename, redacted = redact_upload(filename, data, limits())
                 data = redacted.data
-            _keep_set_file(run_set, filename, data, len(found))  # as uploaded, before the split
+            _keep_set_file(run_set, filename, data, len(found), digest)  # before the split
         runs.extend(found)
     added: list[models.Trace] = []
     seen: set[str] = set()
@@ -93,8 +94,9 @@ def run_set_ingest(
     return SetIngestResult(run_set, added, duplicates, rejected)
 
 
-def _keep_set_file(run_set: models.RunSet, filename: str, data: bytes, runs: int) -> None:
-    sha256 = hashlib.sha256(data).hexdigest()
+def _keep_set_file(
+    run_set: models.RunSet, filename: str, data: bytes, runs: int, sha256: str
+) -> None:
     if run_set.files.filter(sha256=sha256).exists():
         return
     # Named by the set and the bytes' digest: a racing upload of the same file writes the
