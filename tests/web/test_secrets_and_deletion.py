@@ -29,6 +29,7 @@ from traces import models
 from traces.access.rules import Principal
 from traces.core.reading import archive, blobs
 from traces.core.reading.redact import redact
+from traces.live.writes import append_lines, create_live_trace
 from traces.services.deletion import trace_delete
 from traces.services.ingest import trace_ingest
 from traces.services.set_ingest import run_set_ingest
@@ -398,6 +399,22 @@ def test_every_planted_shape_is_nowhere_in_a_run_set_and_its_kept_archive(shared
     )
     assert again.duplicates == ["bundle.zip"] and again.added == []  # recognised, though redacted
     assert run_set.files.count() == 1 and run_set.runs.count() == 2
+
+
+@pytest.mark.corpus
+def test_every_planted_shape_is_nowhere_in_a_shared_live_trace(shared, corpus):
+    trace = create_live_trace(name="live planted", project=shared.alpha)
+    lines = planted_every_shape(corpus).splitlines(keepends=True)
+    append_lines(trace_id=trace.pk, offset=0, lines=lines[:3])
+    append_lines(trace_id=trace.pk, offset=3, lines=lines[3:])
+    trace.refresh_from_db()
+    assert trace.lines_total == len(lines) and trace.redacted["x-auth-token"] == len(lines)
+    stored = _stored_readings()
+    pages = [shared.clients["member"].get(url).content for url in (f"/traces/{trace.pk}/",)]
+    for secret in ALL_SECRETS:
+        needle = secret.encode()
+        assert not [name for name, texts in stored.items() if any(needle in t for t in texts)]
+        assert not [page for page in pages if needle in page]
 
 
 def test_redaction_changes_only_the_secret_spans():
