@@ -27,7 +27,8 @@ from traces.core.model import Trace as CoreTrace
 from traces.core.outputs.report import build_report
 from traces.core.reading import archive
 from traces.core.reading.mapping import Mapping
-from traces.core.reading.redact import merge_fields, redact
+from traces.core.reading.redact import merge_fields
+from traces.core.reading.upload_redaction import redact_upload
 from traces.selectors.traces import trace_source_bytes, trace_source_files
 from traces.services.labels import trace_set_labels
 from traces.services.mappings import stored_mapping
@@ -87,7 +88,7 @@ def ingest_prepare(
     """
     redacted: dict[str, int] = {}
     if redact_credentials:
-        cleaned = [(filename, redact(data)) for filename, data in files]
+        cleaned = [redact_upload(filename, data, limits()) for filename, data in files]
         files = [(filename, result.data) for filename, result in cleaned]
         redacted = merge_fields(*(result.fields for _, result in cleaned))
     if len(files) == 1:

@@ -17,7 +17,8 @@ from traces import models
 from traces.conf import limits
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.runs import split_runs
-from traces.services.ingest import trace_ingest
+from traces.core.reading.upload_redaction import redact_upload
+from traces.services.ingest import redacts, trace_ingest
 from traces.storage import originals
 
 
@@ -62,7 +63,11 @@ def run_set_ingest(
         found, unreadable = split_runs([(filename, data)], limits())
         rejected.extend((problem.name, problem.message) for problem in unreadable)
         if found and not (len(found) == 1 and found[0].data is data):
-            _keep_set_file(run_set, filename, data, len(found))  # as received, before the split
+            digest = hashlib.sha256(data).hexdigest()  # of the upload: a repeat is recognised
+            if redacts(project):  # kept decoded, with its members' credentials replaced
+                filename, redacted = redact_upload(filename, data, limits())
+                data = redacted.data
+            _keep_set_file(run_set, filename, data, len(found), digest)  # before the split
         runs.extend(found)
     added: list[models.Trace] = []
     seen: set[str] = set()
@@ -89,8 +94,9 @@ def run_set_ingest(
     return SetIngestResult(run_set, added, duplicates, rejected)
 
 
-def _keep_set_file(run_set: models.RunSet, filename: str, data: bytes, runs: int) -> None:
-    sha256 = hashlib.sha256(data).hexdigest()
+def _keep_set_file(
+    run_set: models.RunSet, filename: str, data: bytes, runs: int, sha256: str
+) -> None:
     if run_set.files.filter(sha256=sha256).exists():
         return
     # Named by the set and the bytes' digest: a racing upload of the same file writes the

@@ -2,11 +2,13 @@
 
 Headers are recorded in many shapes: a dict, a list of `{name, value}` pairs (HAR), a
 list of `[name, value]` pairs, OpenTelemetry `http.request.header.<name>` attributes
-(string arrays), and keys in request URLs' query strings (`?key=` for Gemini). A header,
-attribute or query parameter is masked when its name contains a word that marks a
-secret (key, auth, token, secret, cookie, session, signature, password, credential).
+(string arrays), and keys in request URLs' query strings (`?key=` for Gemini). What is
+secret is `secret_rule`'s one rule, the same `redact` applies to stored originals: a
+header, attribute or query parameter whose name marks a secret, a field such as
+`api_key` or `password` anywhere, and a key-shaped text (`sk-…`, a JWT) anywhere.
 
-Only the copy kept for display is masked: the original file stays byte-identical.
+Only the copy kept for display is masked; the original is kept as the mode says
+(`redact`: redacted in shared mode, byte-identical in local mode).
 """
 
 from __future__ import annotations
@@ -15,27 +17,29 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .secret_rule import (
+    ATTRIBUTE_CONTAINERS,
+    HEADER_CONTAINERS,
+    SHAPES_TEXT,
+    secret_field,
+    secret_name,
+    shape_start,
+)
+
+__all__ = ["MASK", "mask_headers", "mask_secrets", "mask_text", "mask_url", "secret_name"]
+
 MASK = "[masked]"
-SECRET_WORDS = re.compile(
-    r"key|auth|token|secret|cookie|session|signature|password|passwd|credential|"
-    r"^sig$|^code$|x-amz-security",
-    re.IGNORECASE,
-)
-EXTRA_SECRET_HEADERS = frozenset({"openai-organization", "openai-project"})
-"""Not secret by name, but they identify the account."""
-HEADER_CONTAINERS = re.compile(r"headers?$", re.IGNORECASE)
-ATTRIBUTE_CONTAINERS = frozenset({"attributes", "span_attributes", "resource_attributes"})
-OTEL_HEADER = re.compile(r"^http\.(request|response)\.header\.", re.IGNORECASE)
-SECRET_FIELDS = frozenset(
-    {"api_key", "apikey", "access_token", "refresh_token", "client_secret", "password"}
-)
-"""Fields masked wherever they appear (outside headers too)."""
 
 
-def secret_name(name: Any) -> bool:
-    """Whether a header, attribute or query parameter of this name holds a credential."""
-    text = str(name).lower()
-    return text in EXTRA_SECRET_HEADERS or SECRET_WORDS.search(text) is not None
+def mask_text(text: str) -> str:
+    """A text with every secret of a known shape (`SHAPES_TEXT`) masked."""
+    if not SHAPES_TEXT.search(text):
+        return text
+    return SHAPES_TEXT.sub(lambda match: text_before_secret(match) + MASK, text)
+
+
+def text_before_secret(match: re.Match[str]) -> str:
+    return match.group()[: shape_start(match) - match.start()]
 
 
 def _masked(value: Any) -> Any:
@@ -72,7 +76,7 @@ def _mask_pair(item: Any) -> Any:
     if isinstance(item, dict) and "value" in item:
         name = item.get("name", item.get("key"))
         if isinstance(name, str):
-            hidden = secret_name(OTEL_HEADER.sub("", name))
+            hidden = secret_name(name)
             return {**item, "value": _mask_all(item["value"])} if hidden else item
     if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
         return [item[0], _masked(item[1])] if secret_name(item[0]) else list(item)
@@ -108,9 +112,7 @@ def _kind(name: str) -> int:
             kind = _HEADERS
         elif lower in ATTRIBUTE_CONTAINERS:
             kind = _ATTRIBUTES
-        elif lower in SECRET_FIELDS or (
-            OTEL_HEADER.match(name) and secret_name(OTEL_HEADER.sub("", name))
-        ):
+        elif secret_field(name):
             kind = _SECRET
         else:
             kind = _PLAIN
@@ -124,7 +126,9 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
     if depth > 64:
         return value
     if isinstance(value, str):
-        return mask_url(value) if "?" in value and value.startswith(("http", "ws")) else value
+        if "?" in value and value.startswith(("http", "ws")):
+            value = mask_url(value)
+        return mask_text(value)
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for key, item in value.items():
@@ -148,7 +152,26 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
         return out
     if isinstance(value, list):
         return [
-            _mask_pair(item) if isinstance(item, dict) else mask_secrets(item, depth + 1)
+            _mask_pair(item)
+            if isinstance(item, dict)
+            else _mask_named_pair(item)
+            if _named_pair(item)
+            else mask_secrets(item, depth + 1)
             for item in value
         ]
     return value
+
+
+def _named_pair(item: Any) -> bool:
+    """A `[name, value]` pair outside a header container, named as a credential is
+    wherever it appears (`secret_field`)."""
+    return (
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and secret_field(item[0])
+    )
+
+
+def _mask_named_pair(item: list[Any]) -> list[Any]:
+    return [item[0], _masked(item[1])]
