@@ -121,3 +121,6 @@ def patch_daphne() -> None:
     WebRequest.requestReceived = requestReceived
     WebRequest._inspector_patched = True
     _patch_websocket_limits()
+    from inspector.log_masking import patch_access_log
+
+    patch_access_log()

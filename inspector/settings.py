@@ -285,7 +285,9 @@ INSPECTOR_UPSTREAM_OPENAI = os.environ.get("INSPECTOR_UPSTREAM_OPENAI", "https:/
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # No credential from a URL's query in any log line (inspector.log_masking).
+    "filters": {"mask_query": {"()": "inspector.log_masking.MaskQueryCredentials"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["mask_query"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 

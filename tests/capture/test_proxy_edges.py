@@ -426,3 +426,34 @@ def stored_values(database) -> list[tuple[str, str, bytes]]:
                         with contextlib.suppress(Exception):
                             found.append((table, column, unpack(data)))
     return found
+
+
+def test_a_credential_in_a_proxied_query_never_reaches_a_log(inspector_server):
+    """Issue 26: `?key=` (Gemini's way of sending its key) was written to daphne's access
+    log and httpx's request log."""
+    query_secret = "AIzaQUERYSECRETnotForLogs0123456789abcdef"
+    httpx.post(
+        f"{inspector_server.base}/proxy/s/query/anthropic/v1/messages?key={query_secret}&beta=1",
+        json={**BODY, "model": "claude"},
+        headers={"x-api-key": SECRET},
+        timeout=30,
+    )
+    log = inspector_server.log.read_text(errors="replace")
+    assert "/proxy/s/query/anthropic/v1/messages?" in log  # the request was logged...
+    assert query_secret not in log  # ...without its key
+    assert "beta=1" in log
+
+
+def test_the_log_filter_masks_urls_in_any_record():
+    import logging
+
+    from inspector.log_masking import MaskQueryCredentials
+
+    record = logging.LogRecord(
+        "httpx", logging.INFO, __file__, 1, 'HTTP Request: %s %s "%s"',
+        ("POST", httpx.URL("https://up.example/v1/x?api_key=s3cret&n=2"), "HTTP/1.1 200 OK"),
+        None,
+    )  # fmt: skip
+    assert MaskQueryCredentials().filter(record)
+    message = record.getMessage()
+    assert "s3cret" not in message and "n=2" in message and "api_key=[masked]" in message

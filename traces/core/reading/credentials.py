@@ -83,6 +83,23 @@ def _mask_pair(item: Any) -> Any:
     return mask_secrets(item)
 
 
+def mask_query(target: str) -> str:
+    """A path or URL with the values of secret query parameters masked (for log lines:
+    a proxied `?key=` must not reach the access log)."""
+    path, mark, query = target.partition("?")
+    if not mark:
+        return target
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True)
+    except ValueError:
+        return path + "?" + MASK
+    if not any(secret_name(name) for name, _ in pairs):
+        return target
+    return (
+        path + "?" + urlencode([(n, MASK if secret_name(n) else v) for n, v in pairs], safe="[]/")
+    )
+
+
 def mask_url(url: str) -> str:
     """A URL with the values of secret query parameters masked."""
     if "?" not in url or "://" not in url[:12]:
