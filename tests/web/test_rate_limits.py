@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from channels.db import database_sync_to_async
+from channels.testing import HttpCommunicator
 from django.core.cache import cache
+from django.db import connections
 from django.test import Client
 
+from inspector.asgi import application
+from tests.live.conftest import run_async
 from tests.live.events import agent_lines, ndjson
 from tests.web.team_world import build_world
 from traces import models
@@ -67,3 +72,26 @@ def test_windows_reset():
     assert charge(7, uploads=1, now=start + 10) == 50
     assert charge(7, uploads=1, now=start + 61) == 0
     cache.clear()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bytes_per_day_count_bodies_without_a_content_length(limited):
+    """Issue 26: a chunked body (no Content-Length) was not counted: free bytes."""
+    limited(TOKEN_UPLOADS_PER_MINUTE=0, TOKEN_BYTES_PER_DAY=len(BODY) + 10)
+    world = build_world()
+    token = world.headers("ingest_token")["HTTP_AUTHORIZATION"]
+
+    async def chunked_upload() -> int:
+        headers = [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/x-ndjson"),
+            (b"transfer-encoding", b"chunked"),
+            (b"authorization", token.encode()),
+        ]
+        communicator = HttpCommunicator(application, "POST", "/api/traces", BODY, headers)
+        response = await communicator.get_response(timeout=30)
+        await database_sync_to_async(connections.close_all)()
+        return response["status"]
+
+    assert run_async(chunked_upload) == 201
+    assert run_async(chunked_upload) == 429

@@ -179,10 +179,7 @@ def _project_id(rows: QuerySet, column: str = "project_id") -> int | None:
 def _over_limit(request: HttpRequest, rule: Access, uploads: bool) -> HttpResponse | None:
     """429 with Retry-After when a token's write passes its limits (see `rate_limited`)."""
     token = getattr(request, "_principal", None) and request._principal.token
-    try:
-        nbytes = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        nbytes = 0
+    nbytes = body_bytes(request) if token is not None else 0
     token_id = token.pk if token is not None else None
     wait = rate_limited(token_id, rule, request.method or "", nbytes, uploads=int(uploads))
     if not wait:
@@ -193,6 +190,26 @@ def _over_limit(request: HttpRequest, rule: Access, uploads: bool) -> HttpRespon
     )
     response["Retry-After"] = str(wait)
     return response
+
+
+def body_bytes(request: HttpRequest) -> int:
+    """The bytes of a request's body as read, whatever its headers say: a chunked body
+    declares no Content-Length (issue 26: chunked uploads and live lines were not counted
+    against a token's daily bytes). Under ASGI the body is a file already received whole,
+    measured without reading it; else the declared length."""
+    stream = getattr(request, "_stream", None)
+    try:
+        if stream is not None and stream.seekable():
+            position = stream.tell()
+            size = stream.seek(0, 2)
+            stream.seek(position)
+            return int(size)
+    except (OSError, AttributeError, ValueError):
+        pass
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
 
 
 def _wants_json(request: HttpRequest) -> bool:
