@@ -95,3 +95,40 @@ def test_bytes_per_day_count_bodies_without_a_content_length(limited):
 
     assert run_async(chunked_upload) == 201
     assert run_async(chunked_upload) == 429
+
+
+def otlp_export(*trace_ids: str) -> bytes:
+    import json
+
+    spans = [
+        {
+            "traceId": trace_id,
+            "spanId": f"{n:016x}",
+            "name": "chat",
+            "startTimeUnixNano": "1700000000000000000",
+            "endTimeUnixNano": "1700000001000000000",
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+        }
+        for n, trace_id in enumerate(trace_ids, start=1)
+    ]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_otlp_counts_the_traces_it_creates_not_its_exports(limited):
+    """Issue 26: each export counted as one upload, whatever it created."""
+    limited(TOKEN_UPLOADS_PER_MINUTE=3, TOKEN_BYTES_PER_DAY=0)
+    world = build_world()
+    headers = world.headers("ingest_token")
+
+    def export(*trace_ids: str):
+        return Client().post("/v1/traces", otlp_export(*trace_ids), "application/json", **headers)
+
+    one = "ab" * 16
+    for _ in range(5):  # a per-span exporter: five exports, one trace
+        assert export(one).status_code == 200
+    many = [f"{n:032x}" for n in range(1, 6)]
+    refused = export(*many)  # five new traces: over the three a minute
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert export(*many[:2]).status_code == 200  # two more fit: 1 + 2 = 3
+    assert models.Trace.objects.filter(capture_key__contains="otlp:").count() == 3

@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from traces import live, models
-from traces.access.rules import Access, access, ingest_project
+from traces.access.rules import Access, access, ingest_project, rate_limited
 from traces.capture.lines import capturing, in_project, record_lines
 from traces.conf import inspector_settings
 from traces.core.gcpause import cycle_collector_paused
@@ -30,7 +30,7 @@ from traces.storage.db_scope import connection_scope
 log = logging.getLogger(__name__)
 
 
-@access(Access.INGEST, uploads=True)
+@access(Access.INGEST)
 @csrf_exempt
 async def receive(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
@@ -54,7 +54,15 @@ async def receive(request: HttpRequest) -> HttpResponse:
     project = await sync_to_async(ingest_project)(request)
     if project is None:
         return _error(403, "This Loop Inspector token cannot record here.")
-    rejected, problems = await sync_to_async(_store, thread_sensitive=False)(split, project)
+    token = getattr(getattr(request, "_principal", None), "token", None)
+    stored = await sync_to_async(_store, thread_sensitive=False)(
+        split, project, token.pk if token is not None else None
+    )
+    if isinstance(stored, int):  # the token's traces per minute are used up: nothing stored
+        response = _error(429, f"Rate limit of this API token reached: retry in {stored} s.")
+        response["Retry-After"] = str(stored)
+        return response
+    rejected, problems = stored
     body = otlp.response_body(protobuf=protobuf, rejected=rejected, message="; ".join(problems))
     return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
 
@@ -75,8 +83,14 @@ def _split(
     return otlp.split_by_trace(decoded)
 
 
-def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list[str]]:
-    """Append each trace's spans to its live trace; (rejected spans, messages).
+def _store(
+    split: otlp.SplitRequest, project: models.Project, token_id: int | None = None
+) -> tuple[int, list[str]] | int:
+    """Append each trace's spans to its live trace; (rejected spans, messages), or the
+    seconds to wait when the traces this export would create pass the token's
+    TOKEN_UPLOADS_PER_MINUTE (each new trace counts as one upload, whatever the number of
+    exports: issue 26 found a per-span exporter throttled at 61 exports a minute while one
+    export creating 10,000 traces counted as one).
 
     One transaction for the request (each trace a savepoint), one sweep of idle traces
     and one query for the trace ids that already have a live trace."""
@@ -90,6 +104,12 @@ def _store(split: otlp.SplitRequest, project: models.Project) -> tuple[int, list
             for group in split.groups.values()
         }
         live_now = capturing(list(keys.values()))
+        created = sum(
+            1 for g in split.groups.values() if g.genai and keys[g.trace_id] not in live_now
+        )
+        wait = rate_limited(token_id, Access.INGEST, "POST", 0, uploads=created)
+        if wait:
+            return wait
         for group in split.groups.values():
             key = keys[group.trace_id]
             if not group.genai and key not in live_now:
