@@ -136,3 +136,18 @@ def test_a_running_job_writes_its_heartbeat(data_dir):
 def test_the_sweep_runs_every_minute_on_the_workers():
     due = {task.name for task in HUEY.read_periodic(dt.datetime.now())}
     assert any(name.endswith("recover_stale_jobs_task") for name in due)
+
+
+def test_the_idle_sweep_runs_every_minute_on_the_workers():
+    """Issue 26: the sweep ran inside whichever request triggered it (90.5 s once)."""
+    due = {task.name for task in HUEY.read_periodic(dt.datetime.now())}
+    assert any(name.endswith("sweep_idle_every_minute") for name in due)
+
+
+def test_sweeps_asked_for_by_a_flood_of_requests_are_queued_once():
+    from traces.live.idle import SWEEP_EVERY, SweepRequests
+
+    requests = SweepRequests()
+    assert requests.due(100.0)
+    assert not any(requests.due(100.0 + n / 10) for n in range(1, 50))
+    assert requests.due(100.0 + SWEEP_EVERY)

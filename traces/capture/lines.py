@@ -18,6 +18,7 @@ from typing import Any
 from django.db import connection
 
 from traces import live, models
+from traces.live.idle import request_sweep
 from traces.storage.db_scope import connection_scope
 from traces.stores import store
 
@@ -57,7 +58,8 @@ def live_trace_for(
     absent: bool = False,
 ) -> tuple[uuid.UUID, models.Trace | None]:
     """The id of the live trace filed under `key`, and its row when this call created it
-    (None when it was there already). `sweep=False`: the caller swept the idle traces.
+    (None when it was there already). Creating one asks the queue for a sweep of idle
+    traces (`live.idle`); `sweep=False`: the caller asked for it, once for many traces.
     `absent=True`: the caller has just found no live trace under the key (`capturing`,
     in its open transaction), so none is looked for again.
 
@@ -78,8 +80,10 @@ def live_trace_for(
         )
         created = None
         if found is None:
+            if sweep:
+                request_sweep()
             created = live.create_live_trace(
-                name=name, format_name=format_name, project=project, capture_key=key, sweep=sweep
+                name=name, format_name=format_name, project=project, capture_key=key
             )
             found = created.pk
         if len(keys.live_ids) > 10_000:

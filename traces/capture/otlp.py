@@ -18,13 +18,14 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from traces import live, models
+from traces import models
 from traces.access.rules import Access, access, ingest_project, rate_limited
 from traces.capture.lines import capturing, in_project, record_lines
 from traces.conf import inspector_settings
 from traces.core.gcpause import cycle_collector_paused
 from traces.core.reading import otlp
 from traces.core.reading.limits import InputRejected
+from traces.live.idle import request_sweep
 from traces.storage.db_scope import connection_scope
 
 log = logging.getLogger(__name__)
@@ -93,12 +94,12 @@ def _store(
     export creating 10,000 traces counted as one).
 
     One transaction for the request (each trace a savepoint), one sweep of idle traces
-    and one query for the trace ids that already have a live trace."""
+    asked of the queue, and one query for the trace ids that already have a live trace."""
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
+    request_sweep()  # a queue task: the idle traces are closed off this request
     with connection_scope(), transaction.atomic():
-        live.sweep_idle()
         keys = {
             group.trace_id: in_project(f"otlp:{group.trace_id}", project)
             for group in split.groups.values()

@@ -19,6 +19,7 @@ from traces import models
 from traces.access.rules import Access, access, ingest_project, principal
 from traces.core.reading.limits import InputRejected
 from traces.live import writes as live
+from traces.live.idle import request_sweep
 from traces.services import team
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -48,6 +49,7 @@ def create_live(request: HttpRequest) -> JsonResponse:
     if project is None:
         return JsonResponse({"error": "You cannot create traces in that project."}, status=403)
     who = principal(request)
+    request_sweep()  # the idle traces are closed by a queue task, off this request
     try:
         trace = live.create_live_trace(
             name=name, format_name=format_name, project=project, created_by=who.audit_user

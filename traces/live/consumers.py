@@ -32,6 +32,7 @@ from traces.access.rate_limit import charge
 from traces.access.rules import Access, access
 from traces.core.reading.limits import InputRejected
 from traces.live.broadcast import group_name
+from traces.live.idle import request_sweep
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +87,8 @@ def decode_frame(text_data: str | None) -> tuple[Any, str | None]:
 
 @database_sync_to_async
 def _trace_state(trace_id: Any) -> str | None:
-    """The trace's state after closing idle live traces (a read is a sweep point)."""
-    live.sweep_idle()
+    """The trace's state; opening a socket asks the queue to close idle live traces."""
+    request_sweep()
     state = models.Trace.objects.filter(pk=trace_id).values_list("state", flat=True).first()
     return state
 

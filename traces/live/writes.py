@@ -110,15 +110,10 @@ def create_live_trace(
     project: models.Project | None = None,
     created_by: Any = None,
     capture_key: str = "",
-    sweep: bool = True,
 ) -> models.Trace:
-    """A new, empty live trace. Raises InputRejected for an unknown format name.
-
-    `sweep=False`: the caller has just closed the idle live traces (`sweep_idle`) itself,
-    once for many new traces (the OTLP receiver, for a request's trace ids)."""
+    """A new, empty live trace. Raises InputRejected for an unknown format name. The
+    endpoints that create one also ask for a sweep of idle traces (`live.idle`)."""
     choice = choose_format([], format_name) if format_name else None
-    if sweep:
-        sweep_idle()
     format_id = choice.name if choice else ""
     return models.Trace.objects.create(
         project=project or models.Project.default(),
