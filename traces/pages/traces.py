@@ -64,6 +64,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
             "formats": format_options(),
             "upload_error": upload_error,
             "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
+            "background_upload_bytes": int(inspector_settings()["BACKGROUND_UPLOAD_BYTES"]),
         },
         status=status,
     )
