@@ -31,11 +31,15 @@ Headers = tuple[tuple[str, bytes, bytes], ...]
 
 class ScopeRequest(HttpRequest):
     """What Django's checks read of a request (its META, path and scheme), from an ASGI
-    scope and its headers as `proxy.scope_headers` names them (`Content-Type`)."""
+    scope and its headers as `proxy.scope_headers` names them (`Content-Type`).
+
+    `HttpRequest.__init__` is not called (as Django's own WSGIRequest does not): its
+    empty query dicts would cost more than the checks, which never read them."""
 
     def __init__(self, scope: dict[str, Any], headers: dict[str, str]) -> None:
-        super().__init__()
         self.scope = scope
+        self.resolver_match = None
+        self.content_type = self.content_params = None
         self.path = self.path_info = scope["path"]
         self.method = scope["method"].upper()
         server = scope.get("server") or ("unknown", "0")
