@@ -138,10 +138,10 @@ def baseline(data: bytes) -> float:
 
 
 def ingest(data: bytes) -> tuple[float, object]:
-    from traces.services.ingest import trace_ingest
+    from traces.services.upload import trace_upload
 
     started = time.perf_counter()
-    result = trace_ingest(data=data, name="bench", filename="bench.jsonl")
+    result = trace_upload(files=[("bench.jsonl", data)], name="bench")
     return time.perf_counter() - started, result.trace
 
 

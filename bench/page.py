@@ -90,11 +90,11 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from django.test import Client
 
-        from traces.services.ingest import trace_ingest
+        from traces.services.upload import trace_upload
 
         data = transcript(args.calls)
         started, cpu = time.perf_counter(), time.process_time()
-        trace = trace_ingest(data=data, name="bench", filename="bench.json").trace
+        trace = trace_upload(files=[("bench.json", data)], name="bench").trace
         ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
         client = Client(HTTP_HOST="127.0.0.1")
 

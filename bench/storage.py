@@ -106,7 +106,7 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     from traces.core.analysis.ingest import analyze_bytes
     from traces.core.reading import archive
     from traces.selectors.traces import blob_values, message_digests
-    from traces.services.ingest import trace_ingest
+    from traces.services.upload import trace_upload
     from traces.storage.rows import BlobBatch, call_row, tool_run_row
 
     repeat = args.repeat
@@ -128,7 +128,7 @@ def run(data: bytes, args: argparse.Namespace, endpoint: str | None) -> None:
     row = median_time(as_row, repeat, lambda: None)
     folder = median_time(as_object, repeat, lambda: None)
     ingest = median_time(
-        lambda: trace_ingest(data=data, name="bench", filename="bench.jsonl"),
+        lambda: trace_upload(files=[("bench.jsonl", data)], name="bench"),
         repeat,
         lambda: None,
     )

@@ -255,9 +255,9 @@ class LiveSender:
 
     # -- the sending thread -----------------------------------------------------------------
     def _create(self):
-        query = urllib.parse.urlencode({"live": "1", "name": self.name, "format": self.format_name})
+        query = urllib.parse.urlencode({"name": self.name, "format": self.format_name})
         try:
-            status, reply = self._post(f"/api/traces?{query}", b"")
+            status, reply = self._post(f"/api/traces/live?{query}", b"")
         except (OSError, ValueError) as exc:
             _warn(f"no live trace yet ({exc}); will retry")
             return False

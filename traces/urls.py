@@ -3,6 +3,7 @@
 from django.urls import path
 
 from traces.api import jobs as job_api
+from traces.api import live as live_api
 from traces.api import sets as set_api
 from traces.api import traces as trace_api
 from traces.pages import compare as compare_pages
@@ -43,7 +44,10 @@ urlpatterns = [
     path("api/sets", set_api.sets_collection, name="api-sets"),
     path("api/sets/<uuid:set_id>", set_api.set_detail, name="api-set"),
     path("api/labels", set_api.labels_list, name="api-labels"),
+    # POST /api/traces?live=1 and a large body to /api/traces are aliases of the next two.
     path("api/traces", trace_api.traces_collection, name="api-traces"),
+    path("api/traces/live", live_api.live_collection, name="api-live"),
+    path("api/jobs", job_api.jobs_collection, name="api-jobs"),
     path("api/traces/<uuid:trace_id>", trace_api.trace_report, name="api-trace"),
     path("api/jobs/<uuid:job_id>", job_api.job_detail, name="api-job"),
 ]

@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces.core.reading.sample import sample_bytes
-from traces.services import ingest
+from traces.services.upload import trace_upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,7 +20,7 @@ PAYLOAD = (
 
 @pytest.fixture
 def sample_trace():
-    return ingest.trace_ingest(data=sample_bytes(), name="calendar", filename="c.jsonl").trace
+    return trace_upload(files=[("c.jsonl", sample_bytes())], name="calendar").trace
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def hostile_trace():
     results = {"role": "user", "content": [tool_result("t1" + PAYLOAD, PAYLOAD, True)]}
     r2 = response([{"type": "text", "text": PAYLOAD}], "end_turn")
     data = log(pair(q, r1, system=PAYLOAD), pair([*q, echo, results], r2, system=PAYLOAD))
-    return ingest.trace_ingest(data=data, name=PAYLOAD, filename="hostile.jsonl").trace
+    return trace_upload(files=[("hostile.jsonl", data)], name=PAYLOAD).trace
 
 
 def test_diagram_renders_and_an_arrow_opens_its_call(page, sample_trace):

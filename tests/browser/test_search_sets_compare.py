@@ -11,7 +11,8 @@ from playwright.sync_api import expect
 from tests.core.builders import log, pair, response, tool_use, user
 from traces import models
 from traces.core.reading.sample import sample_bytes, serial_sample_bytes
-from traces.services import ingest, set_ingest
+from traces.services import set_ingest
+from traces.services.upload import trace_upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,9 +28,9 @@ def api_error_log() -> bytes:
 
 
 def test_filter_by_rule_and_outcome_then_page_through(page):
-    ingest.trace_ingest(data=sample_bytes(), name="finished run")
-    ingest.trace_ingest(data=dangling_log(), name="dangling run")
-    ingest.trace_ingest(data=api_error_log(), name="api error run")
+    trace_upload(files=[("", sample_bytes())], name="finished run")
+    trace_upload(files=[("", dangling_log())], name="dangling run")
+    trace_upload(files=[("", api_error_log())], name="api error run")
     models.Trace.objects.bulk_create(
         models.Trace(name=f"filler {n:03d}", format="anthropic-messages", calls_count=n)
         for n in range(110)
@@ -69,7 +70,7 @@ def test_filter_by_rule_and_outcome_then_page_through(page):
 
 
 def test_open_a_run_set_page(page):
-    run_set = set_ingest.run_set_ingest(
+    run_set = set_ingest.set_upload(
         name="nightly",
         files=[
             ("parallel.jsonl", sample_bytes()),
@@ -96,7 +97,7 @@ def test_open_a_run_set_page(page):
 
 
 def test_open_a_comparison_and_check_it_against_both_reports(page):
-    run_set = set_ingest.run_set_ingest(
+    run_set = set_ingest.set_upload(
         name="calendar",
         files=[("parallel.jsonl", sample_bytes()), ("serial.jsonl", serial_sample_bytes())],
     ).run_set

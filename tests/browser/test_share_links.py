@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from tests.live.events import agent_lines, ndjson
 from traces import models
-from traces.services import ingest
+from traces.services.upload import trace_upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -119,8 +119,8 @@ def test_token_project_and_delete_pages(page, shared_mode):
     page.goto("/accounts/password/")
     shoot(page, "password")
 
-    trace = ingest.trace_ingest(
-        data=ndjson(agent_lines(2)),
+    trace = trace_upload(
+        files=[("", ndjson(agent_lines(2)))],
         name="to delete",
         project=models.Project.objects.get(slug="research"),
     ).trace

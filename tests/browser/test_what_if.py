@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.core.whatif.traces import sundry_run
-from traces.services import ingest
+from traces.services.upload import trace_upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,7 +18,7 @@ SHOTS = os.environ.get("WHATIF_SCREENSHOTS")
 
 @pytest.fixture
 def sundry_trace():
-    return ingest.trace_ingest(data=sundry_run(), name="sundry", filename="sundry.jsonl").trace
+    return trace_upload(files=[("sundry.jsonl", sundry_run())], name="sundry").trace
 
 
 def _growth_saved(page) -> int:

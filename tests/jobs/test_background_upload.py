@@ -14,7 +14,7 @@ from tests.live.events import agent_lines, ndjson
 from traces import models
 from traces.core.analysis import ingest
 from traces.services import jobs
-from traces.services.ingest import trace_ingest
+from traces.services.upload import trace_upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,7 +58,7 @@ def test_a_large_raw_upload_answers_202_and_its_job_ends_with_the_trace(client, 
     assert list(trace.labels.values_list("name", flat=True)) == ["night"]
 
     # The same rows and report as the synchronous path, and the original kept whole.
-    same = trace_ingest(data=data, name="small way").trace
+    same = trace_upload(files=[("", data)], name="small way").trace
     assert trace.report == same.report
     assert client.get(reverse("traces:download", args=[trace.pk])).content == data
     # The streamed file is gone once ingested.
@@ -121,7 +121,7 @@ def test_ingest_reports_progress_while_it_reads(monkeypatch):
 
 
 def test_reanalysis_runs_as_a_job(tmp_path):
-    trace = trace_ingest(data=ndjson(agent_lines(5)), name="again").trace
+    trace = trace_upload(files=[("", ndjson(agent_lines(5)))], name="again").trace
     models.Call.objects.filter(trace=trace).delete()
     job = jobs.queue_reanalysis(trace)
     job.refresh_from_db()

@@ -16,7 +16,7 @@ from huey.contrib.djhuey import HUEY
 from tests.live.events import agent_lines, ndjson
 from traces import models
 from traces.services import jobs
-from traces.services.ingest import trace_ingest
+from traces.services.upload import trace_upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,7 +58,7 @@ def test_a_running_job_without_heartbeat_is_queued_again_and_completes(data_dir)
     trace = job.trace
     assert trace is not None and trace.name == "recovered" and trace.calls_count == 30
     assert list(trace.labels.values_list("name", flat=True)) == ["night"]
-    assert trace.report == trace_ingest(data=data, name="same").trace.report
+    assert trace.report == trace_upload(files=[("", data)], name="same").trace.report
     assert list((data_dir / "uploads").iterdir()) == []  # removed once ingested
 
 
@@ -104,7 +104,7 @@ def test_a_recovered_job_whose_file_is_gone_says_so(data_dir):
 
 
 def test_a_reanalysis_left_running_is_run_again(data_dir):
-    trace = trace_ingest(data=ndjson(agent_lines(5)), name="stored").trace
+    trace = trace_upload(files=[("", ndjson(agent_lines(5)))], name="stored").trace
     job = models.Job.objects.create(
         kind=models.Job.Kind.REANALYZE,
         project=trace.project,

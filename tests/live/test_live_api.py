@@ -17,7 +17,7 @@ from traces import models
 from traces.conf import inspector_settings
 from traces.live import sessions as live_sessions
 from traces.selectors.traces import trace_source_bytes
-from traces.services import ingest
+from traces.services.upload import trace_upload
 from traces.stores import store
 
 pytestmark = pytest.mark.django_db
@@ -165,7 +165,7 @@ def test_close_finishes_like_an_upload(client):
     lost = trace.calls.get(index=4)
     assert (lost.status, lost.error) == ("error", "no response recorded")
     # Same rows and report as uploading the same bytes.
-    upload = ingest.trace_ingest(data=ndjson(all_lines), name="upload").trace
+    upload = trace_upload(files=[("", ndjson(all_lines))], name="upload").trace
     assert trace.report == upload.report
     assert trace.source_sha256 == upload.source_sha256
     assert trace.calls_count == upload.calls_count == 4
@@ -209,7 +209,7 @@ def test_random_batches_and_process_changes_store_what_an_upload_stores(client):
         step += 1
     client.post(reverse("live:close", args=[trace_id]))
     trace = models.Trace.objects.get(pk=trace_id)
-    upload = ingest.trace_ingest(data=ndjson(lines), name="upload").trace
+    upload = trace_upload(files=[("", ndjson(lines))], name="upload").trace
     assert stored_rows(trace) == stored_rows(upload)
     assert trace.report == upload.report
     assert trace.line_errors_count == 1
@@ -310,6 +310,6 @@ def test_the_trace_page_shows_the_live_badge_and_loads_the_script(client):
     client.post(reverse("live:close", args=[trace_id]))
     closed = client.get(reverse("traces:detail", args=[trace_id])).content.decode()
     assert 'data-state="closed"' in closed
-    uploaded = ingest.trace_ingest(data=ndjson(agent_lines(1)), name="up").trace
+    uploaded = trace_upload(files=[("", ndjson(agent_lines(1)))], name="up").trace
     plain = client.get(reverse("traces:detail", args=[uploaded.pk])).content.decode()
     assert "live-tail" not in plain and "live.js" not in plain

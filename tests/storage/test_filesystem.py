@@ -9,8 +9,8 @@ from django.db import connection, transaction
 from tests.live.events import agent_lines, ndjson
 from tests.storage import scenario
 from traces import models
-from traces.services import ingest
 from traces.services.deletion import trace_delete
+from traces.services.upload import trace_upload
 from traces.storage import originals
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +33,7 @@ def test_every_kind_of_original_round_trips_through_the_folder(
 
 
 def test_the_folder_is_the_data_dir_setting_and_rows_hold_no_bytes(originals_folder):
-    trace = ingest.trace_ingest(data=scenario.single_file(), name="t").trace
+    trace = trace_upload(files=[("", scenario.single_file())], name="t").trace
     chunk = trace.chunks.get()
     assert (originals_folder / chunk.key).is_file()
     assert originals.storage().path(chunk.key) == str(originals_folder / chunk.key)
@@ -46,7 +46,7 @@ def test_the_folder_is_the_data_dir_setting_and_rows_hold_no_bytes(originals_fol
 def test_a_deletion_rolled_back_keeps_the_objects(
     originals_folder, django_capture_on_commit_callbacks
 ):
-    trace = ingest.trace_ingest(data=scenario.single_file(), name="t").trace
+    trace = trace_upload(files=[("", scenario.single_file())], name="t").trace
     listing = folder_listing(originals_folder)
     kept = listing(originals.trace_prefix(trace.pk))
     with (
@@ -67,8 +67,8 @@ def test_a_failed_ingest_leaves_no_object_behind(originals_folder):
     listing = folder_listing(originals_folder)
     before = listing("originals")
     with pytest.raises(ValueError):
-        ingest.trace_ingest(
-            data=ndjson(agent_lines(2)), name="t", project=models.Project(slug="ghost")
+        trace_upload(
+            files=[("", ndjson(agent_lines(2)))], name="t", project=models.Project(slug="ghost")
         )
     assert listing("originals") == before
     assert not models.Trace.objects.filter(name="t").exists()
@@ -79,7 +79,7 @@ def test_purge_and_cascades_remove_objects_once_committed(
 ):
     """Any path that deletes a trace (here the ORM directly) removes its objects."""
     listing = folder_listing(originals_folder)
-    trace = ingest.trace_ingest(data=scenario.single_file(), name="t").trace
+    trace = trace_upload(files=[("", scenario.single_file())], name="t").trace
     assert listing(originals.trace_prefix(trace.pk))
     with django_capture_on_commit_callbacks(execute=True):
         models.Trace.objects.filter(pk=trace.pk).delete()

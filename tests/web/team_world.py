@@ -17,7 +17,7 @@ from tests.live.events import agent_lines, ndjson
 from traces import models
 from traces.access.rules import Principal
 from traces.services import team
-from traces.services.ingest import trace_ingest
+from traces.services.upload import trace_upload
 
 PRINCIPALS = (
     "anonymous",
@@ -66,8 +66,8 @@ def build_world() -> World:
         users[name] = User.objects.create_user(name, password=PASSWORD)
         models.Membership.objects.create(project=project, user=users[name], role=role)
     member = Principal(user=users["member"])
-    trace = trace_ingest(
-        data=ndjson(agent_lines(3)), name="alpha run", filename="run.jsonl", project=alpha
+    trace = trace_upload(
+        files=[("run.jsonl", ndjson(agent_lines(3)))], name="alpha run", project=alpha
     ).trace
     secrets, token_ids = {}, {}
     for name, scopes in (

@@ -25,7 +25,7 @@ from traces.access.decisions import forget_decisions
 from traces.access.rules import DELEGATED_NAMESPACES, Access, rules_of
 from traces.capture import proxy, proxy_asgi
 from traces.routing import websocket_urlpatterns
-from traces.services.ingest import trace_ingest
+from traces.services.upload import trace_upload
 
 USERS = {"viewer", "member", "owner", "outsider"}
 ALPHA_VIEWERS = {"viewer", "member", "owner"}
@@ -54,6 +54,8 @@ EXPECTED_RULES = {
     "traces:download": Access.ORIGINAL,
     "traces:export-html": Access.READ,
     "traces:api-traces": Access.INGEST,
+    "traces:api-live": Access.INGEST,
+    "traces:api-jobs": Access.INGEST,
     "traces:api-trace": Access.READ,
     "traces:api-job": Access.INGEST,
     "live:lines": Access.INGEST,
@@ -327,8 +329,8 @@ def test_proxy_fast_path_matrix(settings):
 
 
 def test_lists_show_only_the_users_projects(world):
-    other = trace_ingest(
-        data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
+    other = trace_upload(
+        files=[("", ndjson(agent_lines(2)))], name="beta secret run", project=world.beta
     ).trace
     member_page = world.clients["member"].get("/").content.decode()
     assert world.trace.name in member_page and other.name not in member_page
@@ -338,8 +340,8 @@ def test_lists_show_only_the_users_projects(world):
 
 
 def test_sets_and_comparisons_show_only_the_users_projects(world):
-    other = trace_ingest(
-        data=ndjson(agent_lines(2)), name="beta secret run", project=world.beta
+    other = trace_upload(
+        files=[("", ndjson(agent_lines(2)))], name="beta secret run", project=world.beta
     ).trace
     outsider, member = world.clients["outsider"], world.clients["member"]
     assert "alpha set" in member.get("/sets/").content.decode()

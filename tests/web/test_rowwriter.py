@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from traces import models
-from traces.services import ingest
+from traces.services.upload import trace_upload
 from traces.storage.rows import BlobBatch, call_row, store_tool_runs, tool_run_row
 
 FIELDS_SKIPPED = {"id", "trace"}
@@ -48,7 +48,7 @@ def model_values(row: models.Model) -> dict:
 
 @pytest.mark.django_db
 def test_plain_sql_rows_read_back_as_the_orm_would_store_them():
-    result = ingest.trace_ingest(data=transcript(), name="rows", filename="rows.json")
+    result = trace_upload(files=[("rows.json", transcript())], name="rows")
     trace, core = result.trace, result.core
     assert trace.calls_count == 4 and trace.tool_runs_count == 3
 
@@ -69,7 +69,7 @@ def test_plain_sql_rows_read_back_as_the_orm_would_store_them():
 
 @pytest.mark.django_db
 def test_live_rows_replace_tool_runs_by_position():
-    result = ingest.trace_ingest(data=transcript(), name="rows", filename="rows.json")
+    result = trace_upload(files=[("rows.json", transcript())], name="rows")
     trace, core = result.trace, result.core
     store_tool_runs(trace, [(1, core.tool_runs[0])])
     assert trace.tool_runs.count() == 3

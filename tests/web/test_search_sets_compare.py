@@ -18,8 +18,9 @@ from traces.core.outputs.compare import Side, compare_runs, transcript_of
 from traces.core.outputs.report import build_report
 from traces.core.reading.sample import sample_bytes, serial_sample_bytes
 from traces.selectors.compare import stored_transcript
-from traces.services import ingest, set_ingest
+from traces.services import set_ingest
 from traces.services.labels import trace_set_labels
+from traces.services.upload import trace_upload
 
 pytestmark = pytest.mark.django_db
 
@@ -39,9 +40,9 @@ def api_error_log() -> bytes:
 @pytest.fixture
 def stored():
     return {
-        "parallel": ingest.trace_ingest(data=sample_bytes(), name="parallel").trace,
-        "serial": ingest.trace_ingest(data=serial_sample_bytes(), name="serial").trace,
-        "dangling": ingest.trace_ingest(data=dangling_log(), name="dangling").trace,
+        "parallel": trace_upload(files=[("", sample_bytes())], name="parallel").trace,
+        "serial": trace_upload(files=[("", serial_sample_bytes())], name="serial").trace,
+        "dangling": trace_upload(files=[("", dangling_log())], name="dangling").trace,
     }
 
 
@@ -218,10 +219,10 @@ def test_compare_page_and_json_match_the_core(client, stored):
 
 
 def test_two_sets_compared(client):
-    before = set_ingest.run_set_ingest(
+    before = set_ingest.set_upload(
         name="before", files=[("a.jsonl", sample_bytes()), ("d.jsonl", dangling_log())]
     ).run_set
-    after = set_ingest.run_set_ingest(
+    after = set_ingest.set_upload(
         name="after", files=[("a.jsonl", sample_bytes()), ("s.jsonl", serial_sample_bytes())]
     ).run_set
     page = client.get(reverse("traces:compare-sets", args=[before.pk, after.pk]))
@@ -238,7 +239,7 @@ def test_two_sets_compared(client):
 
 def test_untrusted_names_are_escaped_on_list_set_and_compare_pages(client):
     hostile = "<img src=x onerror=alert(1)>"
-    run_set = set_ingest.run_set_ingest(name=hostile, files=[(hostile, sample_bytes())]).run_set
+    run_set = set_ingest.set_upload(name=hostile, files=[(hostile, sample_bytes())]).run_set
     trace = run_set.runs.get()
     trace_set_labels(trace=trace, labels=[hostile])
     for url in (
@@ -272,7 +273,7 @@ def test_list_and_set_pages_never_load_reports_and_do_not_grow_with_rows(client)
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    run_set = set_ingest.run_set_ingest(
+    run_set = set_ingest.set_upload(
         name="many", files=[(f"run-{n}.jsonl", sample_bytes() + b"\n" * n) for n in range(12)]
     ).run_set
     for url in (reverse("traces:list"), reverse("traces:set", args=[run_set.pk])):

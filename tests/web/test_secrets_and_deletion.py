@@ -31,8 +31,8 @@ from traces.core.reading import archive, blobs
 from traces.core.reading.redact import redact
 from traces.live.writes import append_lines, create_live_trace
 from traces.services.deletion import trace_delete
-from traces.services.ingest import trace_ingest
-from traces.services.set_ingest import run_set_ingest
+from traces.services.set_ingest import set_upload
+from traces.services.upload import trace_upload
 from traces.storage import originals
 
 PLANTED = "sk-ant-api03-PLANTEDkey0123456789abcdefXYZ"
@@ -394,7 +394,7 @@ def test_every_planted_shape_is_nowhere_in_a_run_set_and_its_kept_archive(shared
     with zipfile.ZipFile(io.BytesIO(kept)) as archive_:
         assert sorted(archive_.namelist()) == ["planted.jsonl", "vcr.yaml"]
     assert holding_anywhere(client, traces, ALL_SECRETS) == {}
-    again = run_set_ingest(
+    again = set_upload(
         name="planted set", files=[("bundle.zip", bundle.getvalue())], project=shared.alpha
     )
     assert again.duplicates == ["bundle.zip"] and again.added == []  # recognised, though redacted
@@ -439,7 +439,7 @@ def test_local_mode_keeps_originals_byte_identical(db):
     lines = [orjson.loads(line) for line in agent_lines(2)]
     lines[1]["headers"] = {"x-api-key": PLANTED}
     data = ndjson([orjson.dumps(line) for line in lines])
-    trace = trace_ingest(data=data, name="local", filename="t.jsonl").trace
+    trace = trace_upload(files=[("t.jsonl", data)], name="local").trace
     assert trace.redacted == {}
     assert originals.chunk_bytes(trace.chunks.get()) == data
 
@@ -455,8 +455,8 @@ def system_prompt_lines(system: str, question: str) -> bytes:
 
 def test_deleting_a_trace_keeps_blobs_another_trace_uses(db):
     system = "You are a careful research agent. " * 20
-    first = trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
-    second = trace_ingest(data=system_prompt_lines(system, "second?"), name="b").trace
+    first = trace_upload(files=[("", system_prompt_lines(system, "first?"))], name="a").trace
+    second = trace_upload(files=[("", system_prompt_lines(system, "second?"))], name="b").trace
     shared_digest = first.calls.get(index=1).system_digest
     assert shared_digest == second.calls.get(index=1).system_digest
     only_first = set(first.calls.get(index=1).appended_digests) - set(
@@ -485,7 +485,9 @@ def test_delete_page_and_api(shared):
     assert shared.clients["viewer"].post(f"/traces/{trace.pk}/delete").status_code == 403
     response = shared.clients["member"].post(f"/traces/{trace.pk}/delete")
     assert response.status_code == 302 and not models.Trace.objects.filter(pk=trace.pk).exists()
-    other = trace_ingest(data=ndjson(agent_lines(2)), name="other", project=shared.alpha).trace
+    other = trace_upload(
+        files=[("", ndjson(agent_lines(2)))], name="other", project=shared.alpha
+    ).trace
     response = Client().delete(
         f"/api/traces/{other.pk}",
         HTTP_AUTHORIZATION=shared.headers("ingest_token")["HTTP_AUTHORIZATION"],
@@ -496,11 +498,11 @@ def test_delete_page_and_api(shared):
 
 
 def test_purge_deletes_traces_past_their_projects_retention(shared, capsys):
-    old = trace_ingest(data=ndjson(agent_lines(2)), name="old", project=shared.alpha)
+    old = trace_upload(files=[("", ndjson(agent_lines(2)))], name="old", project=shared.alpha)
     models.Trace.objects.filter(pk=old.trace.pk).update(
         created_at=timezone.now() - timedelta(days=40)
     )
-    keep = trace_ingest(data=ndjson(agent_lines(2)), name="kept", project=shared.beta)
+    keep = trace_upload(files=[("", ndjson(agent_lines(2)))], name="kept", project=shared.beta)
     models.Trace.objects.filter(pk=keep.trace.pk).update(
         created_at=timezone.now() - timedelta(days=400)
     )
@@ -547,7 +549,7 @@ def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
     """The upload reuses the deleted trace's system prompt and commits while the delete
     runs: the delete waits for it and keeps the blob."""
     system = "You are a careful research agent. " * 20
-    first = trace_ingest(data=system_prompt_lines(system, "first?"), name="a").trace
+    first = trace_upload(files=[("", system_prompt_lines(system, "first?"))], name="a").trace
     shared_digest = first.calls.get(index=1).system_digest
     uploading = threading.Event()
     outcome = {}
@@ -555,8 +557,8 @@ def test_a_delete_during_an_upload_of_the_same_prompt_keeps_the_blob():
     def upload() -> None:
         try:
             with transaction.atomic():
-                outcome["trace"] = trace_ingest(
-                    data=system_prompt_lines(system, "second?"), name="b"
+                outcome["trace"] = trace_upload(
+                    files=[("", system_prompt_lines(system, "second?"))], name="b"
                 ).trace
                 uploading.set()
                 time.sleep(1.5)  # still uncommitted while the delete starts
@@ -591,14 +593,14 @@ def test_two_uploads_of_the_same_prompt_do_not_wait_for_each_other():
     if connection.vendor != "postgresql":
         pytest.skip("SQLite has one writer at a time: only PostgreSQL's row locks apply")
     system = "You are a careful research agent. " * 20
-    trace_ingest(data=system_prompt_lines(system, "first?"), name="a")
+    trace_upload(files=[("", system_prompt_lines(system, "first?"))], name="a")
     holding = threading.Event()
     release = threading.Event()
 
     def slow_upload() -> None:
         try:
             with transaction.atomic():
-                trace_ingest(data=system_prompt_lines(system, "second?"), name="b")
+                trace_upload(files=[("", system_prompt_lines(system, "second?"))], name="b")
                 holding.set()
                 release.wait(30)  # uncommitted, its blobs locked, while the other runs
         finally:
@@ -610,7 +612,7 @@ def test_two_uploads_of_the_same_prompt_do_not_wait_for_each_other():
     try:
         assert holding.wait(30)
         started = time.monotonic()
-        third = trace_ingest(data=system_prompt_lines(system, "third?"), name="c")
+        third = trace_upload(files=[("", system_prompt_lines(system, "third?"))], name="c")
         assert time.monotonic() - started < 1.0
     finally:
         release.set()

@@ -16,7 +16,8 @@ from traces.core.outputs.compare import transcript_of
 from traces.core.reading.sample import sample_bytes
 from traces.selectors.compare import stored_transcript
 from traces.selectors.traces import call_messages
-from traces.services.ingest import trace_ingest, trace_ingest_files, trace_reanalyze
+from traces.services.ingest import trace_reanalyze
+from traces.services.upload import trace_upload
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,7 @@ def _page(trace: models.Trace, index: int, client) -> str:
 
 def test_inspect_attachments_show_as_ingest_resolved_them(client):
     data = golden_input("inspect-ai/tool_loop.json")
-    trace = trace_ingest(data=data, name="inspect", filename="tool_loop.json").trace
+    trace = trace_upload(files=[("tool_loop.json", data)], name="inspect").trace
     page = _page(trace, 1, client)
     # The raw system message is only a reference; ingest read the attachment behind it.
     assert b"attachment://0f343b0931126a20f133d67c2b018a3b" in data
@@ -37,8 +38,8 @@ def test_inspect_attachments_show_as_ingest_resolved_them(client):
 
 
 def test_gemini_responses_carry_the_ids_the_tool_runs_have(client):
-    trace = trace_ingest(
-        data=golden_input("gemini/trip_loop.jsonl"), name="gemini", filename="trip_loop.jsonl"
+    trace = trace_upload(
+        files=[("trip_loop.jsonl", golden_input("gemini/trip_loop.jsonl"))], name="gemini"
     ).trace
     page = _page(trace, 1, client)
     assert '<code class="id">get_weather@1#1</code>' in page
@@ -46,7 +47,7 @@ def test_gemini_responses_carry_the_ids_the_tool_runs_have(client):
 
 
 def test_a_trace_of_two_formats_shows_each_call_as_its_own_format_read_it(client):
-    trace = trace_ingest_files(
+    trace = trace_upload(
         files=[
             ("chat.jsonl", golden_input("openai-chat/agent_loop.jsonl")),
             ("gemini.jsonl", golden_input("gemini/trip_loop.jsonl")),
@@ -64,7 +65,7 @@ def test_a_trace_of_two_formats_shows_each_call_as_its_own_format_read_it(client
 
 
 def test_the_page_reads_no_adapter_even_for_a_format_it_does_not_know(client):
-    trace = trace_ingest(data=sample_bytes(), name="sample").trace
+    trace = trace_upload(files=[("", sample_bytes())], name="sample").trace
     models.Trace.objects.filter(pk=trace.pk).update(format="retired-format")
     trace.refresh_from_db()
     page = _page(trace, 2, client)
@@ -72,7 +73,7 @@ def test_the_page_reads_no_adapter_even_for_a_format_it_does_not_know(client):
 
 
 def test_calls_stored_before_are_shown_raw_until_reanalyzed(client):
-    trace = trace_ingest(data=sample_bytes(), name="sample").trace
+    trace = trace_upload(files=[("", sample_bytes())], name="sample").trace
     expected = transcript_of(analyze_bytes(sample_bytes()))
     assert stored_transcript(trace) == expected
     trace.calls.update(appended_message_digests=None, response_message_digest="")
@@ -82,7 +83,7 @@ def test_calls_stored_before_are_shown_raw_until_reanalyzed(client):
     assert '<article class="message role-assistant">' in page and 'class="j-obj"' in page
     assert stored_transcript(trace) == []
 
-    untouched = trace_ingest(data=sample_bytes(), name="current").trace
+    untouched = trace_upload(files=[("", sample_bytes())], name="current").trace
     out = io.StringIO()
     call_command("reanalyze", "--missing-messages", stdout=out)
     assert str(trace.pk) in out.getvalue() and str(untouched.pk) not in out.getvalue()
@@ -92,12 +93,12 @@ def test_calls_stored_before_are_shown_raw_until_reanalyzed(client):
 
 
 def test_normalised_messages_are_content_addressed_and_small():
-    trace = trace_ingest(data=sample_bytes(), name="sample").trace
+    trace = trace_upload(files=[("", sample_bytes())], name="sample").trace
     calls = list(trace.calls.all())
     digests = [d for call in calls for d in call.appended_message_digests]
     assert len(digests) == sum(len(call.appended_digests) for call in calls)
     assert all(models.Blob.objects.filter(digest=d).exists() for d in set(digests))
-    again = trace_ingest(data=sample_bytes(), name="again").trace
+    again = trace_upload(files=[("", sample_bytes())], name="again").trace
     blobs_before = models.Blob.objects.count()
     trace_reanalyze(trace=again)
     assert models.Blob.objects.count() == blobs_before  # the same messages, stored once
@@ -106,8 +107,8 @@ def test_normalised_messages_are_content_addressed_and_small():
 def test_a_response_that_is_a_list_of_items_shows_as_a_message(client):
     """Codex and OpenTelemetry record a response as output items, not one message: the
     page used to show only their JSON; it now shows the message ingest read from them."""
-    trace = trace_ingest(
-        data=golden_input("codex-rollout/session.jsonl"), name="codex", filename="session.jsonl"
+    trace = trace_upload(
+        files=[("session.jsonl", golden_input("codex-rollout/session.jsonl"))], name="codex"
     ).trace
     page = _page(trace, 1, client)
     response = page.split('id="response-title"', 1)[1]

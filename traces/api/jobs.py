@@ -1,11 +1,13 @@
-"""The HTTP side of background jobs: take a large upload as a job (202), and answer a job's state.
+"""The HTTP side of background jobs: take an upload as a job (202), and answer a job's state.
 
-An upload over INSPECTOR["BACKGROUND_UPLOAD_BYTES"] with one file (multipart `file`, or
-the raw body) is streamed to INSPECTOR_DATA_DIR and answered `202 {"id", "state",
-"status_url", ...}` at once; `GET /api/jobs/<id>` then says the state, bytes read,
-records parsed, calls rebuilt, the error if it failed and the trace's URL when done.
-Everything else (several files, a run set, a mapping file, small uploads) stays on the
-synchronous path in traces.api.traces.
+`POST /api/jobs` with one file (multipart `file`, or the raw body) streams it to
+INSPECTOR_DATA_DIR and answers `202 {"id", "state", "status_url", ...}` at once;
+`GET /api/jobs/<id>` then says the state, bytes read, records parsed, calls rebuilt, the
+error if it failed and the trace's URL when done. A single file over
+INSPECTOR["BACKGROUND_UPLOAD_BYTES"] sent to `POST /api/traces` is taken the same way
+(the older form, kept as an alias); there everything else (several files, a run set, a
+mapping file, small uploads) stays on the synchronous path of traces.api.traces, while
+`POST /api/jobs` refuses it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterable
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from traces import models
 from traces.access.rules import Access, access, ingest_project, principal
@@ -41,7 +43,7 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
             {"error": f"The upload is {size:,} bytes; the limit is {limit:,}."}, status=413
         )
     chunks: Iterable[bytes]
-    declared: int | None = size
+    declared: int | None = size if request.META.get("CONTENT_LENGTH") else None  # chunked
     if request.content_type == MULTIPART:
         try:
             fields, files = await off_thread(parsed_form, request)
@@ -93,6 +95,24 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
     response = JsonResponse(jobs.job_status(job, request), status=202)
     response["Location"] = jobs.job_status(job, request)["status_url"]
     return response
+
+
+@csrf_exempt
+@access(Access.INGEST, uploads=True)
+@require_POST
+async def jobs_collection(request: HttpRequest) -> JsonResponse:
+    """202 and the job of one trace file, whatever its size; 400 for what a job does not
+    take (several files, a run set, a mapping file)."""
+    answer = None if request.GET.get("set") else await background_upload(request)
+    if answer is None:
+        return JsonResponse(
+            {
+                "error": "A background upload is one trace file, without a run set or a "
+                "mapping: send several files, a set or a mapping to POST /api/traces."
+            },
+            status=400,
+        )
+    return answer
 
 
 @csrf_exempt

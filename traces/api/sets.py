@@ -41,13 +41,13 @@ def set_ingest_response(
     if project is None:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
     try:
-        result = set_ingest.run_set_ingest(
+        result = set_ingest.set_upload(
             name=set_name,
             files=upload.files,
+            who=principal(request),
+            project=project,
             format_name=upload.format_name,
             labels=clean_labels(upload.field_list("labels")),
-            project=project,
-            created_by=principal(request).audit_user,
         )
     except InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)

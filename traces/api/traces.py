@@ -1,7 +1,9 @@
-"""JSON API for scripts and agents: upload a trace, fetch its report.
+"""JSON API for scripts and agents: upload a trace, fetch or delete its report.
 
 No CSRF token and, in this local mode (bound to loopback), no credentials. Uploads are
-parsed and analysed in the ingest pool (`traces.services.offload`), then stored.
+parsed and analysed in the ingest pool (`traces.services.offload`), then stored, by
+`traces.services.upload` like every other upload. Creating a live trace and starting a
+background upload are endpoints of their own (traces.api.live, traces.api.jobs).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from traces.api.jobs import background_upload, goes_to_background
 from traces.api.sets import set_ingest_response
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
-from traces.live import api as live_api
+from traces.live.api import create_live
 from traces.selectors.traces import trace_get
-from traces.services import deletion, mappings, team
-from traces.services.ingest import ingest_prepare, ingest_store, redacts
+from traces.services import deletion, mappings
 from traces.services.offload import off_thread
+from traces.services.upload import trace_upload_pooled
 from traces.web.uploads import UploadRefused, read_upload
 
 
@@ -35,16 +37,23 @@ async def traces_collection(request: HttpRequest) -> JsonResponse:
     Several `file` fields make one trace (a session and its subagents' files).
     `labels=a,b` tags the trace; `set=NAME` stores each run of the files in that run set
     instead (see traces.api.sets).
-    `?live=1` (empty body) creates a live trace instead: see traces.live.api.
-    A single file over INSPECTOR["BACKGROUND_UPLOAD_BYTES"] is answered 202 with a job
-    to follow instead: see traces.api.jobs.
+
+    Two older forms of this URL stay as aliases of their own endpoints: `?live=1` (empty
+    body) is `POST /api/traces/live` (traces.api.live), and a single file over
+    INSPECTOR["BACKGROUND_UPLOAD_BYTES"] is `POST /api/jobs` (202 with a job to follow:
+    traces.api.jobs).
     """
     if request.GET.get("live") == "1":
-        return await sync_to_async(live_api.create_live)(request)
+        return await sync_to_async(create_live)(request, alias=True)
     if goes_to_background(request):
         answer = await background_upload(request)
         if answer is not None:
             return answer
+    return await trace_ingest_response(request)
+
+
+async def trace_ingest_response(request: HttpRequest) -> JsonResponse:
+    """Read the request's upload and store it as one trace (or its runs in a set): 201."""
     try:
         upload = await off_thread(read_upload, request)
     except UploadRefused as exc:
@@ -62,17 +71,18 @@ async def traces_collection(request: HttpRequest) -> JsonResponse:
     who = await sync_to_async(principal)(request)
     try:
         mapping = mappings.mapping_from_upload(upload.mapping_file, upload.field("mapping") or None)
-        prepared = await off_thread(
-            ingest_prepare,
+        result = await trace_upload_pooled(
             files=upload.files,
             name=upload.name,
+            who=who,
+            project=project,
             format_name=upload.format_name,
+            labels=labels,
             mapping=mapping,
-            redact_credentials=redacts(project),
         )
     except InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    trace = await sync_to_async(_store)(prepared, labels, project, who)
+    trace = result.trace
     return JsonResponse(
         {
             "id": str(trace.pk),
@@ -84,12 +94,6 @@ async def traces_collection(request: HttpRequest) -> JsonResponse:
         },
         status=201,
     )
-
-
-def _store(prepared, labels, project, who):
-    trace = ingest_store(prepared, labels=labels, project=project, created_by=who.audit_user).trace
-    team.audit(who, "trace.upload", project=project, target=f"{trace.name} ({trace.pk})")
-    return trace
 
 
 @csrf_exempt

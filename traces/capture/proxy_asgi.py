@@ -6,8 +6,10 @@ An agent's model call pays only for what the proxy needs before forwarding: the 
 access rule its view declares (`@access` on `proxy.relay`, decided once and cached for
 a moment: `traces.access.decisions`, renewed in the background after a response, so a steady
 caller never waits for the lookup), the checks of `proxy.plan_call` (vendor, session
-name, size limit) and the same relay and recording as the view. The bytes go to the
-client first; the exchange is recorded once the response is sent.
+name, size limit: the one place each is checked) and the same relay and recording as the
+view. What Django's middleware would check first (the host, an HTTPS redirect) and the
+headers it adds to every response are Django's own, through `traces.capture.site_rules`.
+The bytes go to the client first; the exchange is recorded once the response is sent.
 
 Anything this path does not handle as Django would goes to Django unchanged: a request
 with a cookie (a browser's session may be the principal), from a browser (`Origin`,
@@ -24,10 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from csp.utils import build_policy
-from django.conf import settings
 from django.http import HttpResponse, JsonResponse
-from django.http.request import split_domain_port, validate_host
 from django.urls import Resolver404, resolve
 
 from traces.access.cross_site import is_loopback, local_mode
@@ -40,7 +39,9 @@ from traces.access.decisions import (
 )
 from traces.access.rules import TOKEN_HEADER, Access, our_token, rate_limited
 from traces.capture import proxy
-from traces.conf import inspector_settings
+from traces.capture.proxy_upstream import Plan, open_upstream, passed_headers, relay_body
+from traces.capture.site_rules import ScopeRequest, django_would_serve, site_headers
+from traces.core.reading.capture import is_event_stream
 from traces.storage.db_scope import connection_scope
 from traces.stores import store
 
@@ -74,9 +75,22 @@ class ProxyFastPath:
 class _Request:
     """What the fast path reads of a request (headers named as Django names them)."""
 
-    __slots__ = ("decision_key", "headers", "kwargs", "method", "query", "rule", "scope", "secret")
+    __slots__ = (
+        "checked",
+        "decision_key",
+        "headers",
+        "kwargs",
+        "method",
+        "query",
+        "rule",
+        "scope",
+        "secret",
+    )
 
-    def __init__(self, scope: Scope, headers: dict[str, str], kwargs: dict[str, Any]) -> None:
+    def __init__(self, checked: ScopeRequest, headers: dict[str, str], kwargs: dict[str, Any]):
+        scope = checked.scope
+        self.checked = checked
+        """The request as Django's checks read it (`site_rules`)."""
         self.scope = scope
         self.method = scope["method"].upper()
         # As Django reads it (UTF-8), with any other byte kept (`upstream_url` escapes it).
@@ -105,33 +119,13 @@ def plain_request(scope: Scope) -> _Request | None:
     headers = proxy.scope_headers(raw_headers)
     if "text/html" in headers.get("Accept", ""):
         return None  # a browser: Django answers refusals with pages
-    if not _host_allowed(headers.get("Host", "")):
-        return None
     client = scope.get("client") or (None, None)
     if local_mode() and not is_loopback(client[0]):
         return None
-    if getattr(settings, "SECURE_SSL_REDIRECT", False) and not _secure(scope, headers):
-        return None
-    return _Request(scope, headers, match.kwargs)
-
-
-def _host_allowed(host: str) -> bool:
-    domain, _port = split_domain_port(host.lower())
-    allowed = list(settings.ALLOWED_HOSTS)
-    if settings.DEBUG and not allowed:
-        allowed = [".localhost", "127.0.0.1", "[::1]"]
-    return bool(domain) and validate_host(domain, allowed)
-
-
-def _secure(scope: Scope, headers: dict[str, str]) -> bool:
-    if scope.get("scheme") == "https":
-        return True
-    forwarded = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
-    if not forwarded:
-        return False
-    name, wanted = forwarded
-    value = headers.get(name.removeprefix("HTTP_").replace("_", "-").title(), "")
-    return value.split(",", 1)[0].strip() == wanted
+    checked = ScopeRequest(scope, headers)
+    if not django_would_serve(checked):
+        return None  # a host not allowed, an HTTPS redirect: Django answers them
+    return _Request(checked, headers, match.kwargs)
 
 
 class _Gone(Exception):
@@ -167,18 +161,11 @@ async def _answer(
         refusal["X-Access-Denied"] = request.rule.value
         await _send_response(refusal, send, request)
         return
-    vendor = request.kwargs["vendor"]
-    limit = int(inspector_settings()["PROXY_MAX_REQUEST_BYTES"])
-    declared = request.headers.get("Content-Length", "")
-    body = None
-    if not (declared.isdigit() and int(declared) > limit):
-        try:
-            body = await _read_body(receive, limit)
-        except _Gone:
-            return
-    if body is None:
-        await _send_response(proxy.too_large(vendor, limit), send, request)
+    try:
+        body, received = await _read_body(receive, proxy.request_limit())
+    except _Gone:
         return
+    declared = request.headers.get("Content-Length", "")
     if decision.token_id is not None:
         nbytes = int(declared) if declared.isdigit() else 0
         wait = await sync_to_async(_charge)(decision.token_id, request.rule, request.method, nbytes)
@@ -194,13 +181,14 @@ async def _answer(
             await _send_response(limited, send, request)
             return
     plan = proxy.plan_call(
-        vendor=vendor,
+        vendor=request.kwargs["vendor"],
         path=request.kwargs["path"],
         session=request.kwargs.get("session"),
         method=request.method,
         query=request.query,
         headers=request.headers,
         body=body,
+        received=received,
         project=decision.project,
     )
     if isinstance(plan, HttpResponse):
@@ -223,19 +211,19 @@ async def _answer(
             plan.recording.release()
 
 
-async def _relay(plan: proxy.Plan, send: Send, request: _Request) -> None:
-    upstream = await proxy.open_upstream(plan)
+async def _relay(plan: Plan, send: Send, request: _Request) -> None:
+    upstream = await open_upstream(plan)
     if isinstance(upstream, HttpResponse):
         await _send_response(upstream, send, request)
         return
     content_type = upstream.headers.get("content-type", "")
     headers = [(b"content-type", content_type.encode("latin-1"))] if content_type else []
-    headers += [
-        (k.encode("latin-1"), v.encode("latin-1")) for k, v in proxy.passed_headers(upstream)
-    ]
-    headers += _site_headers(request)
-    streamed = proxy.is_event_stream(content_type)
-    chunks = proxy.relay_body(upstream, plan.recording, plan.vendor, streamed)
+    passed = passed_headers(upstream)
+    headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in passed]
+    present = {k.lower() for k, _ in passed} | ({"content-type"} if content_type else set())
+    headers += site_headers(request.checked, upstream.status_code, present)
+    streamed = is_event_stream(content_type)
+    chunks = relay_body(upstream, plan.recording, plan.vendor, streamed)
     try:
         await send(
             {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
@@ -332,8 +320,9 @@ def _charge(token_id: int, rule: Access, method: str, nbytes: int) -> int:
         return rate_limited(token_id, rule, method, nbytes)
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body; None once it passes `limit` (the rest is read and dropped)."""
+async def _read_body(receive: Receive, keep: int) -> tuple[bytes, int]:
+    """The request body (its chunks up to `keep` bytes: memory for no more than the limit
+    `proxy.plan_call` checks) and how many bytes came in all (the rest read and dropped)."""
     parts: list[bytes] = []
     size = 0
     while True:
@@ -342,11 +331,11 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
             raise _Gone
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size <= limit:
+        if size <= keep:
             parts.append(chunk)
         if not message.get("more_body", False):
             break
-    return b"".join(parts) if size <= limit else None
+    return b"".join(parts), size
 
 
 async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task) -> None:
@@ -360,52 +349,7 @@ async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task) -> None:
 
 async def _send_response(response: HttpResponse, send: Send, request: _Request) -> None:
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
-    headers += _site_headers(request)
+    present = {k.lower() for k in response.headers}
+    headers += site_headers(request.checked, response.status_code, present)
     await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
     await send({"type": "http.response.body", "body": response.content})
-
-
-def _site_headers(request: _Request) -> list[tuple[bytes, bytes]]:
-    """The headers Django's middleware puts on every response (SecurityMiddleware,
-    X-Frame-Options, the content security policy)."""
-    found: list[tuple[str, str]] = []
-    hsts = getattr(settings, "SECURE_HSTS_SECONDS", 0)
-    if hsts and _secure(request.scope, request.headers):
-        value = f"max-age={hsts}"
-        if getattr(settings, "SECURE_HSTS_INCLUDE_SUBDOMAINS", False):
-            value += "; includeSubDomains"
-        if getattr(settings, "SECURE_HSTS_PRELOAD", False):
-            value += "; preload"
-        found.append(("Strict-Transport-Security", value))
-    if getattr(settings, "SECURE_CONTENT_TYPE_NOSNIFF", True):
-        found.append(("X-Content-Type-Options", "nosniff"))
-    referrer = getattr(settings, "SECURE_REFERRER_POLICY", None)
-    if referrer:
-        found.append(("Referrer-Policy", referrer))
-    opener = getattr(settings, "SECURE_CROSS_ORIGIN_OPENER_POLICY", "same-origin")
-    if opener:
-        found.append(("Cross-Origin-Opener-Policy", opener))
-    found.append(("X-Frame-Options", getattr(settings, "X_FRAME_OPTIONS", "DENY")))
-    policy = store(SitePolicies).policy()
-    if policy:
-        found.append(("Content-Security-Policy", policy))
-    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in found]
-
-
-class SitePolicies:
-    """The content security policy of each settings seen (by the id of its
-    CONTENT_SECURITY_POLICY), built once per settings."""
-
-    def __init__(self) -> None:
-        self._policies: dict[int, str] = {}
-
-    def policy(self) -> str:
-        """The content security policy of the current settings."""
-        key = id(getattr(settings, "CONTENT_SECURITY_POLICY", None))
-        found = self._policies.get(key)
-        if found is None:
-            found = self._policies[key] = build_policy()
-        return found
-
-    def clear(self) -> None:
-        self._policies.clear()

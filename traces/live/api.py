@@ -1,9 +1,9 @@
 """JSON API of live traces: create one, append NDJSON lines by offset, close it.
 
-`POST /api/traces?live=1` (routed here from `api.traces_collection`) -> 201
-`{"id", "url", "state": "live"}`; `POST /api/traces/<id>/lines?offset=N` with NDJSON lines
-as the body -> `{"total": M, "accepted": k}`, or 409 `{"expected": M}` when N is beyond
-the stored lines; `GET` of the same URL -> `{"total", "state"}` (where to resume);
+`POST /api/traces/live` (the endpoint is traces.api.live; `POST /api/traces?live=1` is
+its alias) -> 201 `{"id", "url", "state": "live"}`; `POST /api/traces/<id>/lines?offset=N`
+with NDJSON lines as the body -> `{"total": M, "accepted": k}`, or 409 `{"expected": M}`
+when N is beyond the stored lines; `GET` of the same URL -> `{"total", "state"}` (where to resume);
 `POST /api/traces/<id>/close` -> `{"state": "closed", ...}`. Like the rest of the API:
 no CSRF token and, in this local mode, no credentials.
 """
@@ -25,21 +25,26 @@ from traces.services import team
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 
 
-def create_live(request: HttpRequest) -> JsonResponse:
+def create_live(request: HttpRequest, *, alias: bool = False) -> JsonResponse:
     """A new live trace; `name` and `format` from the query string or form fields.
 
     Lines are never taken here: a body that is not a form (or a form with a file) is
-    refused rather than silently dropped.
+    refused rather than silently dropped, in the words of the URL called (`alias`: the
+    older `POST /api/traces?live=1`).
     """
     is_form = request.content_type in FORM_TYPES
     sent = int(request.META.get("CONTENT_LENGTH") or 0) > 0
     if sent and (not is_form or request.FILES):
+        called, whole = (
+            ("?live=1", "leave out ?live=1")
+            if alias
+            else ("POST /api/traces/live", "POST it to /api/traces")
+        )
         return JsonResponse(
             {
-                "error": "?live=1 creates an empty live trace and takes no lines: POST it "
+                "error": f"{called} creates an empty live trace and takes no lines: POST it "
                 "with an empty body, then send the lines to the 'lines_url' it returns "
-                "(POST /api/traces/<id>/lines?offset=0). To upload a whole file, leave "
-                "out ?live=1."
+                f"(POST /api/traces/<id>/lines?offset=0). To upload a whole file, {whole}."
             },
             status=400,
         )

@@ -37,10 +37,10 @@ class RemoteTrace:
         self.retry_seconds = retry_seconds
         self.give_up_after = give_up_after
         self.say = say
-        params = {"live": "1", "name": name}
+        params = {"name": name}
         if format_name:
             params["format"] = format_name
-        created = self._request("POST", "/api/traces", params=params, expect=201)
+        created = self._request("POST", "/api/traces/live", params=params, expect=201)
         self.id: str = created["id"]
         self.url: str = created["url"]
         """The trace page as the server names it (its real address)."""

@@ -1,4 +1,5 @@
-"""URLs of live traces (the HTTP side of live tail); creation is `POST /api/traces?live=1`."""
+"""URLs of live traces (the HTTP side of live tail); creation is `POST /api/traces/live`
+(traces.urls)."""
 
 from django.urls import path
 

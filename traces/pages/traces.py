@@ -35,10 +35,10 @@ from traces.selectors.traces import (
     trace_source_bytes,
     trace_source_files,
 )
-from traces.services import mappings, set_ingest, team
-from traces.services.ingest import ingest_prepare, ingest_store, redacts
+from traces.services import mappings, set_ingest
 from traces.services.labels import trace_set_labels
 from traces.services.offload import off_thread
+from traces.services.upload import trace_upload_pooled
 from traces.storage.originals import OriginalMissing
 from traces.web.assets import app_css
 from traces.web.uploads import UploadRefused, parsed_form
@@ -64,6 +64,7 @@ def _list_page(request: HttpRequest, upload_error: str = "", status: int = 200) 
             "formats": format_options(),
             "upload_error": upload_error,
             "max_upload_mb": inspector_settings()["MAX_UPLOAD_BYTES"] // (1024 * 1024),
+            "background_upload_bytes": int(inspector_settings()["BACKGROUND_UPLOAD_BYTES"]),
         },
         status=status,
     )
@@ -93,17 +94,18 @@ async def upload(request: HttpRequest) -> HttpResponse:
     if form.set_name:
         return await sync_to_async(_upload_set)(request, form, project, who)
     try:
-        prepared = await off_thread(
-            ingest_prepare,
+        result = await trace_upload_pooled(
             files=form.files,
             name=form.name,
+            who=who,
+            project=project,
             format_name=form.format_name,
+            labels=form.labels,
             mapping=form.mapping,
-            redact_credentials=redacts(project),
         )
     except InputRejected as exc:
         return await sync_to_async(_list_page)(request, f"{form.files[0][0]}: {exc}", status=400)
-    return await sync_to_async(_store_upload)(prepared, form, project, who)
+    return redirect(reverse("traces:detail", args=[result.trace.pk]))
 
 
 @dataclass(frozen=True)
@@ -150,13 +152,13 @@ def _read_upload_form(request: HttpRequest) -> _UploadForm | HttpResponse | str:
 def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpResponse:
     """Each run of the uploaded files into the run set the form names."""
     try:
-        outcome = set_ingest.run_set_ingest(
+        outcome = set_ingest.set_upload(
             name=form.set_name,
             files=form.files,
+            who=who,
+            project=project,
             format_name=form.format_name,
             labels=form.labels,
-            project=project,
-            created_by=who.audit_user,
         )
     except InputRejected as exc:
         return _list_page(request, str(exc), status=400)
@@ -164,14 +166,6 @@ def _upload_set(request: HttpRequest, form: _UploadForm, project, who) -> HttpRe
         problems = "; ".join(f"{name}: {why}" for name, why in outcome.rejected[:3])
         return _list_page(request, problems or "No run could be read.", status=400)
     return redirect(reverse("traces:set", args=[outcome.run_set.pk]))
-
-
-def _store_upload(prepared, form: _UploadForm, project, who) -> HttpResponse:
-    result = ingest_store(prepared, labels=form.labels, project=project, created_by=who.audit_user)
-    team.audit(
-        who, "trace.upload", project=project, target=f"{result.trace.name} ({result.trace.pk})"
-    )
-    return redirect(reverse("traces:detail", args=[result.trace.pk]))
 
 
 @access(Access.MEMBER)

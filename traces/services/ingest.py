@@ -1,10 +1,11 @@
-"""Ingest: bytes in, a stored trace out, by one path for uploads, the API, jobs and commands.
+"""Ingest's steps: bytes in, a stored trace out; and a stored trace read again.
 
-It exists so every way a trace arrives (the upload page, `POST /api/traces`, a background
-job, `manage.py ingest`, a run set) is prepared, redacted and stored the same way, and so
-a stored trace can be read again by the current core (`trace_reanalyze`). Preparing needs
-no database (the web layer runs it in its ingest pool); storing writes the originals, then
-the trace and its rows (`traces.storage.rows`) in one transaction.
+Every way a trace arrives (the upload page, `POST /api/traces`, a background job,
+`manage.py ingest`, a run set) runs these steps through `traces.services.upload`, so each
+is prepared, redacted and stored the same way; `trace_reanalyze` reads a stored trace
+again with the current core. Preparing needs no database (the web layer runs it in its
+ingest pool); storing writes the originals, then the trace and its rows
+(`traces.storage.rows`) in one transaction.
 """
 
 from __future__ import annotations
@@ -198,61 +199,6 @@ def _store_trace(
         models.SourceChunk.objects.bulk_create(chunks)
         store_trace_rows(trace, core)
     return trace
-
-
-def trace_ingest(
-    *,
-    data: bytes,
-    name: str,
-    filename: str = "",
-    format_name: str | None = None,
-    labels: Sequence[str] = (),
-    run_set: models.RunSet | None = None,
-    project: models.Project | None = None,
-    created_by: Any = None,
-    mapping: Mapping | None = None,
-) -> IngestResult:
-    """Analyse `data` with the core and store everything; raises InputRejected for non-traces.
-
-    In shared mode the credentials are redacted first, so nothing derived holds them.
-    """
-    return trace_ingest_files(
-        files=[(filename, data)],
-        name=name,
-        format_name=format_name,
-        labels=labels,
-        run_set=run_set,
-        project=project,
-        created_by=created_by,
-        mapping=mapping,
-    )
-
-
-def trace_ingest_files(
-    *,
-    files: list[tuple[str, bytes]],
-    name: str,
-    format_name: str | None = None,
-    labels: Sequence[str] = (),
-    run_set: models.RunSet | None = None,
-    project: models.Project | None = None,
-    created_by: Any = None,
-    mapping: Mapping | None = None,
-) -> IngestResult:
-    """Several files read as one trace (a Claude Code session and its subagents' files).
-
-    Each file is kept whole, as its own chunk with its name, and downloads as received.
-    """
-    prepared = ingest_prepare(
-        files=files,
-        name=name,
-        format_name=format_name,
-        mapping=mapping,
-        redact_credentials=redacts(project),
-    )
-    return ingest_store(
-        prepared, labels=labels, run_set=run_set, project=project, created_by=created_by
-    )
 
 
 def _create_trace(

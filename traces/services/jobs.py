@@ -2,9 +2,8 @@
 
 A large upload is written to INSPECTOR_DATA_DIR/uploads/ a chunk at a time (the web
 process never holds it whole), a `Job` row says where it stands, and a queue task
-(traces.queue) ingests it by the same `traces.services.ingest` path (`ingest_prepare`,
-`ingest_store`)
-as a small upload, writing bytes read, records parsed and calls rebuilt as it goes.
+(traces.queue) ingests it by the same `traces.services.upload.trace_upload` as a small
+upload, writing bytes read, records parsed and calls rebuilt as it goes.
 `GET /api/jobs/<id>` (traces.api.jobs) answers the state to the upload page's bar.
 
 A worker can die mid-job (killed, out of memory, its machine gone). While a job runs, a
@@ -43,8 +42,8 @@ from traces import models, queue
 from traces.conf import inspector_settings
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
-from traces.services import team
-from traces.services.ingest import ingest_prepare, ingest_store, redacts, trace_reanalyze
+from traces.services.ingest import trace_reanalyze
+from traces.services.upload import trace_upload
 
 log = logging.getLogger(__name__)
 
@@ -241,28 +240,22 @@ def run_upload(job: models.Job) -> models.Trace:
             last[0] = time.monotonic()
 
     options = job.options
-    prepared = ingest_prepare(
+    result = trace_upload(
         files=[(job.filename, data)],
         name=options.get("name") or "",
+        who=options.get("who") or "background upload",
+        project=job.project,
         format_name=options.get("format") or None,
-        redact_credentials=redacts(job.project),
+        labels=clean_labels(options.get("labels") or []),
+        created_by=job.created_by,
         progress=progress,
     )
-    labels = clean_labels(options.get("labels") or [])
-    trace = ingest_store(
-        prepared, labels=labels, project=job.project, created_by=job.created_by
-    ).trace
-    team.audit(
-        options.get("who") or "background upload",
-        "trace.upload",
-        project=job.project,
-        target=f"{trace.name} ({trace.pk})",
-    )
+    trace = result.trace
     rows.update(
         state=models.Job.State.DONE,
         trace=trace,
-        records_parsed=prepared.core.records_ingested,
-        calls_rebuilt=len(prepared.core.calls),
+        records_parsed=result.core.records_ingested,
+        calls_rebuilt=len(result.core.calls),
     )
     return trace
 

@@ -1,9 +1,10 @@
 """Run-set ingest: several files (a ZIP, an eval with many samples) stored as one trace per
 run in a named set, each run or file whose bytes the set already holds skipped.
 
-It exists apart from `traces.services.ingest` (one trace) because a set adds its own work: the
-split into runs, duplicates recognised by SHA-256, and the files kept as received. The
-set pages' reads are `traces.selectors.sets`.
+It exists apart from `traces.services.upload` (one trace) because a set adds its own work:
+the split into runs, duplicates recognised by SHA-256, and the files kept as received;
+each run is then stored by that same `trace_upload`. The set pages' reads are
+`traces.selectors.sets`.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from traces import models
 from traces.conf import limits
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.runs import split_runs
 from traces.core.reading.upload_redaction import redact_upload
-from traces.services.ingest import redacts, trace_ingest
+from traces.services.ingest import redacts
+from traces.services.upload import Who, trace_upload
 from traces.storage import originals
 
 
@@ -32,18 +33,19 @@ class SetIngestResult:
     """(name, why) of files or runs that are not traces; the others are stored."""
 
 
-def run_set_ingest(
+def set_upload(
     *,
     name: str,
     files: Sequence[tuple[str, bytes]],
+    who: Who = None,
+    project: models.Project | None = None,
     format_name: str | None = None,
     labels: Sequence[str] = (),
-    project: models.Project | None = None,
-    created_by: Any = None,
 ) -> SetIngestResult:
     """Store each run of the files (several files, a ZIP, an eval with many samples) as
-    its own trace in the set `name` (created if new). A run or file whose bytes are
-    already in the set is not stored again."""
+    its own trace in the set `name` (created if new), each by `trace_upload` (audited as
+    one `trace.upload` when `who` is named). A run or file whose bytes are already in the
+    set is not stored again."""
     set_name = " ".join(name.split())[:200]
     if not set_name:
         raise InputRejected("Name the run set.")
@@ -77,15 +79,14 @@ def run_set_ingest(
             continue
         seen.add(run.sha256)
         try:
-            result = trace_ingest(
-                data=run.data,
+            result = trace_upload(
+                files=[(run.filename, run.data)],
                 name=run.name,
-                filename=run.filename,
+                who=who,
+                project=project,
                 format_name=format_name,
                 labels=labels,
                 run_set=run_set,
-                project=project,
-                created_by=created_by,
             )
         except InputRejected as exc:
             rejected.append((run.name, str(exc)))

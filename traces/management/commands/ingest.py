@@ -8,7 +8,8 @@ from traces import models
 from traces.cli import CliError, mapping_argument, read_mapping
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
-from traces.services import ingest, set_ingest
+from traces.services import set_ingest
+from traces.services.upload import trace_upload
 
 
 class Command(BaseCommand):
@@ -64,7 +65,7 @@ class Command(BaseCommand):
             return
         if together:
             try:
-                result = ingest.trace_ingest_files(
+                result = trace_upload(
                     files=[(str(path), path.read_bytes()) for path in files],
                     name="",
                     format_name=format_name,
@@ -89,10 +90,9 @@ class Command(BaseCommand):
                 failures += 1
                 continue
             try:
-                result = ingest.trace_ingest(
-                    data=data,
+                result = trace_upload(
+                    files=[(path.name, data)],
                     name=path.name,
-                    filename=path.name,
                     format_name=format_name,
                     labels=labels,
                     project=project,
@@ -116,12 +116,8 @@ class Command(BaseCommand):
         base = base_url.rstrip("/")
         try:
             loaded = [(path.name, path.read_bytes()) for path in files]
-            result = set_ingest.run_set_ingest(
-                name=set_name,
-                files=loaded,
-                format_name=format_name,
-                labels=labels,
-                project=project,
+            result = set_ingest.set_upload(
+                name=set_name, files=loaded, format_name=format_name, labels=labels, project=project
             )
         except OSError as exc:
             raise CommandError(f"{exc.filename}: cannot read ({exc.strerror})") from exc

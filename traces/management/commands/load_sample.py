@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 
 from traces import models
 from traces.core.reading.sample import sample_bytes
-from traces.services import ingest
+from traces.services.upload import trace_upload
 
 SAMPLE_NAME = "Sample: calendar assistant (seed worked example)"
 
@@ -17,7 +17,5 @@ class Command(BaseCommand):
         if existing is not None:
             self.stdout.write(f"Sample already loaded: /traces/{existing.pk}/")
             return
-        result = ingest.trace_ingest(
-            data=sample_bytes(), name=SAMPLE_NAME, filename="sample-calendar.jsonl"
-        )
+        result = trace_upload(files=[("sample-calendar.jsonl", sample_bytes())], name=SAMPLE_NAME)
         self.stdout.write(f"Loaded the sample trace: /traces/{result.trace.pk}/")

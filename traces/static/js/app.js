@@ -76,6 +76,13 @@
     return node;
   }
 
+  // One large file goes to POST /api/jobs (ingested in the background, its job followed);
+  // several files, a mapping or a run set stay on the synchronous endpoints.
+  function inBackground(files, hasMapping) {
+    var threshold = Number(form.dataset.backgroundBytes || 0);
+    return Boolean(form.dataset.jobsApi) && threshold > 0 && files.length === 1 && !hasMapping && files[0].size > threshold;
+  }
+
   function uploadOne(files) {
     files = Array.prototype.slice.call(files.length === undefined ? [files] : files);
     return new Promise(function (resolve) {
@@ -96,8 +103,9 @@
       if (projectSelect && projectSelect.value) data.append("project", projectSelect.value);
       var mappingInput = form.querySelector("input[name=mapping]");
       if (mappingInput && mappingInput.files.length) data.append("mapping", mappingInput.files[0]);
+      var hasMapping = Boolean(mappingInput && mappingInput.files.length);
       var xhr = new XMLHttpRequest();
-      xhr.open("POST", setName ? form.dataset.setsApi : form.dataset.api);
+      xhr.open("POST", setName ? form.dataset.setsApi : inBackground(files, hasMapping) ? form.dataset.jobsApi : form.dataset.api);
       xhr.upload.addEventListener("progress", function (event) {
         if (!event.lengthComputable) return;
         var percent = Math.round((event.loaded / event.total) * 100);

@@ -1,4 +1,4 @@
-// Follows a background upload (a 202 from /api/traces): polls its status URL, shows bytes
+// Follows a background upload (a 202 from /api/jobs): polls its status URL, shows bytes
 // read, records parsed and calls rebuilt on the upload's row, opens the trace when done.
 (function () {
   "use strict";

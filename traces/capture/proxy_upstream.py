@@ -1,0 +1,217 @@
+"""The recording proxy's upstream side: one call sent on, its answer relayed and recorded.
+
+`traces.capture.proxy` decides what to send (`plan_call`, a `Plan`); this module sends it
+through one pooled httpx client per event loop, answers failures as the vendor would
+(`vendor_error`), and yields the upstream's bytes as they arrive while keeping the copy
+that is recorded however the exchange ends. Both the Django view (`proxy.relay`) and the
+ASGI fast path (traces.capture.proxy_asgi) relay through here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from http.cookiejar import Cookie, CookieJar
+from typing import Any
+
+import httpx
+from django.http import JsonResponse
+
+from traces.capture.recording import ExchangeRecording
+from traces.conf import inspector_settings
+from traces.core.reading.capture import HOP_BY_HOP, is_event_stream, sse_error_event
+from traces.stores import store
+
+DROP_RESPONSE_HEADERS = HOP_BY_HOP | {"content-length"}
+
+
+@dataclass
+class Plan:
+    """One call to send on: where, with what, and its recording (None: passed through)."""
+
+    vendor: str
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    recording: ExchangeRecording | None
+
+
+async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
+    """The upstream's answer, its body not read yet; or the vendor-shaped error when it
+    could not be reached (recorded as a failed call)."""
+    recording = plan.recording
+    client = _client()
+    # The header bytes as the client sent them (Django and the fast path read them as
+    # Latin-1): httpx would refuse any value that is not ASCII text.
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in plan.headers.items()]
+    try:
+        outgoing = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
+    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
+        return _failed(
+            recording,
+            plan.vendor,
+            400,
+            f"the request cannot be forwarded ({exc})",
+            "invalid_request_error",
+        )
+    try:
+        upstream = await client.send(outgoing, stream=True)
+    except asyncio.CancelledError:  # the client left before the upstream answered
+        if recording is not None:
+            recording.finish(interrupted=True, problem="the client disconnected before the answer")
+        raise
+    except httpx.TimeoutException as exc:
+        setting = (
+            "PROXY_CONNECT_TIMEOUT"
+            if isinstance(exc, httpx.ConnectTimeout)
+            else "PROXY_READ_TIMEOUT"
+        )
+        seconds = inspector_settings()[setting]
+        return _failed(
+            recording, plan.vendor, 504, f"the upstream did not answer within {seconds} s"
+        )
+    except httpx.HTTPError as exc:
+        return _failed(
+            recording, plan.vendor, 502, f"could not reach the upstream ({exc.__class__.__name__})"
+        )
+    if recording is not None:
+        recording.exchange.status = upstream.status_code
+        recording.exchange.response_headers = dict(upstream.headers)
+        recording.exchange.streamed = is_event_stream(upstream.headers.get("content-type", ""))
+    return upstream
+
+
+def passed_headers(upstream: httpx.Response) -> list[tuple[str, str]]:
+    """The upstream's response headers the client gets (Content-Type apart), and the
+    header that keeps any proxy in front from buffering an event stream."""
+    found = [
+        (key, value)
+        for key, value in upstream.headers.multi_items()
+        if key.lower() not in DROP_RESPONSE_HEADERS and key.lower() != "content-type"
+    ]
+    if is_event_stream(upstream.headers.get("content-type", "")):
+        found.append(("X-Accel-Buffering", "no"))
+    return found
+
+
+def vendor_error(vendor: str, status: int, kind: str, message: str) -> JsonResponse:
+    """An error in the shape the vendor's SDK reads, so the agent shows our message."""
+    text = f"Loop Inspector proxy: {message}"
+    if vendor == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": text}}
+    else:
+        body = {"error": {"message": text, "type": kind, "param": None, "code": None}}
+    return JsonResponse(body, status=status)
+
+
+def _failed(
+    recording: ExchangeRecording | None,
+    vendor: str,
+    status: int,
+    problem: str,
+    kind: str = "api_error",
+) -> JsonResponse:
+    """The call could not be made (the upstream out of reach, a request no HTTP client
+    can send): answer as the vendor would, record the call as failed."""
+    response = vendor_error(vendor, status, kind, problem)
+    if recording is not None:
+        exchange = recording.exchange
+        exchange.status = status
+        exchange.response_headers = {"content-type": "application/json"}
+        exchange.response_body = response.content
+        recording.finish(problem=problem)
+    return response
+
+
+async def relay_body(
+    upstream: httpx.Response, recording: ExchangeRecording | None, vendor: str, streamed: bool
+) -> AsyncIterator[bytes]:
+    """The upstream's bytes as they arrive; the exchange is recorded however it ends.
+
+    A client that goes away while this waits for the upstream cancels it here; one that
+    goes away while its chunk is being sent cancels the request's task instead, which
+    the done-callback notices.
+    """
+    task = asyncio.current_task()
+    if recording is not None and task is not None:
+        task.add_done_callback(recording.on_task_done)
+    try:
+        async for chunk in upstream.aiter_raw():
+            if recording is not None:
+                recording.keep(chunk)
+            yield chunk
+    except asyncio.CancelledError:
+        if recording is not None:
+            recording.finish(interrupted=True, problem="the client disconnected mid-response")
+        raise
+    except httpx.HTTPError as exc:
+        if isinstance(exc, httpx.TimeoutException):
+            seconds = inspector_settings()["PROXY_READ_TIMEOUT"]
+            problem = f"the upstream sent nothing for {seconds} s (read timeout)"
+        else:
+            problem = f"the upstream connection failed mid-response ({exc})"
+        if recording is not None:
+            recording.finish(problem=problem)
+        if streamed:
+            # ASGI cannot drop the client's connection: an error event, as the vendor
+            # sends one mid-stream, tells its SDK that the stream did not complete.
+            yield sse_error_event(vendor, f"Loop Inspector proxy: {problem}")
+    finally:
+        if recording is not None:
+            recording.finish()
+        await upstream.aclose()
+
+
+# -- the HTTP client ------------------------------------------------------------------------
+class UpstreamClients:
+    """The pooled upstream client of each event loop (`_client`)."""
+
+    def __init__(self) -> None:
+        self.by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def clear(self) -> None:
+        """Forget the clients (each goes with its loop's last reference)."""
+        self.by_loop.clear()
+
+
+class _NoCookies(CookieJar):
+    """The pooled client serves every caller, so it keeps no cookie: one the upstream sets
+    (Cloudflare's `__cf_bm` in front of a vendor's API, say) goes to the caller that got
+    it, in the response's headers, and never rides on another caller's next call."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: Cookie) -> None:
+        return None
+
+
+def _client() -> httpx.AsyncClient:
+    """One pooled client per event loop (daphne runs one). It adds nothing of its own to
+    a call: no cookie (`_NoCookies`) and none of httpx's default headers (its
+    `User-Agent` and `Accept`), so the upstream sees the caller's headers."""
+    loop = asyncio.get_running_loop()
+    clients = store(UpstreamClients).by_loop
+    client = clients.get(loop)
+    if client is None:
+        timeout = httpx.Timeout(
+            connect=float(inspector_settings()["PROXY_CONNECT_TIMEOUT"]),
+            read=float(inspector_settings()["PROXY_READ_TIMEOUT"]),
+            write=60.0,
+            pool=60.0,
+        )
+        client = httpx.AsyncClient(
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+            follow_redirects=False,
+            trust_env=False,
+            cookies=_NoCookies(),
+        )
+        client.headers.clear()
+        clients[loop] = client
+    return client
