@@ -15,6 +15,7 @@ Tests reset every store between tests with one fixture (tests/conftest.py).
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
 from django.apps import apps
@@ -63,3 +64,32 @@ def stores() -> Stores:
 def store(kind: type[S]) -> S:
     """The process's store of this class: `stores().get(kind)`."""
     return apps.get_app_config("traces").stores.get(kind)  # type: ignore[attr-defined,no-any-return]
+
+
+class ThreadPoolStore:
+    """A thread pool made on first use and let go by `clear()` (its threads finish their
+    work; the next use starts new ones, sized by the settings of then). Subclasses say
+    how many threads and their name."""
+
+    thread_name = "pool"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def workers(self) -> int:
+        return 1
+
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=max(1, self.workers()), thread_name_prefix=self.thread_name
+                )
+            return self._pool
+
+    def clear(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)

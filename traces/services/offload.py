@@ -11,38 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from traces.conf import inspector_settings
-from traces.stores import store
+from traces.stores import ThreadPoolStore, store
 
 T = TypeVar("T")
 
 
-class IngestPool:
+class IngestPool(ThreadPoolStore):
     """The ingest threads of this process, started on the first upload."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+    thread_name = "ingest"
 
-    def executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                workers = max(1, int(inspector_settings()["INGEST_WORKERS"]))
-                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest")
-            return self._pool
-
-    def clear(self) -> None:
-        """Let the threads go once their work is done (the next upload starts new ones,
-        sized by the settings of then)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)
+    def workers(self) -> int:
+        return int(inspector_settings()["INGEST_WORKERS"])
 
 
 def ingest_pool() -> ThreadPoolExecutor:

@@ -14,9 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.core.files.base import ContentFile
@@ -26,7 +24,7 @@ from django.db.models.signals import post_delete
 
 from traces import models
 from traces.core.reading import archive
-from traces.stores import store
+from traces.stores import ThreadPoolStore, store
 
 log = logging.getLogger(__name__)
 
@@ -82,26 +80,14 @@ def _is_bucket(store: Storage) -> bool:
     return hasattr(store, "bucket") and hasattr(store, "_normalize_name")
 
 
-class ReaderPool:
+class ReaderPool(ThreadPoolStore):
     """The threads that read objects from a bucket several at a time (`get_many`), kept
     for the process's life: each thread keeps its own S3 connection."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+    thread_name = "originals"
 
-    def executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="originals")
-            return self._pool
-
-    def clear(self) -> None:
-        """Let the threads go once their reads are done (the next read starts new ones)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)
+    def workers(self) -> int:
+        return READ_THREADS
 
 
 def get_many(names: Sequence[str]) -> Iterator[bytes]:
