@@ -457,3 +457,20 @@ def test_the_log_filter_masks_urls_in_any_record():
     assert MaskQueryCredentials().filter(record)
     message = record.getMessage()
     assert "s3cret" not in message and "n=2" in message and "api_key=[masked]" in message
+
+
+@pytest.mark.parametrize("method", ["OPTIONS", "TRACE", "PUT", "PATCH"])
+def test_methods_the_vendors_do_not_take_never_reach_the_upstream(
+    inspector_server, upstream, method
+):
+    """Issue 26: OPTIONS and TRACE were passed to the upstream."""
+    before = len(upstream.received)
+    reply = httpx.request(
+        method,
+        f"{inspector_server.base}/proxy/s/methods/anthropic/v1/messages",
+        headers={"x-api-key": SECRET},
+        timeout=30,
+    )
+    assert reply.status_code == 405
+    assert "is not a method the vendors' APIs take" in reply.text
+    assert len(upstream.received) == before

@@ -50,6 +50,9 @@ from traces.core.reading.capture import (
 )
 
 SESSION_HEADER = "X-Loop-Inspector-Session"
+VENDOR_METHODS = ("GET", "POST", "DELETE")
+"""What the Anthropic and OpenAI APIs take: OPTIONS, TRACE and the rest are refused here,
+never passed upstream (issue 26)."""
 SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
 
 DROP_REQUEST_HEADERS = frozenset(
@@ -113,6 +116,13 @@ def plan_call(
     The one check of PROXY_MAX_REQUEST_BYTES, by the Content-Length declared and by the
     bytes `received` (the fast path keeps no more of a body than the limit; by default,
     the body's length)."""
+    if method.upper() not in VENDOR_METHODS:
+        return vendor_error(
+            vendor,
+            405,
+            "invalid_request_error",
+            f"{method} is not a method the vendors' APIs take ({', '.join(VENDOR_METHODS)}).",
+        )
     base = upstream_base(vendor)
     if not base:
         return vendor_error(
