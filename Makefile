@@ -35,7 +35,8 @@ test: setup
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Lint, import contracts, types and the core's unit tests: no browser, no corpus, no web.
+# Lint, import contracts, types and the core's unit tests: no browser, no corpus, no web,
+# none marked slow (bombs and long property runs: `make test` runs them).
 check: setup
 	@start=$$(date +%s%N); \
 	$(BIN)/ruff check . && \
@@ -43,7 +44,7 @@ check: setup
 	$(BIN)/lint-imports && \
 	$(BIN)/python scripts/check_module_state.py && \
 	$(BIN)/mypy && \
-	$(BIN)/python -m pytest -q tests/core -m "not corpus and not browser" $(PYTEST_ARGS); \
+	$(BIN)/python -m pytest -q tests/core -m "not corpus and not browser and not slow" $(PYTEST_ARGS); \
 	status=$$?; \
 	echo "make check: $$(( ($$(date +%s%N) - start) / 1000000 )) ms"; \
 	exit $$status

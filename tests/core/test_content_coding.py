@@ -58,6 +58,7 @@ def test_what_cannot_be_decoded_says_why(encoding, body, problem):
     assert str(caught.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding", ["zstd", "gzip"])
 def test_a_bomb_stops_at_the_cap(encoding):
     """Half a GiB of zeros in a few hundred kB: refused at the 32 MiB cap in well under

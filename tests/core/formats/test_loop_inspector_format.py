@@ -362,6 +362,7 @@ EVENTS = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(EVENTS)
 def test_quick_check_accepts_only_what_the_schema_accepts(event):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import jsonschema
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,6 +83,7 @@ def _verdict(schema: dict, value) -> bool | None:
     return cls(schema).is_valid(value)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(SCHEMAS, VALUES, DRAFTS)
 def test_the_quick_check_accepts_only_what_jsonschema_accepts(schema, value, draft):
