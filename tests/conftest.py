@@ -11,6 +11,7 @@ from tests.browser_setup import browser_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
+AGENTS = ROOT.parent / "shared" / "agents"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -39,6 +40,14 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"the public trace corpus is not present at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def agents() -> Path:
+    """The folder of real coding-agent session stores beside the checkout (skips if absent)."""
+    if not AGENTS.is_dir():
+        pytest.skip(f"the agent session corpus is not present at {AGENTS}")
+    return AGENTS
 
 
 def corpus_files(folder: str, *patterns: str) -> list[Path]:

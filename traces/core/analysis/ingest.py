@@ -14,7 +14,7 @@ from ..model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
 from ..reading.formats.base import Adapter
 from ..reading.formats.detect import SNIFF_RECORDS, detect
 from ..reading.formats.registry import get_adapter
-from ..reading.limits import DEFAULT_LIMITS, InputRejected, Limits
+from ..reading.limits import DEFAULT_LIMITS, InputRejected, Limits, NotATrace
 from ..reading.records import Record
 from ..reading.sources import stream_source
 from .held import held_previews
@@ -143,10 +143,7 @@ def analyze_bytes(
     if progress is not None:
         progress(trace.records_ingested, len(trace.calls))
     if not trace.calls and not trace.tool_runs:
-        raise InputRejected(
-            f"Read as {session.choice.name}, but no model call could be rebuilt: "
-            + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
-        )
+        raise _no_call(session, trace)
     return trace
 
 
@@ -268,5 +265,24 @@ def analyze_files(
         raise InputRejected("None of the files holds a readable record.")
     trace = session.finish(lines_total)
     if not trace.calls and not trace.tool_runs:
-        raise InputRejected("No model call could be rebuilt from these files.")
+        raise _no_call(session, trace)
     return trace
+
+
+def _no_call(session: TraceSession, trace: Trace) -> InputRejected:
+    """Why a readable file made no call: unreadable lines (an error), or a recognised file
+    that holds none (`NotATrace`: an index file or an unanswered session, said so)."""
+    format_name = session.choice.name
+    notice = session.adapter.no_call_notice()
+    if notice:
+        return NotATrace(notice)
+    if trace.line_errors:
+        return InputRejected(
+            f"Read as {format_name}, but no model call could be rebuilt: "
+            + "; ".join(f"line {e.line}: {e.message}" for e in trace.line_errors[:3])
+        )
+    label = get_adapter(format_name).label or format_name
+    return NotATrace(
+        f"Read as {label} ({format_name}), but no model call could be rebuilt: "
+        "the file holds no answered request."
+    )

@@ -34,3 +34,10 @@ DEFAULT_LIMITS = Limits()
 
 class InputRejected(ValueError):
     """The whole input cannot be read as a trace; the message says why, for a person."""
+
+
+class NotATrace(InputRejected):
+    """The input was recognised, and holds no model call: an agent's index or metadata file
+    beside its sessions (`sessions.json`, `session.json`, `logs.json`), or a session whose
+    every request went unanswered. The message names what the file is and what to upload
+    instead; nothing in it was unreadable."""

@@ -68,6 +68,12 @@ class Adapter:
         """The input ended: flush whatever is buffered."""
         return iter(())
 
+    def no_call_notice(self) -> str | None:
+        """What the file read is, when it holds no model call by nature (an agent's index
+        or metadata file beside its sessions, a session whose requests all went unanswered):
+        said instead of the generic refusal, with what to upload instead."""
+        return None
+
     def held(self) -> list[tuple[Exchange, bool]]:
         """Responses read so far but not yet emitted (a later line may still add to them),
         as exchanges `close` would emit now, each with whether a later line of its
