@@ -195,7 +195,11 @@ def test_matrix(world, route, name, method):
             transaction.set_rollback(True)
         if response.status_code == 405:
             continue
-        denied = response.has_header("X-Access-Denied") or response.status_code in (401, 403)
+        denied = (
+            response.has_header("X-Access-Denied")
+            or response.status_code in (401, 403)
+            or getattr(response.wsgi_request, "access_denied", None) is not None
+        )
         assert response.status_code < 500, (who, response.status_code)
         assert denied != expected(rule, scope, who), (
             f"{method} {url} ({rule.value}) for {who}: HTTP {response.status_code}"
@@ -336,7 +340,11 @@ def test_lists_show_only_the_users_projects(world):
     assert world.trace.name in member_page and other.name not in member_page
     outsider_page = world.clients["outsider"].get("/").content.decode()
     assert other.name in outsider_page and world.trace.name not in outsider_page
-    assert world.clients["outsider"].get(f"/traces/{world.trace.pk}/").status_code == 403
+    # Another project's trace answers exactly as a trace that does not exist.
+    hidden = world.clients["outsider"].get(f"/traces/{world.trace.pk}/")
+    missing = world.clients["outsider"].get(f"/traces/{uuid.uuid4()}/")
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.content == missing.content and not hidden.has_header("X-Access-Denied")
 
 
 def test_sets_and_comparisons_show_only_the_users_projects(world):
@@ -347,7 +355,7 @@ def test_sets_and_comparisons_show_only_the_users_projects(world):
     assert "alpha set" in member.get("/sets/").content.decode()
     assert "alpha set" not in outsider.get("/sets/").content.decode()
     assert "alpha set" not in outsider.get("/api/sets").content.decode()
-    assert outsider.get(f"/sets/{world.run_set.pk}/").status_code == 403
+    assert outsider.get(f"/sets/{world.run_set.pk}/").status_code == 404
     # Comparing a run one may read with one of another project answers as if it did not exist.
     assert outsider.get(f"/compare/{other.pk}/{world.trace.pk}/").status_code == 404
     assert member.get(f"/compare/{world.trace.pk}/{other.pk}/").status_code == 404

@@ -36,7 +36,7 @@ from urllib.parse import urlencode
 from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.conf import settings
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -139,36 +139,65 @@ def rules_of(callback: Any) -> dict[str, Access] | None:
 
 
 def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpResponse | None:
-    """None when allowed; else the refusal (login redirect, 401 or 403)."""
+    """None when allowed; else the refusal (login redirect, 401, 403 or 404).
+
+    No answer tells whether a row exists to someone who may not read it (issue 26: the
+    401-vs-404 and 403-vs-404 oracles): a caller who is not logged in gets the same 401
+    for a trace that exists and one that does not; a logged-in caller (or a token) who may
+    not read the trace, set or project gets the very 404 a missing one gets. A 403 is left
+    only for what the caller can see but not change.
+    """
     if rule is Access.PUBLIC:
         return None
     try:
         who = principal(request)
     except BadToken as exc:
         return _refuse(request, rule, 401, str(exc))
-    project_id = None
-    trace_id = kwargs.get("trace_id")
-    if trace_id is not None:
-        project_id = _project_id(models.Trace.objects.filter(pk=trace_id))
+    anonymous = not who.authenticated and who.token is None
+    target = _target(kwargs)
+    if target is not None:
+        what, rows, column = target
+        project_id = _project_id(rows, column)
         if project_id is None:
-            return None  # no such trace: the view answers 404 itself
-        allowed = who.allows_trace(rule, trace_id, project_id)
-    elif kwargs.get("set_id") is not None:
-        project_id = _project_id(models.RunSet.objects.filter(pk=kwargs["set_id"]))
-        if project_id is None:
-            return None  # no such set: the view answers 404 itself
-        allowed = who.allows(rule, project_id)
-    else:
-        if kwargs.get("project") is not None:
-            project_id = _project_id(models.Project.objects.filter(slug=kwargs["project"]), "pk")
-            if project_id is None:
-                return None
-        allowed = who.allows(rule, project_id)
+            if anonymous and not local_mode():
+                return _refuse(request, rule, 401, "Log in, or send an API token.")
+            return _not_found(request, what)
+        trace_id = kwargs.get("trace_id")
+        if trace_id is not None:
+            allowed = who.allows_trace(rule, trace_id, project_id)
+            readable = allowed or who.allows_trace(Access.READ, trace_id, project_id)
+        else:
+            allowed = who.allows(rule, project_id)
+            readable = allowed or who.allows(Access.READ, project_id)
+    else:  # the URL names no row: nothing to hide
+        allowed, readable = who.allows(rule, None), True
     if allowed:
         return None
-    if not who.authenticated and who.token is None:
+    if anonymous:
         return _refuse(request, rule, 401, "Log in, or send an API token.")
+    if not readable and target is not None:
+        return _not_found(request, target[0])
     return _refuse(request, rule, 403, "You do not have access to this.")
+
+
+def _target(kwargs: dict[str, Any]) -> tuple[str, QuerySet, str] | None:
+    """What a URL names (a trace, a set or a project): its kind and its row's project."""
+    if kwargs.get("trace_id") is not None:
+        return "trace", models.Trace.objects.filter(pk=kwargs["trace_id"]), "project_id"
+    if kwargs.get("set_id") is not None:
+        return "run set", models.RunSet.objects.filter(pk=kwargs["set_id"]), "project_id"
+    if kwargs.get("project") is not None:
+        return "project", models.Project.objects.filter(slug=kwargs["project"]), "pk"
+    return None
+
+
+def _not_found(request: HttpRequest, what: str) -> HttpResponse:
+    """The one answer for a row that is missing or hidden, so the two cannot be told apart:
+    no X-Access-Denied header; the denial is kept on the request for the access tests."""
+    request.access_denied = "not found"  # type: ignore[attr-defined]
+    if _wants_json(request):
+        return JsonResponse({"error": f"No such {what}."}, status=404)
+    raise Http404(f"No such {what}")
 
 
 def _project_id(rows: QuerySet, column: str = "project_id") -> int | None:
