@@ -35,6 +35,7 @@ from traces.services.labels import trace_set_labels
 from traces.services.mappings import stored_mapping
 from traces.storage import originals
 from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
+from traces.storage.transient import retrying
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,10 @@ def ingest_store(
     trace_id = uuid.uuid4()
     chunks = _chunk_rows(trace_id, prepared)
     try:
-        trace = _store_trace(prepared, trace_id, chunks, labels, run_set, project, created_by)
+        trace = retrying(
+            lambda: _store_trace(prepared, trace_id, chunks, labels, run_set, project, created_by),
+            what=f"storing trace {trace_id}",
+        )
     except BaseException:
         originals.discard(chunk.key for chunk in chunks)
         raise
@@ -256,15 +260,19 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             mapping=mapping,
         )
     report = build_report(core, prices=price_table())
-    with transaction.atomic():
-        trace.calls.all().delete()
-        trace.tool_runs.all().delete()
-        trace.line_errors.all().delete()
-        for field, value in {**summary_fields(core, report), "report": report}.items():
-            setattr(trace, field, value)
-        trace.save()
-        store_rule_counts(trace, report)
-        store_trace_rows(trace, core)
+
+    def replace_rows() -> None:
+        with transaction.atomic():
+            trace.calls.all().delete()
+            trace.tool_runs.all().delete()
+            trace.line_errors.all().delete()
+            for field, value in {**summary_fields(core, report), "report": report}.items():
+                setattr(trace, field, value)
+            trace.save()
+            store_rule_counts(trace, report)
+            store_trace_rows(trace, core)
+
+    retrying(replace_rows, what=f"reanalysing trace {trace.pk}")
     return IngestResult(trace, core)
 
 
