@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 import time
 
 import anthropic
@@ -23,6 +24,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from tests.capture.conftest import capture_server
 from tests.capture.scenario import SECRET
 
 pytestmark = pytest.mark.corpus
@@ -318,3 +320,41 @@ def test_a_number_where_a_list_belongs_is_an_answer_not_a_500(inspector_server, 
     """Issue 26: each of these was a 500 on both databases."""
     reply = post(inspector_server, json.dumps(export).encode(), "application/json")
     assert reply.status_code < 500, reply.text
+
+
+def test_a_large_export_is_stored_in_batches_not_one_transaction(tmp_path_factory):
+    """Issue 26: a 10,000-trace export held SQLite's write lock for the whole request (a
+    live create waited 16 s). Stored OTLP_BATCH_TRACES to a transaction, other writers get
+    in between: polled while the export is stored, the count of its traces is seen between
+    none and all, which one transaction would never show."""
+    traces = 300
+    spans = [
+        {
+            **chat_span(f"{n + 1:016x}", 1_700_000_000_000_000_000 + n, f"q{n}"),
+            "traceId": f"{n + 1:032x}",
+        }
+        for n in range(traces)
+    ]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+    with capture_server(
+        tmp_path_factory.mktemp("otlp-batches"), INSPECTOR_OTLP_BATCH_TRACES="10"
+    ) as server:
+        replies: list[httpx.Response] = []
+        export = threading.Thread(
+            target=lambda: replies.append(post(server, body, "application/json"))
+        )
+        export.start()
+        seen = set()
+        while export.is_alive():
+            ((count,),) = server.rows(
+                "SELECT count(*) FROM traces_trace WHERE capture_key LIKE 'otlp:%'"
+            )
+            seen.add(count)
+            time.sleep(0.02)
+        export.join()
+        assert replies and replies[0].status_code == 200, replies
+        ((final,),) = server.rows(
+            "SELECT count(*) FROM traces_trace WHERE capture_key LIKE 'otlp:%'"
+        )
+        assert final == traces
+        assert any(0 < count < traces for count in seen), sorted(seen)

@@ -93,31 +93,34 @@ def _store(
     exports: issue 26 found a per-span exporter throttled at 61 exports a minute while one
     export creating 10,000 traces counted as one).
 
-    One transaction for the request (each trace a savepoint), one sweep of idle traces
-    asked of the queue, and one query for the trace ids that already have a live trace."""
+    Traces are stored OTLP_BATCH_TRACES to a transaction (each trace a savepoint): issue 26
+    saw a 10,000-trace export hold SQLite's write lock for the whole request while a live
+    create waited 16 s. One sweep of idle traces is asked of the queue, and one query per
+    batch finds the trace ids that already have a live trace."""
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
     request_sweep()  # a queue task: the idle traces are closed off this request
-    with connection_scope(), transaction.atomic():
-        keys = {
-            group.trace_id: in_project(f"otlp:{group.trace_id}", project)
-            for group in split.groups.values()
-        }
+    groups = list(split.groups.values())
+    keys = {group.trace_id: in_project(f"otlp:{group.trace_id}", project) for group in groups}
+    with connection_scope():
         live_now = capturing(list(keys.values()))
-        created = sum(
-            1 for g in split.groups.values() if g.genai and keys[g.trace_id] not in live_now
-        )
+        created = sum(1 for g in groups if g.genai and keys[g.trace_id] not in live_now)
         wait = rate_limited(token_id, Access.INGEST, "POST", 0, uploads=created)
         if wait:
             return wait
-        for group in split.groups.values():
-            key = keys[group.trace_id]
-            if not group.genai and key not in live_now:
-                ignored += group.spans
-                continue
-            _store_group(key, group, problems, project, absent=key not in live_now)
-            rejected += group.rejected
+        size = max(1, int(inspector_settings()["OTLP_BATCH_TRACES"]))
+        for start in range(0, len(groups), size):
+            batch = groups[start : start + size]
+            with transaction.atomic():
+                live_now = capturing([keys[g.trace_id] for g in batch])
+                for group in batch:
+                    key = keys[group.trace_id]
+                    if not group.genai and key not in live_now:
+                        ignored += group.spans
+                        continue
+                    _store_group(key, group, problems, project, absent=key not in live_now)
+                    rejected += group.rejected
     if ignored:
         problems.append(
             f"{ignored} span(s) of traces with no GenAI span (gen_ai.*, llm.*, openinference.*) "
