@@ -13,7 +13,9 @@ sessions of ../shared/agents SOURCES.md section 19 and against pi's own session 
 - A model call is one `assistant` message (every one is a response of its own, with its own
   usage); its request is every context message before it, kept in pi's own shape and read
   by `normalize_message`, which turns them into what pi sends: `toolCall` blocks are tool
-  uses, `toolResult` messages are tool results (role user, as the Anthropic API gets them),
+  uses, `toolResult` messages are tool results (role user, as the Anthropic API gets them;
+  consecutive results are one message `{"role": "toolResults", "results": [...]}`, since
+  pi's Anthropic provider sends them in one user turn),
   `bashExecution` (a command the user ran with `!`, not a model tool call) is user text
   ("Ran `cmd`" and its output, pi's `bashExecutionToText`), `custom`, `branchSummary` and
   `compactionSummary` messages are user text with pi's prefixes. A `bashExecution` with
@@ -135,6 +137,10 @@ def normalize_message(raw: Any) -> Message:
     role = raw.get("role")
     if role == "assistant":
         return Message("assistant", _content_blocks(raw.get("content")))
+    if role == "toolResults":
+        results = raw.get("results")
+        blocks = [normalize_message(r).blocks for r in results if isinstance(results, list)]
+        return Message("user", tuple(b for group in blocks for b in group))
     if role == "toolResult":
         block = Block(
             "tool_result",
@@ -318,7 +324,7 @@ class PiSessionAdapter(Adapter):
             if tool_id is None:
                 yield LineError(line, "a toolResult without a toolCallId; not paired")
                 return
-            self._context.append(message)
+            self._add_result(message)
             yield ToolTiming(
                 line,
                 tool_id,
@@ -335,6 +341,18 @@ class PiSessionAdapter(Adapter):
         if role == "user":
             self._prompts += 1
         self._context.append(message)
+
+    def _add_result(self, message: dict[str, Any]) -> None:
+        """Consecutive results go in one user message, as pi sends them to Anthropic. No
+        request holds the last item yet (results follow the response), so it may grow."""
+        last = self._context[-1] if self._context else None
+        role = last.get("role") if isinstance(last, dict) else None
+        if role == "toolResult" and isinstance(last, dict):
+            self._context[-1] = {"role": "toolResults", "results": [last, message]}
+        elif role == "toolResults" and isinstance(last, dict):
+            last["results"].append(message)
+        else:
+            self._context.append(message)
 
     def _compaction(self, line: int, value: dict[str, Any]) -> None:
         """The next request starts from the summary and the messages kept (pi's
