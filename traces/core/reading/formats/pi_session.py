@@ -139,7 +139,7 @@ def normalize_message(raw: Any) -> Message:
         return Message("assistant", _content_blocks(raw.get("content")))
     if role == "toolResults":
         results = raw.get("results")
-        blocks = [normalize_message(r).blocks for r in results if isinstance(results, list)]
+        blocks = [normalize_message(r).blocks for r in (results or ())]
         return Message("user", tuple(b for group in blocks for b in group))
     if role == "toolResult":
         block = Block(
