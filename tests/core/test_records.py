@@ -124,3 +124,37 @@ def test_the_zip_reader_does_not_reach_back_into_the_record_reader():
     }
     assert "records" not in imported and "sources" not in imported
     assert imported <= {"limits", "model"}
+
+
+def test_two_records_on_one_line_are_both_read_with_that_line_number():
+    """pi once wrote two session records with no newline between them (SOURCES.md 19)."""
+    trace = analyze_bytes(log(GOOD, GOOD + GOOD, GOOD))
+    assert not trace.line_errors
+    assert [c.line for c in trace.calls] == [1, 2, 2, 3]
+
+
+def test_values_joined_by_spaces_on_one_line_are_split_too():
+    source = read_source(b'{"a": 1} {"b": [2]}\t\r\n{"c": 3}', limits=Limits())
+    assert [(r.line, r.value) for r in source.items] == [
+        (1, {"a": 1}),
+        (1, {"b": [2]}),
+        (2, {"c": 3}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"a": 1}x', "not valid JSON"),  # trailing junk, not a second value
+        (b'{"a": 1}{"b": ', "not valid JSON"),  # the second value is cut off
+        (b'{"a": 1}2', "not valid JSON"),  # a scalar after an object is not a record
+        (b'{"a": 1}{"b": NaN}', "not valid JSON"),  # each piece must be JSON orjson reads
+        (b'{"a": 1}' + b"[" * 3000 + b"]" * 3000, "not valid JSON"),  # too deep to split
+    ],
+)
+def test_a_line_that_is_not_whole_values_stays_one_error(line: bytes, reason: str):
+    source = read_source(line + b"\n" + b'{"ok": true}\n', limits=Limits())
+    items = list(source.items)
+    assert [type(i).__name__ for i in items] == ["LineError", "Record"]
+    assert items[0].line == 1 and reason in items[0].message
+    assert items[1].value == {"ok": True}

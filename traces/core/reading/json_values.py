@@ -7,6 +7,7 @@ sentence for the person who owns the file, never orjson's own words.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -83,6 +84,42 @@ def parse_line(
         depth = min(limits.max_depth, SERIALISABLE_DEPTH)
         return LineError(line, f"nested deeper than {depth} levels; refused")
     return value
+
+
+def concatenated_values(
+    raw: bytes | memoryview, error: LineError, limits: Limits = DEFAULT_LIMITS
+) -> list[Any] | None:
+    """The JSON objects or arrays of a line that holds several with nothing between them
+    (`{...}{...}`, as a writer that lost a newline leaves it), or None.
+
+    Only a line that failed to parse as JSON is tried (a line refused for its size, a NUL
+    or its depth stays refused), so good lines cost nothing. Each value must be an object
+    or an array and the whole line must be used up; anything else stays the line's error.
+    """
+    if not error.message.startswith("not valid JSON"):
+        return None
+    data = bytes(raw)
+    try:
+        text = data.removeprefix(BOM).decode("utf-8").strip(" \t")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    position = 0
+    while position < len(text):
+        if text[position] not in "{[":
+            return None
+        try:
+            _, end = decoder.raw_decode(text, position)
+            # orjson parses each piece so that values read exactly as on any other line.
+            value = orjson.loads(text[position:end])
+        except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
+            return None
+        if len(text) - position > 2 * limits.max_depth and _too_deep(value, limits):
+            return None
+        values.append(value)
+        position = len(text) - len(text[end:].lstrip(" \t"))
+    return values if len(values) > 1 else None
 
 
 def _explain(orjson_message: str) -> str:

@@ -1,8 +1,10 @@
 """Numbered JSON records, the one shape every reader hands to the adapters; JSONL lines.
 
 Every malformed line becomes a `LineError` with its 1-based line number; the rest is
-still read. `sources` chooses how an upload is read (JSONL here, a JSON document, a YAML
-cassette, a ZIP archive); live tails feed their lines through `numbered_items`.
+still read. A line that fails to parse but holds several whole JSON values with nothing
+between them (pi wrote two records without a newline) yields each as its own record,
+numbered with that line. `sources` chooses how an upload is read (JSONL here, a JSON
+document, a YAML cassette, a ZIP archive); live tails feed their lines through `numbered_items`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import LineError
-from .json_values import BOM, parse_line
+from .json_values import BOM, concatenated_values, parse_line
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 
 
@@ -72,8 +74,24 @@ def numbered_items(
             raw = raw[len(BOM) :]
         if not raw.strip():
             continue
-        parsed = parse_line(raw, number, limits)
-        yield parsed if isinstance(parsed, LineError) else Record(number, parsed)
+        yield from _records_of(raw, number, limits, True)
+
+
+def _records_of(
+    raw: bytes | memoryview, number: int, limits: Limits, may_hold_nul: bool
+) -> Iterator[Record | LineError]:
+    """The record of one line, the records of a line holding several values (tried only
+    once the line failed to parse), or the line's error."""
+    parsed = parse_line(raw, number, limits, may_hold_nul)
+    if not isinstance(parsed, LineError):
+        yield Record(number, parsed)
+        return
+    values = concatenated_values(raw, parsed, limits)
+    if values is None:
+        yield parsed
+        return
+    for value in values:
+        yield Record(number, value)
 
 
 def read_jsonl(data: bytes, limits: Limits) -> Source:
@@ -88,5 +106,4 @@ def _jsonl_items(data: bytes, limits: Limits) -> Iterator[Record | LineError]:
     for number, raw in iter_lines(data):
         if not raw or (raw[0] in (0x20, 0x09) and not bytes(raw).strip()):
             continue
-        parsed = parse_line(raw, number, limits, may_hold_nul)
-        yield parsed if isinstance(parsed, LineError) else Record(number, parsed)
+        yield from _records_of(raw, number, limits, may_hold_nul)
