@@ -82,9 +82,11 @@ def test_sessions_index_is_recognised() -> None:
             {"sessionId": "b", "title": "u", "dateCreated": "2", "workspaceDirectory": "/w"},
         ]
     )
-    with pytest.raises(NotATrace, match="index.*2 sessions.*a.json, b.json"):
+    with pytest.raises(NotATrace, match=r"index.*2 sessions.*a\.json, b\.json"):
         analyze_files([("sessions.json", index)])
-    trace = analyze_files([("sessions.json", index), ("chat.json", golden_input("continue/chat.json"))])
+    trace = analyze_files(
+        [("sessions.json", index), ("chat.json", golden_input("continue/chat.json"))]
+    )
     assert len(trace.calls) == 2 and not trace.line_errors
 
 

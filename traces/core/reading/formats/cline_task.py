@@ -18,7 +18,8 @@ as one trace when uploaded together:
   the n-th assistant message of the history (Cline writes one per request, in order).
   It gives the call's usage (tokensIn is the uncached input, as Anthropic counts it; cache
   reads and writes are separate), `extra.cost_usd`, the start time (`ts`), a cancel
-  reason, and ends it at the `ts` of the next UI message. The ingest reads it before the
+  reason; the call ends at the assistant message's `ts`, or failing that at the next UI
+  message's. The ingest reads it before the
   history whatever the upload order. Alone it holds no conversation: it is recognised
   and said so (`no_call_notice`), not turned into calls without requests.
 - `task_metadata.json` ({files_in_context, model_usage, environment_history}): recognised,
@@ -27,8 +28,8 @@ as one trace when uploaded together:
   version writes them.
 - The first call carries `extra.agent_session` {agent (Cline, Roo Code or Kilo Code, from
   the extension id in the file path when it is there, else "Cline"), session_id (the task
-  folder's name), project (the "Current Working Directory" of the first
-  <environment_details>)}.
+  folder's name; a single-file upload carries no path, so neither is known then),
+  project (the "Current Working Directory" of the first <environment_details>)}.
 
 No real task folder was available: the shapes follow cline/cline (src/shared/ExtensionMessage.ts,
 src/core/task) and RooCodeInc/Roo-Code, and the tests use small files written after them.
@@ -147,11 +148,12 @@ class ClineTaskAdapter(Adapter):
             return Detection(0.85, "a Cline task_metadata.json (files_in_context, model_usage)")
         if all(is_ui_message(v) for v in records) and any("say" in v for v in records):
             return Detection(0.85, "Cline UI messages (ts, type say/ask)")
-        if all(is_history_message(v) for v in records):
-            first = next((v for v in records if v.get("role") == "user"), None)
+        messages = [v for v in records if is_history_message(v)]
+        if len(messages) >= 0.8 * len(records):
+            first = next((v for v in messages if v.get("role") == "user"), None)
             if first is not None and any(tag in _first_text(first) for tag in CLINE_TEXT):
                 return Detection(0.8, "Anthropic messages of a Cline task (<task>, environment)")
-            if any("ts" in v for v in records):
+            if any("ts" in v for v in messages):
                 return Detection(0.7, "Anthropic messages with Cline's 'ts' timestamps")
         return None
 
