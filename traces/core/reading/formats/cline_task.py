@@ -121,7 +121,7 @@ class ClineTaskAdapter(Adapter):
         "Kilo Code: kilocode.kilo-code): upload api_conversation_history.json together "
         "with ui_messages.json (for tokens, cost and times)."
     )
-    markers = ("role", "content", "ts", "type", "say", "ask")
+    markers = ("ts", "say", "ask", "conversationHistoryIndex")
     normalize = staticmethod(anthropic.normalize_message)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
