@@ -21,6 +21,20 @@ from traces.core.reading.limits import InputRejected, NotATrace
 
 FOLDER = "cline_sdk_sessions/1784094124598_rruoq"
 
+# session.json lives here, not in tests/golden (every golden input must hold calls).
+SESSION_JSON = orjson.dumps(
+    {
+        "version": 1,
+        "session_id": "s1",
+        "status": "completed",
+        "provider": "cline",
+        "model": "anthropic/claude-opus",
+        "cwd": "/home/dev/app",
+        "metadata": {"fork": {"forkedFromSessionId": "s0"}},
+        "messages_path": "/home/dev/.cline/data/sessions/s1/s1.messages.json",
+    }
+)
+
 
 def _messages() -> bytes:
     return golden_input("cline-sdk/s1.messages.json")
@@ -59,7 +73,7 @@ def test_input_tokens_include_cache_reads() -> None:
 
 def test_session_json_alone_is_recognised_and_says_what_to_upload() -> None:
     with pytest.raises(NotATrace, match=r"s1\.messages\.json"):
-        analyze_files([("session.json", golden_input("cline-sdk/session.json"))])
+        analyze_files([("session.json", SESSION_JSON)])
 
 
 @pytest.mark.parametrize("metadata_first", [True, False])
@@ -67,7 +81,7 @@ def test_session_json_with_the_messages_supplies_the_project_in_either_order(
     metadata_first: bool,
 ) -> None:
     files = [
-        ("s1/session.json", golden_input("cline-sdk/session.json")),
+        ("s1/session.json", SESSION_JSON),
         ("s1/s1.messages.json", _messages()),
     ]
     trace = analyze_files(files if metadata_first else files[::-1])

@@ -17,6 +17,48 @@ from traces.core.reading.limits import NotATrace
 
 TASK = "globalStorage/saoudrizwan.claude-dev/tasks/1700000000000"
 
+# ui_messages.json lives here, not in tests/golden (every golden input must hold calls).
+UI_MESSAGES = [
+    {"ts": 1700000000000, "type": "say", "say": "task", "text": "fix the typo in README.md"},
+    {
+        "ts": 1700000000100,
+        "type": "say",
+        "say": "api_req_started",
+        "text": '{"request":"<task>fix the typo</task>","tokensIn":1200,"tokensOut":40,"cacheWrites":1100,"cacheReads":0,"cost":0.0102}',
+    },
+    {"ts": 1700000002900, "type": "say", "say": "text", "text": "I'll read it."},
+    {
+        "ts": 1700000003000,
+        "type": "say",
+        "say": "tool",
+        "text": '{"tool":"readFile","path":"README.md"}',
+    },
+    {
+        "ts": 1700000003600,
+        "type": "say",
+        "say": "api_req_started",
+        "text": '{"request":"[read_file] Result","tokensIn":30,"tokensOut":60,"cacheWrites":20,"cacheReads":1100,"cost":0.0013}',
+    },
+    {
+        "ts": 1700000006000,
+        "type": "ask",
+        "ask": "tool",
+        "text": '{"tool":"editedExistingFile","path":"README.md"}',
+    },
+    {
+        "ts": 1700000009100,
+        "type": "say",
+        "say": "api_req_started",
+        "text": '{"request":"[replace_in_file] Result","tokensIn":25,"tokensOut":35,"cacheWrites":0,"cacheReads":1120,"cost":0.0009}',
+    },
+    {
+        "ts": 1700000011000,
+        "type": "say",
+        "say": "completion_result",
+        "text": "I left README.md as it is.",
+    },
+]
+
 
 def _files() -> list[tuple[str, bytes]]:
     return [
@@ -24,7 +66,7 @@ def _files() -> list[tuple[str, bytes]]:
             f"{TASK}/api_conversation_history.json",
             golden_input("cline-task/api_conversation_history.json"),
         ),
-        (f"{TASK}/ui_messages.json", golden_input("cline-task/ui_messages.json")),
+        (f"{TASK}/ui_messages.json", orjson.dumps(UI_MESSAGES)),
     ]
 
 
@@ -82,7 +124,7 @@ def test_malformed_records_are_reported_with_their_item_number() -> None:
     history = orjson.loads(golden_input("cline-task/api_conversation_history.json"))
     history.insert(1, {"role": "user"})
     history[3]["content"].append({"type": "tool_result", "content": "no id"})
-    ui = orjson.loads(golden_input("cline-task/ui_messages.json"))
+    ui = orjson.loads(orjson.dumps(UI_MESSAGES))
     ui[1]["text"] = "{not json"
     trace = analyze_files(
         [
