@@ -219,6 +219,19 @@ def _is_subagent_file(name: str) -> bool:
     return bool(_SUBAGENT_FILE.search(name))
 
 
+_COMPANION_FILE = re.compile(r"(^|[/\\])(ui_messages|task_metadata|session)\.json$")
+
+
+def _read_order(name: str) -> int:
+    """Companion files that annotate a conversation (a Cline task's ui_messages.json with
+    each request's usage, a Cline SDK session.json with the project) are read first, so
+    the conversation's calls get what they say whatever order the files were given in;
+    subagents' files come last."""
+    if _COMPANION_FILE.search(name):
+        return 0
+    return 2 if _is_subagent_file(name) else 1
+
+
 @without_cycle_collection
 def analyze_files(
     files: Sequence[tuple[str, bytes]],
@@ -244,7 +257,7 @@ def analyze_files(
         return _analyze_mapped(sources, mapping)
     session: TraceSession | None = None
     lines_total = 0
-    for name, data in sorted(files, key=lambda item: _is_subagent_file(item[0])):
+    for name, data in sorted(files, key=lambda item: _read_order(item[0])):
         source = stream_source(data, name, limits)
         stream, head = _peek(source.items)
         values = [item.value for item in head if isinstance(item, Record)]
