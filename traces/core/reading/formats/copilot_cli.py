@@ -136,7 +136,7 @@ class CopilotCliAdapter(Adapter):
         "GitHub Copilot CLI keeps each session in ~/.copilot/session-state/<session id>/"
         "events.jsonl: upload that file."
     )
-    markers = ("type", "data", "id", "timestamp", "parentId")
+    markers = ("type", "data", "id", "parentId")
     normalize = staticmethod(normalize)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
