@@ -122,6 +122,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["TEST"] = {"NAME": str(LOCAL_DIR / "test-db.sqlite3")}
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
+    os.environ.get("INSPECTOR_DB_PGBOUNCER") == "1"
+):
+    # Behind PgBouncer in transaction pooling mode: PgBouncer is the pool, so no pool of
+    # our own, a connection per request or task (given back at its end), and nothing that
+    # outlives a transaction on a server connection PgBouncer may hand to someone else:
+    # no server-side cursors, no prepared statements (psycopg prepares a query it has run
+    # 5 times unless told not to).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
     os.environ.get("INSPECTOR_DB_POOL", "1") != "0"
 ):
     # PostgreSQL: each process keeps a pool of connections (psycopg_pool, Django's
@@ -136,6 +147,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
         "max_size": env.get("INSPECTOR_DB_POOL_MAX", 16),
         "timeout": env.get("INSPECTOR_DB_POOL_TIMEOUT", 30.0),
     }
+# How many processes (web servers + queue workers) open connections to this database:
+# the connection-budget check (traces.W002) compares processes × INSPECTOR_DB_POOL_MAX
+# with the server's max_connections.
+INSPECTOR_DB_PROCESSES = env.get("INSPECTOR_DB_PROCESSES", 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Originals (uploaded files, zstd-compressed) go through Django's storage API: a folder

@@ -9,6 +9,7 @@ The ids are stable; docs/settings.md lists them:
   traces.E003  an environment variable that does not parse as its setting's type
   traces.E004  INSPECTOR_QUEUE is none of embedded, redis, immediate
   traces.W001  a key of settings.INSPECTOR that no setting has (a typo: it does nothing)
+  traces.W002  PostgreSQL: processes × pool size over the server's max_connections budget
 Registered when the app is ready (traces.apps), as django-debug-toolbar registers its own.
 """
 
@@ -97,6 +98,57 @@ def check_inspector_keys(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             id="traces.W001",
         )
         for key in unknown
+    ]
+
+
+HEADROOM = 5
+"""Connections left for psql, backups and migrations beside the app's pools."""
+
+
+@register(TAG, Tags.database)
+def check_connection_budget(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """Every web and worker process pools up to INSPECTOR_DB_POOL_MAX connections; when
+    their sum passes what PostgreSQL accepts, the last ones to ask fail under load with
+    "too many clients" (issue 26). Asks the server its max_connections and reserved
+    slots, as Django's database checks do only when given the database (`migrate`,
+    `check --database default`); silent on SQLite, without our pool (PgBouncer), or when
+    the server cannot be reached."""
+    from django.db import DatabaseError, connection
+
+    if not databases or "default" not in databases:
+        return []
+    database = settings.DATABASES["default"]
+    pool = database.get("OPTIONS", {}).get("pool")
+    if connection.vendor != "postgresql" or not pool:
+        return []
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('max_connections')::int, "
+                "current_setting('superuser_reserved_connections')::int"
+            )
+            max_connections, reserved = cursor.fetchone()
+    except DatabaseError:
+        return []
+    processes = int(getattr(settings, "INSPECTOR_DB_PROCESSES", 4))
+    wanted = processes * int(pool["max_size"])
+    budget = max_connections - reserved - HEADROOM
+    if wanted <= budget:
+        return []
+    return [
+        Warning(
+            f"{processes} processes × INSPECTOR_DB_POOL_MAX={pool['max_size']} = {wanted} "
+            f"connections, over PostgreSQL's budget of {budget} (max_connections "
+            f"{max_connections} − {reserved} reserved − {HEADROOM} headroom).",
+            hint=(
+                "Lower INSPECTOR_DB_POOL_MAX, raise max_connections, set "
+                "INSPECTOR_DB_PROCESSES to the real count, or put PgBouncer in front "
+                "(INSPECTOR_DB_PGBOUNCER=1; docs/settings.md)."
+            ),
+            id="traces.W002",
+        )
     ]
 
 

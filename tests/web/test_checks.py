@@ -160,3 +160,21 @@ def test_the_asgi_application_refuses_a_variable_that_does_not_parse():
     )  # fmt: skip
     assert result.returncode != 0
     assert "(traces.E003) INSPECTOR_LIVE_SESSIONS='lots' is not a whole number." in result.stderr
+
+
+def test_w002_more_pooled_connections_than_postgresql_accepts(settings):
+    """Asked of the real server: its max_connections against processes × pool size."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the connection budget is PostgreSQL's (CI's second pass)")
+    if not settings.DATABASES["default"].get("OPTIONS", {}).get("pool"):
+        pytest.skip("pooling is off (INSPECTOR_DB_POOL=0 or PgBouncer mode)")
+    settings.INSPECTOR_DB_PROCESSES = 1
+    assert checks.check_connection_budget(databases=["default"]) == []
+    settings.INSPECTOR_DB_PROCESSES = 10_000
+    [problem] = checks.check_connection_budget(databases=["default"])
+    assert problem.id == "traces.W002"
+    assert "10000 processes" in problem.msg and "max_connections" in problem.msg
+    assert "INSPECTOR_DB_PGBOUNCER" in problem.hint
+    assert checks.check_connection_budget() == []  # a plain `check` does not ask the server
