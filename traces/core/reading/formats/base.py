@@ -36,6 +36,10 @@ class Adapter:
     markers: ClassVar[tuple[str, ...]] = ()
     """Top-level keys this format's records carry, so that a file no format claims can be
     told which formats came closest and what they missed (see `explain`)."""
+    reads_text: ClassVar[bool] = False
+    """A text log, not JSON (aider's Markdown history): a file that is not JSON, YAML or
+    ZIP is read as text lines (`Record(line, str)`) when such a format's `sniff` claims its
+    first lines (see `sources.read_text`)."""
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         self.source_name = source_name
