@@ -26,11 +26,11 @@ from .containers import (
 )
 from .containers import member_bytes as zip_member_bytes
 from .decompress import decompress
+from .formats.detect import SNIFF_RECORDS
+from .formats.registry import adapters
 from .json_document import whole_document
 from .json_values import BOM, parse_line
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
-from .formats.detect import SNIFF_RECORDS
-from .formats.registry import adapters
 from .records import Record, Source, read_jsonl, read_text, text_head
 
 

@@ -52,7 +52,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...model import Exchange, LineError, Message, Usage
+from ...model import Exchange, LineError, Usage
 from ..dialects.openai_chat import normalize_message
 from ..records import Record
 from ..transcript import TranscriptView
@@ -62,9 +62,12 @@ from .registry import register
 HEADER = re.compile(r"^# aider chat started at (?P<time>\S.*?)\s*$")
 TOKENS = re.compile(r"^> Tokens: ")
 TOKEN_FIGURE = re.compile(
-    r"(?P<number>\d[\d,]*(?:\.\d+)?)(?P<unit>[kKmM]?) (?P<what>sent|cache write|cache hit|cached|received)"
+    r"(?P<number>\d[\d,]*(?:\.\d+)?)(?P<unit>[kKmM]?) "
+    r"(?P<what>sent|cache write|cache hit|cached|received)"
 )
-COST = re.compile(r"\$(?P<message>\d+(?:\.\d+)?) (?:message|request), \$(?P<session>\d+(?:\.\d+)?) session")
+COST = re.compile(
+    r"\$(?P<message>\d+(?:\.\d+)?) (?:message|request), \$(?P<session>\d+(?:\.\d+)?) session"
+)
 MODEL = re.compile(r"^> (?:Main model|Model|Models): (?P<model>\S+)")
 VERSION = re.compile(r"^> Aider (?P<version>v\S+)")
 APPLIED = re.compile(r"^> Applied edit to (?P<path>.+?)\s*$")
@@ -158,6 +161,8 @@ class AiderChatAdapter(Adapter):
         if line.startswith("####"):
             yield from self._end_reply()
             yield from self._flush()
+            if gap:  # a blank line ends an input (aider writes its blank lines as "####")
+                yield from self._end_input()
             if not self.user_lines:
                 self.user_line = number
             text = line[4:]
