@@ -1,10 +1,12 @@
 """OpenCode's storage tree (`opencode`): a session's session, message and part files read
 together into one trace, in the store's order whatever the order of the files.
 
-No real tree could be shared (SOURCES.md); tests/golden/opencode/storage is a small tree
-written by hand following OpenCode's `session/message-v2.ts` (the shapes of Session,
-UserMessage, AssistantMessage and the text, reasoning, file, tool, step-start,
-step-finish and patch parts).
+No real tree could be shared (SOURCES.md); tests/core/formats/data/opencode_storage is a
+small tree written by hand following OpenCode's `session/message-v2.ts` (the shapes of
+Session, UserMessage, AssistantMessage and the text, reasoning, file, tool, step-start,
+step-finish and patch parts). It is not under tests/golden, whose every input must be a
+trace on its own (tests/core/test_stored_message.py); its report is
+tests/golden/opencode/storage.report.json.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.golden import GOLDEN, assert_golden
+from tests.golden import assert_golden
 from traces.core.analysis.ingest import analyze_files
 from traces.core.outputs.report import build_report
 from traces.core.reading.limits import NotATrace
 
-TREE = GOLDEN / "opencode" / "storage"
+TREE = Path(__file__).resolve().parent / "data" / "opencode_storage"
 SESSION = "ses_6a1f3c2e9ffeAb12Cd34Ef56Gh"
 
 
