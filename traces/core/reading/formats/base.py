@@ -39,7 +39,7 @@ class Adapter:
     reads_text: ClassVar[bool] = False
     """A text log, not JSON (aider's Markdown history): a file that is not JSON, YAML or
     ZIP is read as text lines (`Record(line, str)`) when such a format's `sniff` claims its
-    first lines (see `sources.read_text`)."""
+    first lines (see `sources` and `records.read_text`)."""
     reads_folder: ClassVar[bool] = False
     """A store kept as a tree of small files (OpenCode's storage/): one instance reads
     every file of the trace in turn and rebuilds the calls in `close`, once all are read,
