@@ -210,6 +210,8 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         buckets, exact, residual, appended_shares = _split(
             call, walk, previous_buckets, fixed, entries
         )
+        # Usage a format marks approximate (aider's rounded "2.3k sent") is not exact.
+        exact = exact and not call.tokens_estimated
         # Tool results appended by this call: tokens (share of the exact delta, or estimate).
         position_base = call.prefix_len
         result_count = sum(len(e.result_ids) for e in entries)

@@ -57,6 +57,9 @@ class TraceSession:
 
     def next_source(self, choice: FormatChoice, source_name: str) -> None:
         """Read another file into the same trace (e.g. a session's subagent files)."""
+        if self.adapter.reads_folder and choice.name == self.adapter.name:
+            self.adapter.source_name = source_name  # one reader for the whole tree
+            return
         self._take(self.adapter.close(), counts=False)
         self.adapter = get_adapter(choice.name)(source_name, self.shared)
 

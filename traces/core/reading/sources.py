@@ -2,7 +2,14 @@
 
 An upload is gzip-unwrapped first (`decompress`), then read as what it is: an Inspect
 `.eval` ZIP archive (`containers`), a VCR or other YAML file (`cassettes`), one JSON
-document (`json_document`) or JSONL (`records`). Adapters only ever see parsed records.
+document (`json_document`), JSONL (`records`), or text lines (`records.read_text`).
+Adapters only ever see parsed records.
+
+Text: a file that is none of the others, does not start with `{` or `[`, and whose first
+non-blank lines a text format (`Adapter.reads_text`, e.g. aider's Markdown chat history)
+claims with its `sniff` is read as one `str` record per line. Any other file is read as
+JSONL, so a broken JSONL file still gets each bad line reported; detection then sees the
+same first lines as the text format did, so the two choices agree.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from .containers import (
 )
 from .containers import member_bytes as zip_member_bytes
 from .decompress import decompress
+from .formats.detect import SNIFF_RECORDS
+from .formats.registry import adapters
 from .json_document import whole_document
 from .json_values import BOM, parse_line
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
-from .records import Record, Source, read_jsonl
+from .records import Record, Source, read_jsonl, read_text, text_head
 
 
 def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS) -> Source:
@@ -55,7 +64,23 @@ def stream_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMI
         document = whole_document(data, limits)
         if document is not None:
             return document
+    if text_start not in (b"[", b"{") and _text_format_claims(data):
+        return read_text(data, limits)
     return read_jsonl(data, limits)
+
+
+def _text_format_claims(data: bytes) -> bool:
+    """Whether a text format claims the file's first non-blank lines."""
+    head = text_head(data, SNIFF_RECORDS)
+    for adapter in adapters():
+        if not adapter.reads_text:
+            continue
+        try:
+            if adapter.sniff(head) is not None:
+                return True
+        except Exception:  # a sniffer must never sink the upload (as in `detect`)
+            continue
+    return False
 
 
 def _looks_like_yaml(data: bytes, filename: str) -> bool:

@@ -36,6 +36,14 @@ class Adapter:
     markers: ClassVar[tuple[str, ...]] = ()
     """Top-level keys this format's records carry, so that a file no format claims can be
     told which formats came closest and what they missed (see `explain`)."""
+    reads_text: ClassVar[bool] = False
+    """A text log, not JSON (aider's Markdown history): a file that is not JSON, YAML or
+    ZIP is read as text lines (`Record(line, str)`) when such a format's `sniff` claims its
+    first lines (see `sources` and `records.read_text`)."""
+    reads_folder: ClassVar[bool] = False
+    """A store kept as a tree of small files (OpenCode's storage/): one instance reads
+    every file of the trace in turn and rebuilds the calls in `close`, once all are read,
+    so that they follow the store's own order, not the order the files were given in."""
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         self.source_name = source_name
