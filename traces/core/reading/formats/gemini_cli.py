@@ -160,12 +160,7 @@ class GeminiCliAdapter(Adapter):
 
     # -- records ------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
-        value = record.value
-        if isinstance(value, list):  # logs.json read line by line is not expected, but
-            for position, item in enumerate(value, start=1):  # a list of entries is
-                yield from self._one(position, item)
-            return
-        yield from self._one(record.line, value)
+        yield from self._one(record.line, record.value)
 
     def _one(self, line: int, value: Any) -> Iterator[AdapterEvent]:
         if not isinstance(value, dict):
