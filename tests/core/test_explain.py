@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from traces.core.analysis.ingest import analyze_bytes
-from traces.core.reading.formats.explain import describe_record, describe_records
+from traces.core.reading.formats.explain import describe_record, describe_records, is_close
 from traces.core.reading.limits import InputRejected
 
 
@@ -40,12 +40,12 @@ def test_records_of_one_shape_are_said_once():
 
 
 def test_the_closest_formats_come_first_with_what_they_missed():
-    almost_codex = b'{"timestamp": "2025-01-01T00:00:00Z", "type": "event", "data": {}}\n'
+    almost_codex = b'{"timestamp": "2025-01-01T00:00:00Z", "payload": {}, "data": {}}\n'
     message = _refusal(almost_codex)
     assert message.startswith("No supported trace format recognised this file. It holds 1 record")
     closest = message.split("Closest formats, and why each refused: ")[1]
     assert closest.startswith(
-        "OpenAI Codex CLI session rollout (codex-rollout): has timestamp, type but not payload"
+        "OpenAI Codex CLI session rollout (codex-rollout): has timestamp, payload but not type"
     )
     assert "--format NAME" in message and "--mapping FILE" in message
 
@@ -64,3 +64,34 @@ def test_recorded_http_traffic_names_where_the_requests_went():
     message = _refusal(orjson.dumps(pair) + b"\n")
     assert "Its HTTP requests go to https://example.test/v9/generate." in message
     assert "secret" not in message
+
+
+def test_an_unrelated_log_sharing_only_common_keys_names_no_format():
+    """A plain application log (type, timestamp, message) used to get Claude Code as its
+    nearest format: those keys say nothing about a shape, so no format is named."""
+    line = {"type": "info", "timestamp": "2025-01-01T00:00:00Z", "message": "server started"}
+    message = _refusal(orjson.dumps(line) + b"\n")
+    assert "Closest formats" not in message and "Claude Code" not in message
+    assert "None of the known formats (" in message
+    assert "is close to it: it shares only keys most JSON logs have (message, timestamp, type)" in (
+        message
+    )
+    assert "--format NAME" in message and "--mapping FILE" in message
+
+
+def test_a_distinctive_shared_key_names_the_format_it_belongs_to():
+    almost_claude = {"type": "user", "parentUuid": None, "text": "hi"}
+    message = _refusal(orjson.dumps(almost_claude) + b"\n")
+    closest = message.split("Closest formats, and why each refused: ")[1]
+    assert closest.startswith("Claude Code session transcript (claude-code): has type, parentUuid")
+    assert "Codex" not in closest  # type is one of codex's markers, but a common one
+
+
+def test_closeness_needs_a_distinctive_key():
+    markers = ("timestamp", "type", "payload")
+    assert is_close(markers, ["payload"])
+    assert not is_close(markers, ["timestamp", "type"])  # two thirds, but both common
+    assert not is_close(markers, ["type"])
+    claude = ("type", "sessionId", "uuid", "parentUuid", "message", "timestamp")
+    assert not is_close(claude, ["type", "message", "timestamp"])  # half, all common
+    assert is_close(claude, ["parentUuid"])

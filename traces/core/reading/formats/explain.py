@@ -4,6 +4,13 @@
 the first records (top-level keys and their types), the formats whose marker keys come
 closest and what each of them needed that the file lacks, and the two ways in: choosing
 the format by hand, or describing the log with a mapping file.
+
+A format is named as close only when its shape is: the records share one of its
+distinctive marker keys (`parentUuid`, `payload`, `resourceSpans`: keys few other logs
+have). Keys almost every JSON log carries (`type`, `timestamp`, `message`, `id`, `model`,
+...) say nothing about the shape on their own, so a file that shares only those is told
+plainly that no known format is close. Formats sharing more distinctive keys come first,
+then those sharing a larger part of their markers.
 """
 
 from __future__ import annotations
@@ -16,6 +23,17 @@ from .base import Adapter
 DESCRIBED_RECORDS = 3
 DESCRIBED_KEYS = 12
 CLOSEST = 3
+
+GENERIC_KEYS = frozenset(
+    {
+        "id", "type", "subtype", "kind", "timestamp", "ts", "time", "created", "created_at",
+        "model", "content", "message", "messages", "role", "text", "name", "data",
+        "request", "response", "input", "output", "result", "results", "status", "error",
+        "version", "event", "object", "attributes", "metadata", "history",
+        "session_id", "sessionId", "startTime", "uuid", "agent", "trace", "steps", "spans",
+    }
+)  # fmt: skip
+"""Marker keys so common in JSON logs that sharing them says nothing about a shape."""
 
 MARKERS: Mapping[str, tuple[str, ...]] = {
     "anthropic-messages": ("request", "response", "model", "messages", "content", "stop_reason"),
@@ -96,22 +114,39 @@ def markers_of(adapter: type[Adapter]) -> tuple[str, ...]:
     return tuple(getattr(adapter, "markers", ()) or MARKERS.get(adapter.name, ()))
 
 
+def is_close(markers: Sequence[str], found: Sequence[str]) -> bool:
+    """Whether sharing `found` of a format's `markers` makes a file close to its shape:
+    it must share a distinctive marker (common keys alone never do, however many of the
+    format's markers they are: `timestamp` and `type` are two of Codex's three)."""
+    return any(m not in GENERIC_KEYS for m in found)
+
+
 def closest_formats(
     values: Sequence[Any], candidates: Sequence[type[Adapter]]
 ) -> list[tuple[type[Adapter], list[str], list[str]]]:
-    """The formats whose marker keys the records share most: (adapter, found, missing)."""
+    """The formats close to the records' shape (see `is_close`), closest first:
+    (adapter, found, missing)."""
     keys = _keys_of(values)
     ranked = []
     for adapter in candidates:
         markers = markers_of(adapter)
-        if not markers:
-            continue
         found = [m for m in markers if m in keys]
-        if found:
-            missing = [m for m in markers if m not in keys]
-            ranked.append((len(found) / len(markers), adapter.name, adapter, found, missing))
-    ranked.sort(key=lambda item: (-len(item[3]), -item[0], item[1]))
-    return [(adapter, found, missing) for _, _, adapter, found, missing in ranked[:CLOSEST]]
+        if not markers or not is_close(markers, found):
+            continue
+        distinctive = sum(1 for m in found if m not in GENERIC_KEYS)
+        missing = [m for m in markers if m not in keys]
+        share = len(found) / len(markers)
+        ranked.append(((-distinctive, -share, -len(found), adapter.name), adapter, found, missing))
+    ranked.sort(key=lambda item: item[0])
+    return [(adapter, found, missing) for _, adapter, found, missing in ranked[:CLOSEST]]
+
+
+def shared_common_keys(values: Sequence[Any], candidates: Sequence[type[Adapter]]) -> list[str]:
+    """The marker keys of any format that the records carry (when none is close, these
+    are all common ones), in a stable order."""
+    keys = _keys_of(values)
+    markers = {m for adapter in candidates for m in markers_of(adapter)}
+    return sorted(keys & markers)
 
 
 def describe_records(values: Sequence[Any]) -> str:
@@ -163,7 +198,14 @@ def explain_no_format(values: Sequence[Any], candidates: Sequence[type[Adapter]]
         lines.append("Closest formats, and why each refused: " + "; ".join(reasons) + ".")
     else:
         names = ", ".join(a.name for a in candidates)
-        lines.append(f"None of the known formats ({names}) shares a key with it.")
+        common = shared_common_keys(values, candidates)
+        shared = (
+            f" it shares only keys most JSON logs have ({', '.join(common)}), which say "
+            "nothing about its shape"
+            if common
+            else " it shares no key with any of them"
+        )
+        lines.append(f"None of the known formats ({names}) is close to it:{shared}.")
     lines.append(
         "If you know the format, choose it with --format NAME (the Format field on the "
         "upload form, format= on the API). For a log of your own, describe it with a "
