@@ -171,3 +171,28 @@ def test_only_setup_events_is_not_a_trace():
     records = _golden_records()[:4]
     with pytest.raises(InputRejected, match="only session set-up events"):
         analyze_bytes(_lines(*records), filename="wire.jsonl")
+
+
+@pytest.mark.corpus
+def test_active_tools_the_snapshot_lacks_are_offered_by_name(agents):
+    """The subagent's snapshot describes Bash only, but it ran Glob, which is active."""
+    trace = _read(agents, SUB)
+    names = [t["name"] for t in trace.calls[0].tools]
+    assert names[0] == "Bash" and "Glob" in names
+    report = build_report(trace)
+    assert not [f for f in report["findings"] if f["rule"] == "unknown-tool"]
+
+
+def test_results_of_a_parallel_batch_are_one_run_of_tool_messages():
+    records = _golden_records()
+    second = dict(records[9])
+    second["event"] = {**records[9]["event"], "toolCallId": "Bash_1", "uuid": "Bash_1"}
+    result = dict(records[10])
+    result["event"] = {**records[10]["event"], "toolCallId": "Bash_1"}
+    records[10:10] = [second]
+    records[12:12] = [result]
+    trace = analyze_bytes(_lines(*records), filename="wire.jsonl")
+    assert trace.calls[0].tool_call_ids == ("Bash_0", "Bash_1")
+    assert [m.role for m in trace.calls[1].appended] == ["assistant", "tool", "tool"]
+    findings = build_report(trace)["findings"]
+    assert not [f for f in findings if f["rule"] == "split-parallel-results"]

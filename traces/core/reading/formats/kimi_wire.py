@@ -7,13 +7,15 @@ protocol 1.4. Every choice below was checked against the files of SOURCES.md sec
 (whose author replaced some long values with "[trimmed for fixture]": those are read as
 the text they are).
 
-- The transcript is rebuilt from the log, as Anthropic-shaped messages (so the Anthropic
-  dialect normalises them): `context.append_message` adds a user message (the prompt, or
-  a `<system-reminder>` injection the agent adds, kept: the model was sent it); a step's
-  `content.part` (think → a thinking block, text) and `tool.call {toolCallId, name, args}`
-  events make the assistant message; each `tool.result {toolCallId, result{output,
-  isError}}` is one tool-result message after it. This matches the `messageCount` every
-  `llm.request` records (checked on every request of the corpus).
+- The transcript is rebuilt from the log as OpenAI Chat messages (Kimi's API is
+  OpenAI-compatible; the Chat dialect normalises them): `context.append_message` adds a
+  user message (the prompt, or a `<system-reminder>` injection the agent adds, kept: the
+  model was sent it); a step's `content.part`s (think → `reasoning_content`, text →
+  content) and `tool.call {toolCallId, name, args}` events make the assistant message;
+  each `tool.result {toolCallId, result{output, isError}}` is one `role:"tool"` message
+  after it, flagged `is_error` (read by this module's normaliser). This matches the
+  `messageCount` every loop `llm.request` records (checked on every request of the corpus;
+  a compaction request's count is one more: its instruction is not in the log).
 - A model call is an answered request: one `usage.record` (what counts.json counts). The
   request is the `llm.request` before it (`kind` loop or compaction, model, maxTokens);
   its usage is the record's (`inputOther` is the uncached input, `inputCacheRead`,
@@ -30,10 +32,13 @@ the text they are).
   so the next call shows the history rewritten). Kimi does not list which user messages
   it keeps (`keptUserMessageCount` only), so only the summary is carried over.
 - The system prompt is the latest `config.update.systemPrompt`; the tools are the latest
-  `llm.tools_snapshot.tools` ({name, description, parameters}; a trimmed snapshot, text,
-  offers none). Plan mode (`plan_mode.enter/exit`) marks the calls made in it
-  (`extra.plan_mode`); `turn.steer` texts and cancelled turns are kept on the next call
-  (`extra.steered`, `extra.cancelled_turns`).
+  `llm.tools_snapshot.tools` ({name, description, parameters}), plus, by name only, the
+  `tools.set_active_tools` names the snapshot lacks (the corpus subagent's snapshot was
+  trimmed to Bash while it used Glob). A name pattern there (`mcp__*`) leaves the list
+  unknown (no tools), as does a trimmed snapshot with no active names. Plan mode
+  (`plan_mode.enter/exit`) marks the calls made in it (`extra.plan_mode`); `turn.steer`
+  texts and cancelled turns are kept on the next call (`extra.steered`,
+  `extra.cancelled_turns`).
 - Tool runs: a `ToolTiming` per result, from the `tool.call` time to the `tool.result`
   time, with the result's `isError`.
 - Subagents: the main log's `Agent` tool call gets a result starting `agent_id:
@@ -50,12 +55,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...coerce import dict_or_empty, int_or_none, int_or_zero, list_or_empty, str_or_none
-from ...model import Exchange, LineError, ToolTiming, Usage
-from ..dialects import anthropic
+from ...model import Exchange, LineError, Message, ToolTiming, Usage
+from ..dialects import openai_chat
 from ..records import Record
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
@@ -134,12 +139,17 @@ class KimiWireAdapter(Adapter):
         "subagents, the logs under agents/agent-<n>/ with it."
     )
     markers = ("type", "time", "event", "message", "usage", "usageScope", "protocol_version")
-    normalize = staticmethod(anthropic.normalize_message)
+
+    @staticmethod
+    def normalize(raw: Any) -> Message:
+        return normalize_message(raw)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
         self._messages: list[Any] = []
         self._system: str | None = None
+        self._snapshot: list[Any] = []
+        self._active: list[str] = []
         self._tools: list[Any] = []
         self._step: _Step | None = None
         self._held: _Step | None = None  # an answered compaction, waiting for its summary
@@ -194,7 +204,13 @@ class KimiWireAdapter(Adapter):
             self._config(value)
         elif kind == "llm.tools_snapshot":
             tools = value.get("tools")
-            self._tools = tools if isinstance(tools, list) else []
+            self._snapshot = (
+                [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+            )
+            self._tools = self._offered()
+        elif kind == "tools.set_active_tools":
+            self._active = [n for n in list_or_empty(value.get("names")) if isinstance(n, str)]
+            self._tools = self._offered()
         elif kind == "turn.prompt":
             self._new_turn(value)
         elif kind == "turn.steer":
@@ -239,6 +255,13 @@ class KimiWireAdapter(Adapter):
         )
 
     # -- events --------------------------------------------------------------------------
+    def _offered(self) -> list[Any]:
+        """The snapshot's tools, and the active tools it does not describe, by name."""
+        if any("*" in name for name in self._active):
+            return []
+        described = {t.get("name") for t in self._snapshot}
+        return self._snapshot + [{"name": n} for n in self._active if n not in described]
+
     def _config(self, value: dict[str, Any]) -> None:
         prompt = value.get("systemPrompt")
         if isinstance(prompt, str):
@@ -262,11 +285,16 @@ class KimiWireAdapter(Adapter):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             yield LineError(line, "context.append_message without a message role; skipped")
             return
-        content = [_part(p) for p in list_or_empty(message.get("content"))]
-        for call in list_or_empty(message.get("toolCalls")):
-            if isinstance(call, dict):
-                content.append(_tool_use(call))
-        self._messages.append({"role": message["role"], "content": content})
+        raw: dict[str, Any] = {
+            "role": message["role"],
+            "content": [_part(p) for p in list_or_empty(message.get("content"))],
+        }
+        calls = [
+            _tool_call(c) for c in list_or_empty(message.get("toolCalls")) if isinstance(c, dict)
+        ]
+        if calls:
+            raw["tool_calls"] = calls
+        self._messages.append(raw)
 
     def _loop_event(self, line: int, event: Any, moment: float | None) -> Iterator[AdapterEvent]:
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
@@ -282,11 +310,9 @@ class KimiWireAdapter(Adapter):
             if step is None:
                 yield LineError(line, "content.part outside a request; skipped")
             elif part.get("type") == "think":
-                step.blocks.append({"type": "thinking", "thinking": str(part.get("think") or "")})
-            elif part.get("type") == "text":
-                step.blocks.append({"type": "text", "text": str(part.get("text") or "")})
+                step.blocks.append({"type": "think", "text": str(part.get("think") or "")})
             else:
-                step.blocks.append(part or {"type": "other"})
+                step.blocks.append({"type": "text", "text": str(part.get("text") or "")})
         elif kind == "tool.call":
             yield from self._tool_call(line, event, moment)
         elif kind == "tool.result":
@@ -304,9 +330,8 @@ class KimiWireAdapter(Adapter):
             yield LineError(line, f"tool.call {tool_id} outside a request; skipped")
             return
         name = str_or_none(event.get("name"))
-        self._step.blocks.append(
-            _tool_use({"id": tool_id, "name": name, "args": event.get("args")})
-        )
+        call = {"id": tool_id, "name": name, "args": event.get("args")}
+        self._step.blocks.append({"type": "call", "call": _tool_call(call)})
         self._tool_calls[tool_id] = (name, moment)
         if name in SUBAGENT_TOOLS:
             args = dict_or_empty(event.get("args"))
@@ -323,12 +348,11 @@ class KimiWireAdapter(Adapter):
             yield LineError(line, f"tool.result {tool_id} without a result object; read as empty")
             result = {}
         output = result.get("output")
-        text = output if isinstance(output, str) else anthropic_text(output)
+        text = output if isinstance(output, str) else output_text(output)
         is_error = result.get("isError") is True
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": text}
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": tool_id, "content": text}
         if is_error:
-            block["is_error"] = True
-        message = {"role": "user", "content": [block]}
+            message["is_error"] = True
         if self._step is not None:
             self._step.results.append(message)
         else:
@@ -395,7 +419,7 @@ class KimiWireAdapter(Adapter):
             yield self._exchange(held, None)
         self._messages = []  # a new list: earlier requests keep their own views
         if isinstance(context, str):
-            self._messages.append({"role": "user", "content": [{"type": "text", "text": context}]})
+            self._messages.append({"role": "user", "content": context})
         self._turn_start = 0
 
     def _flush_ended(self) -> Iterator[Exchange]:
@@ -502,19 +526,39 @@ class KimiWireAdapter(Adapter):
         return label + (f" ({self._parent_type})" if self._parent_type else "")
 
 
+def normalize_message(raw: Any) -> Message:
+    """A Chat message; a `role:"tool"` result carries the `is_error` flag Kimi recorded."""
+    message = openai_chat.normalize_message(raw)
+    if isinstance(raw, dict) and raw.get("is_error") is True and message.tool_results:
+        blocks = tuple(replace(b, is_error=True) for b in message.blocks)
+        return Message(message.role, blocks)
+    return message
+
+
 def _part(part: Any) -> dict[str, Any]:
     if isinstance(part, dict) and part.get("type") == "text":
         return {"type": "text", "text": str(part.get("text") or "")}
     return part if isinstance(part, dict) else {"type": "text", "text": str(part)}
 
 
-def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_call(call: dict[str, Any]) -> dict[str, Any]:
     args = call.get("args", call.get("arguments"))
-    return {"type": "tool_use", "id": call.get("id"), "name": call.get("name"), "input": args}
+    function = {"name": call.get("name"), "arguments": args}
+    return {"id": call.get("id"), "type": "function", "function": function}
 
 
 def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"role": "assistant", "content": list(blocks)}
+    """The assistant message of a step: reasoning, text, then its tool calls."""
+    message: dict[str, Any] = {"role": "assistant"}
+    think = "".join(b["text"] for b in blocks if b["type"] == "think")
+    if think:
+        message["reasoning_content"] = think
+    text = "".join(b["text"] for b in blocks if b["type"] == "text")
+    message["content"] = text or None
+    calls = [b["call"] for b in blocks if b["type"] == "call"]
+    if calls:
+        message["tool_calls"] = calls
+    return message
 
 
 def _input_text(value: Any) -> str:
@@ -522,7 +566,7 @@ def _input_text(value: Any) -> str:
     return "".join(p for p in parts if isinstance(p, str))
 
 
-def anthropic_text(value: Any) -> str:
+def output_text(value: Any) -> str:
     """A tool output that is not text (content parts, a number), as text."""
     if value is None:
         return ""
