@@ -199,3 +199,12 @@ def test_only_system_prompt_is_not_a_trace():
     events = _golden_events()[:2]
     with pytest.raises(InputRejected, match="no agent response"):
         analyze_bytes(b"\n".join(orjson.dumps(e) for e in events), filename="events.jsonl")
+
+
+def test_a_run_ending_on_finish_reads_as_finished_and_results_as_one_batch():
+    trace = analyze_bytes(golden_input("openhands-sdk/events.jsonl"), filename="events.jsonl")
+    report = build_report(trace)
+    assert report["outcome"]["kind"] == "finished"
+    assert trace.calls[2].extra["terminal_tool_ids"] == ["call_d"]
+    assert [m.role for m in trace.calls[1].appended] == ["assistant", "tool", "tool"]
+    assert not [f for f in report["findings"] if f["rule"] == "split-parallel-results"]

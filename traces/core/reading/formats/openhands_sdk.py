@@ -14,17 +14,20 @@ against the files of SOURCES.md section 24.
   whose predecessors never come stays unread). JSONL events are read in line order.
 - A model call is a distinct `llm_response_id` (agent `ActionEvent`s and `MessageEvent`s):
   the actions of one response are its parallel batch. The request is everything before
-  it, rebuilt as Anthropic-shaped messages (the Anthropic dialect reads them): the system
-  prompt and tool list of the `SystemPromptEvent` (tools named by their `title`), user
-  messages, earlier responses (reasoning_content / thinking blocks as thinking, `thought`
-  and message text as text, each action's `tool_call` as a tool_use with its JSON
-  `arguments` parsed) and one tool-result message per observation.
+  it, rebuilt as OpenAI Chat messages (the SDK's LLM layer is LiteLLM's Chat format; the
+  Chat dialect reads them): the system prompt and tool list of the `SystemPromptEvent`
+  (tools named by their `title`), user messages, earlier responses (reasoning_content and
+  thinking blocks as reasoning, `thought` and message text as content, each action's
+  `tool_call` as a tool call with its JSON `arguments`) and one `role:"tool"` message per
+  observation, flagged `is_error` (read by the Kimi reader's normaliser, shared).
 - A result answers the action whose `tool_call_id` it names; it is an error when
   `observation.is_error` is true or its `exit_code` is non-zero, and an `AgentErrorEvent`
   is always an error result. `finish` is answered by a `FinishObservation` here (unlike
-  V0), so it is an ordinary tool run. A `ToolTiming` gives each run's start (the action's
-  timestamp) and end (the observation's); a result whose action is not in the file (an
-  excerpt) is an orphan, carried by the next request.
+  V0), so it is an ordinary tool run; the call that asked for it lists it in
+  `extra.terminal_tool_ids`, so a run ending on it reads as finished, not halted. A
+  `ToolTiming` gives each run's start (the action's timestamp) and end (the
+  observation's); a result whose action is not in the file (an excerpt) is an orphan,
+  carried by the next request.
 - Usage: `base_state.json` `stats.usage_to_metrics.*.token_usages` gives each response's
   tokens by `response_id` (prompt tokens include the cache reads and writes, taken out
   here), `costs` (in the same order) its cost (`extra.recorded_cost_usd`) and
@@ -54,15 +57,14 @@ from ...coerce import (
     int_or_none,
     int_or_zero,
     list_or_empty,
-    parse_arguments,
     str_or_none,
 )
-from ...model import Exchange, LineError, ToolTiming, Usage
-from ..dialects import anthropic
+from ...model import Exchange, LineError, Message, ToolTiming, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .kimi_wire import normalize_message
 from .registry import register
 
 KINDS = frozenset(
@@ -79,6 +81,7 @@ KINDS = frozenset(
         "Condensation",
     }
 )
+FINISH_TOOLS = ("finish",)
 _SEQ = re.compile(r"event-(\d+)-[^/\\]*$")
 
 
@@ -141,7 +144,10 @@ class OpenHandsSdkAdapter(Adapter):
         "events/event-*.json), as a ZIP or as its files."
     )
     markers = ("id", "timestamp", "source", "kind", "llm_response_id", "tool_call_id")
-    normalize = staticmethod(anthropic.normalize_message)
+
+    @staticmethod
+    def normalize(raw: Any) -> Message:
+        return normalize_message(raw)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
@@ -253,7 +259,7 @@ class OpenHandsSdkAdapter(Adapter):
         elif kind == "MessageEvent" and not agent_turn:
             message = dict_or_empty(event.get("llm_message"))
             role = str_or_none(message.get("role")) or "user"
-            c.messages.append({"role": role, "content": _content(message.get("content"))})
+            c.messages.append({"role": role, "content": _text(message.get("content"))})
         elif agent_turn:
             yield from self._agent(line, event, response_id, moment)
         elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
@@ -286,37 +292,33 @@ class OpenHandsSdkAdapter(Adapter):
         self, line: int, event: dict[str, Any], response_id: str | None, moment: float | None
     ) -> Iterator[AdapterEvent]:
         c = self._c
-        blocks = _agent_blocks(event)
-        call = event.get("tool_call")
+        reasoning, text = _agent_text(event)
+        calls: list[dict[str, Any]] = []
+        call = dict_or_empty(event.get("tool_call"))
         if event["kind"] == "ActionEvent":
-            tool_id = str_or_none(event.get("tool_call_id")) or str_or_none(
-                dict_or_empty(call).get("id")
-            )
+            tool_id = str_or_none(event.get("tool_call_id")) or str_or_none(call.get("id"))
             if tool_id is None:
                 yield LineError(line, "ActionEvent without a tool_call_id; its call is kept")
             else:
-                name = str_or_none(event.get("tool_name")) or str_or_none(
-                    dict_or_empty(call).get("name")
-                )
-                arguments = dict_or_empty(call).get("arguments")
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": tool_id,
-                        "name": name,
-                        "input": parse_arguments(arguments),
-                    }
-                )
+                name = str_or_none(event.get("tool_name")) or str_or_none(call.get("name"))
+                arguments = call.get("arguments")
+                function = {"name": name, "arguments": arguments}
+                calls.append({"id": tool_id, "type": "function", "function": function})
                 c.actions[tool_id] = (name, moment)
         if response_id is None:
             yield LineError(line, f"{event['kind']} from the agent without llm_response_id")
-            c.messages.append({"role": "assistant", "content": blocks})
+            c.messages.append(_assistant(reasoning, text, calls))
             return
         known = c.responses.get(response_id)
-        if known is not None:  # a later action of a response already read
-            known["content"].extend(blocks)
+        if known is not None:  # a later action of a response already read: it joins it
+            if reasoning:
+                known["reasoning_content"] = (known.get("reasoning_content") or "") + reasoning
+            if text:
+                known["content"] = (known.get("content") or "") + text
+            if calls:
+                known.setdefault("tool_calls", []).extend(calls)
             return
-        message = {"role": "assistant", "content": blocks}
+        message = _assistant(reasoning, text, calls)
         c.responses[response_id] = message
         c.current = _Response(response_id, line, message, moment, event.get("id"), c.last_time)
 
@@ -338,10 +340,10 @@ class OpenHandsSdkAdapter(Adapter):
         else:
             yield LineError(line, f"{kind} {tool_id} without an observation object; read as empty")
             text, is_error = "", kind == "UserRejectObservation"
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": text}
+        result: dict[str, Any] = {"role": "tool", "tool_call_id": tool_id, "content": text}
         if is_error:
-            block["is_error"] = True
-        c.messages.append({"role": "user", "content": [block]})
+            result["is_error"] = True
+        c.messages.append(result)
         if tool_id not in c.actions:
             return  # an orphan: the next request carries it
         name, started = c.actions[tool_id]
@@ -372,6 +374,13 @@ class OpenHandsSdkAdapter(Adapter):
             extra["latency_s"] = c.latencies[rid]
             if current.moment is not None:
                 started = current.moment - c.latencies[rid]
+        finishing = [
+            call["id"]
+            for call in current.message.get("tool_calls") or ()
+            if call["function"]["name"] in FINISH_TOOLS
+        ]
+        if finishing:
+            extra["terminal_tool_ids"] = finishing  # the agent finished: it did not halt
         if c.states:
             extra["state_updates"], c.states = c.states, []
         usage = _usage(c.usage.get(rid))
@@ -390,8 +399,8 @@ class OpenHandsSdkAdapter(Adapter):
             tools=c.tools,
             model=c.model or _stats_model(c.stats),
             response=self.normalize(current.message),
-            response_raw={"role": "assistant", "content": list(current.message["content"])},
-            stop_reason="tool_use" if _has_tool_use(current.message) else "end_turn",
+            response_raw=dict(current.message),
+            stop_reason="tool_use" if current.message.get("tool_calls") else "end_turn",
             usage=usage,
             started_at=started,
             ended_at=current.moment,
@@ -420,23 +429,25 @@ def _text(content: Any) -> str:
     return "".join(b["text"] for b in _content(content) if b.get("type") == "text")
 
 
-def _agent_blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
-    """Reasoning, then the text the agent wrote (an action's `thought`, a message's text)."""
+def _agent_text(event: dict[str, Any]) -> tuple[str, str]:
+    """Reasoning, and the text the agent wrote (an action's `thought`, a message's text)."""
     message = dict_or_empty(event.get("llm_message"))
-    blocks: list[dict[str, Any]] = []
     reasoning = event.get("reasoning_content") or message.get("reasoning_content")
-    if isinstance(reasoning, str) and reasoning:
-        blocks.append({"type": "thinking", "thinking": reasoning})
+    parts = [reasoning] if isinstance(reasoning, str) else []
     for block in list_or_empty(event.get("thinking_blocks") or message.get("thinking_blocks")):
         if isinstance(block, dict) and isinstance(block.get("thinking"), str):
-            blocks.append({"type": "thinking", "thinking": block["thinking"]})
-    text_parts = _content(event.get("thought")) + _content(message.get("content"))
-    blocks.extend(p for p in text_parts if p.get("text") or p.get("type") != "text")
-    return blocks
+            parts.append(block["thinking"])
+    text = _text(event.get("thought")) + _text(message.get("content"))
+    return "".join(parts), text
 
 
-def _has_tool_use(message: dict[str, Any]) -> bool:
-    return any(isinstance(b, dict) and b.get("type") == "tool_use" for b in message["content"])
+def _assistant(reasoning: str, text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    if calls:
+        message["tool_calls"] = calls
+    return message
 
 
 def _usage(raw: Any) -> Usage | None:
