@@ -148,7 +148,7 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
         "timeout": env.get("INSPECTOR_DB_POOL_TIMEOUT", 30.0),
     }
 # How many processes (web servers + queue workers) open connections to this database:
-# the connection-budget check (traces.W002) compares processes × INSPECTOR_DB_POOL_MAX
+# the connection-budget check (traces.W002) compares processes x INSPECTOR_DB_POOL_MAX
 # with the server's max_connections.
 INSPECTOR_DB_PROCESSES = env.get("INSPECTOR_DB_PROCESSES", 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

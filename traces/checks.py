@@ -9,7 +9,7 @@ The ids are stable; docs/settings.md lists them:
   traces.E003  an environment variable that does not parse as its setting's type
   traces.E004  INSPECTOR_QUEUE is none of embedded, redis, immediate
   traces.W001  a key of settings.INSPECTOR that no setting has (a typo: it does nothing)
-  traces.W002  PostgreSQL: processes × pool size over the server's max_connections budget
+  traces.W002  PostgreSQL: processes x pool size over the server's max_connections budget
 Registered when the app is ready (traces.apps), as django-debug-toolbar registers its own.
 """
 

@@ -163,7 +163,7 @@ def test_the_asgi_application_refuses_a_variable_that_does_not_parse():
 
 
 def test_w002_more_pooled_connections_than_postgresql_accepts(settings):
-    """Asked of the real server: its max_connections against processes × pool size."""
+    """Asked of the real server: its max_connections against processes x pool size."""
     from django.db import connection
 
     if connection.vendor != "postgresql":

@@ -3,9 +3,9 @@
 Every malformed line becomes a `LineError` with its 1-based line number; the rest is
 still read. A line that fails to parse but holds several whole JSON values with nothing
 between them (pi wrote two records without a newline) yields each as its own record,
-numbered with that line. `sources` chooses how an upload is read (JSONL here, a JSON document, a YAML
-cassette, a ZIP archive, or text lines for the text formats); live tails feed their lines
-through `numbered_items`.
+numbered with that line. `sources` chooses how an upload is read (JSONL here, a JSON
+document, a YAML cassette, a ZIP archive, or text lines for the text formats); live tails
+feed their lines through `numbered_items`.
 
 A text log (`read_text`) is one `Record(line, str)` per non-blank line, the line without
 its end of line (CR included) and, on the first line, without a BOM; blank lines count
@@ -83,8 +83,8 @@ def numbered_items(
         if not raw.strip():
             continue
         if text:
-            line = text_line(raw, number, limits)
-            yield line if isinstance(line, LineError) else Record(number, line)
+            decoded = text_line(raw, number, limits)
+            yield decoded if isinstance(decoded, LineError) else Record(number, decoded)
         else:
             yield from _records_of(raw, number, limits, True)
 
