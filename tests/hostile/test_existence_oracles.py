@@ -16,21 +16,15 @@ import pytest
 from django.db import transaction
 from django.urls import get_resolver
 
-from tests.web.team_world import build_world
+from tests.web import test_permission_matrix as matrix
 from tests.web.test_permission_matrix import endpoints, fill
 from traces.access.rules import rules_of
 
+world = matrix.world
+"""The permission matrix's shared-mode world: two projects, every kind of caller."""
+
 OUTSIDERS = ("anonymous", "outsider", "revoked_token")
 """Callers who may read nothing of project alpha (the outsider owns beta)."""
-
-
-@pytest.fixture
-def world(db, settings):
-    settings.INSPECTOR_AUTH = True
-    settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
-    settings.INSPECTOR_UPSTREAM_OPENAI = ""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    return build_world()
 
 
 def _naming_routes():
