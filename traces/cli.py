@@ -64,6 +64,8 @@ def read_trace(path: Path, format_name: str | None = None, mapping: Mapping | No
     """A trace file through the core, or a CliError saying why it could not be read."""
     from traces.core.analysis.ingest import analyze_bytes
 
+    if path.is_dir():  # a session kept as a folder (OpenHands v1, OpenCode, Cline tasks)
+        return read_traces([path], format_name, mapping)
     try:
         return analyze_bytes(
             path.read_bytes(), filename=path.name, format_name=format_name, mapping=mapping
@@ -75,13 +77,15 @@ def read_trace(path: Path, format_name: str | None = None, mapping: Mapping | No
 def read_traces(
     paths: list[Path], format_name: str | None = None, mapping: Mapping | None = None
 ) -> Trace:
-    """Several files read as one trace (a session and its subagents' files)."""
+    """Several files read as one trace (a session and its subagents' files); a folder
+    stands for the files below it."""
     from traces.core.analysis.ingest import analyze_files
+    from traces.core.reading.folders import expand_folders
 
     try:
-        files = [(str(path), path.read_bytes()) for path in paths]
+        files = expand_folders(paths)
         return analyze_files(files, format_name=format_name, mapping=mapping)
-    except (OSError, InputRejected) as exc:
+    except (OSError, ValueError, InputRejected) as exc:
         raise CliError(str(getattr(exc, "strerror", None) or exc)) from exc
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..gcpause import without_cycle_collection
 from ..model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
+from ..reading.folders import archive_members
 from ..reading.formats.base import Adapter
 from ..reading.formats.detect import SNIFF_RECORDS, detect
 from ..reading.formats.registry import get_adapter
@@ -131,6 +132,11 @@ def analyze_bytes(
     `progress(records read, calls rebuilt)` is called now and then (a background ingest
     shows it while it runs).
     """
+    members = archive_members(data, limits)
+    if members is not None:  # a ZIP of a session folder: its files make one trace
+        if not members:
+            raise InputRejected("The ZIP archive holds no file with content.")
+        return analyze_files(members, format_name=format_name, limits=limits, mapping=mapping)
     source = stream_source(data, filename, limits)
     items, head = _peek(source.items)
     values = [item.value for item in head if isinstance(item, Record)]
@@ -245,8 +251,15 @@ def analyze_files(
 ) -> Trace:
     """Several files read into one trace, in order (a session and its subagents).
 
-    Line numbers of unreadable lines are those of the file named in the message.
+    Line numbers of unreadable lines are those of the file named in the message. A ZIP of
+    a session folder among them stands for the files it holds (`reading.folders`).
     """
+    if len(files) > 1:
+        files = [
+            member
+            for name, data in files
+            for member in (archive_members(data, limits) or [(name, data)])
+        ]
     if len(files) == 1:
         name, data = files[0]
         return analyze_bytes(

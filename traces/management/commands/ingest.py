@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from traces import models
 from traces.cli import CliError, mapping_argument, read_mapping
 from traces.core.labels import clean_labels
+from traces.core.reading.folders import expand_folders
 from traces.core.reading.limits import InputRejected
 from traces.services import set_ingest
 from traces.services.upload import trace_upload
@@ -34,7 +35,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--together",
             action="store_true",
-            help="store all files as one trace (a Claude Code session and its subagents)",
+            help="store all files as one trace (a Claude Code session and its subagents); "
+            "without it, each folder given is one trace of the files below it (a session folder)",
         )
 
     def handle(
@@ -66,14 +68,14 @@ class Command(BaseCommand):
         if together:
             try:
                 result = trace_upload(
-                    files=[(str(path), path.read_bytes()) for path in files],
+                    files=expand_folders(files),
                     name="",
                     format_name=format_name,
                     labels=labels,
                     project=project,
                     mapping=mapping,
                 )
-            except (OSError, InputRejected) as exc:
+            except (OSError, ValueError, InputRejected) as exc:
                 raise CommandError(str(getattr(exc, "strerror", None) or exc)) from exc
             trace = result.trace
             self.stdout.write(
@@ -84,14 +86,16 @@ class Command(BaseCommand):
         failures = 0
         for path in files:
             try:
-                data = path.read_bytes()
-            except OSError as exc:
-                self.stderr.write(f"{path}: cannot read ({exc.strerror})")
+                loaded = (
+                    expand_folders([path]) if path.is_dir() else [(path.name, path.read_bytes())]
+                )
+            except (OSError, ValueError) as exc:
+                self.stderr.write(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})")
                 failures += 1
                 continue
             try:
                 result = trace_upload(
-                    files=[(path.name, data)],
+                    files=loaded,
                     name=path.name,
                     format_name=format_name,
                     labels=labels,
