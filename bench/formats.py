@@ -1,6 +1,7 @@
 """Read speed per format: records per second, and ingest time as a ratio to a bare parse.
 
-For every corpus file (../shared/corpus, when present) and for generated larger files of
+For every corpus file (../shared/corpus and the agents' stores in ../shared/agents, when
+present) and for generated larger files of
 the formats that can be generated, the core ingest (`analyze_bytes`: read, detect, adapt,
 rebuild) is timed against a bare parse of the same bytes measured in the same run:
 `orjson.loads` of every line (JSONL) or of the whole document (JSON), `yaml.load` with the
@@ -38,7 +39,7 @@ from traces.core.analysis.ingest import analyze_bytes  # noqa: E402
 from traces.core.reading.limits import InputRejected  # noqa: E402
 
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-SKIP = {"SOURCES.md", "counts.json"}
+SKIP = {"SOURCES.md", "AGENTS.md", "counts.json"}
 
 
 @dataclass
@@ -64,6 +65,9 @@ def bare_parse(data: bytes, name: str) -> None:
             for member in archive.namelist():
                 if member.endswith(".json"):
                     orjson.loads(archive.read(member))
+        return
+    if name.endswith((".md", ".txt", ".log")):  # a text log: decoding and splitting its lines
+        data.decode("utf-8", errors="replace").splitlines()
         return
     if name.endswith((".yaml", ".yml")):
         yaml.load(data, Loader=YAML_LOADER)  # the C *safe* loader
@@ -241,25 +245,33 @@ def table(title: str, samples: list[Sample]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument(
+        "--agents",
+        type=Path,
+        default=ROOT.parent / "shared" / "agents",
+        help="coding agents' session stores (each file alone; a session folder's parts are "
+        "measured with the other readers' files)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="size of the generated files")
     args = parser.parse_args()
 
-    corpus_samples: list[Sample] = []
     refused: list[tuple[str, str]] = []
-    if args.corpus.is_dir():
-        for path in sorted(p for p in args.corpus.rglob("*") if p.is_file()):
+    for title, folder in (("Corpus files", args.corpus), ("Agent session stores", args.agents)):
+        if not folder.is_dir():
+            print(f"no corpus at {folder}: skipped")
+            continue
+        samples: list[Sample] = []
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             if path.name in SKIP:
                 continue
             result = measure(path.name, path.read_bytes(), args.repeat)
-            relative = str(path.relative_to(args.corpus))
+            relative = str(path.relative_to(folder))
             if isinstance(result, Sample):
-                corpus_samples.append(result)
+                samples.append(result)
             else:
                 refused.append((relative, result))
-        table(f"Corpus files ({args.corpus}), best of {args.repeat}", corpus_samples)
-    else:
-        print(f"no corpus at {args.corpus}: generated files only")
+        table(f"{title} ({folder}), best of {args.repeat}", samples)
     generated_samples = []
     for name, data in generated(args.scale):
         result = measure(name, data, args.repeat)
