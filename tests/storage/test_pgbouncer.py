@@ -25,7 +25,8 @@ import pytest
 from tests.live.events import agent_lines, ndjson
 from tests.live.servers import daphne, free_port, migrate, server_env
 
-DATABASE = "pgbouncer_mode_test"
+DATABASE = f"pgbouncer_mode_{os.getpid()}"
+"""A database of this run's own: two runs on one machine never drop each other's."""
 PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 
 
