@@ -400,10 +400,8 @@ async def viewer(
                     if line.startswith(CALL_PREFIX):
                         view.calls.setdefault(message["data"]["index"], arrived)
                     elif message["type"] == "state" and message["data"]["state"] != "live":
-                        view.closed = True
-                        await socket_.send_json({"type": "ping", "seq": view.last})
-                        figures.pings += 1
-                        pinged = time.monotonic()
+                        view.closed = True  # the final catch-up: a resume always reads
+                        await socket_.send_json({"type": "resume", "after": view.last})
         finally:
             if receiving is not None:
                 receiving.cancel()

@@ -141,7 +141,9 @@
     box.setAttribute("data-after", String(lastSeq));
     if (pending.length && !flushScheduled) {
       flushScheduled = true;
-      window.requestAnimationFrame(flush);
+      // A hidden tab gets no animation frames: a timer keeps it current all the same.
+      if (document.visibilityState === "hidden") window.setTimeout(flush, 250);
+      else window.requestAnimationFrame(flush);
     }
   }
 
@@ -374,9 +376,10 @@
     setConnection("closed", "the agent's log is closed; reload for the final report");
     if (retryTimer !== null) window.clearTimeout(retryTimer);
     stopPinging();
-    // One last catch-up: the pong says whether anything was stored after this message.
+    // One last catch-up (a resume always reads the stored events, a ping may not): the
+    // pong says whether anything was stored after this message.
     closing = true;
-    if (!send({ type: "ping", seq: lastSeq }) && socket) socket.close();
+    if (!send({ type: "resume", after: lastSeq }) && socket) socket.close();
   }
 
   // A small handle for tests and the console: drop the socket to see it recover.
