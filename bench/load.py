@@ -353,60 +353,70 @@ async def viewer(
         url = f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/?after={view.last}"
         try:
             socket_ = await connect(url)
-        except (TimeoutError, OSError, ConnectionError):
+        except (TimeoutError, OSError, EOFError):  # EOFError: closed in the handshake
             attempt += 1
             await asyncio.sleep(0.3)
             continue
         if attempt:
             figures.viewer_reconnects += 1
-        receiving: asyncio.Task | None = None  # never cancelled mid-frame while reading
-        pinged = time.monotonic()
-        asked = -1  # the seq a resume is outstanding for
         try:
-            while view.done_at is None and time.monotonic() < deadline[0]:
-                if time.monotonic() - pinged >= PING_SECONDS:
-                    await socket_.send_json({"type": "ping", "seq": view.last})
-                    figures.pings += 1
-                    pinged = time.monotonic()
-                receiving = receiving or asyncio.ensure_future(socket_.recv())
-                done, _ = await asyncio.wait({receiving}, timeout=1.0)
-                if not done:
-                    continue
-                text, receiving = receiving.result(), None
-                if text is None:
-                    break
-                arrived = time.perf_counter()
-                for line in text.splitlines():
-                    message = json.loads(line)
-                    if message["type"] == "pong":
-                        asked = -1
-                        if message["last"] > view.last:
-                            await socket_.send_json({"type": "resume", "after": view.last})
-                            asked = view.last
-                        elif view.closed:
-                            view.done_at = time.monotonic()  # the final catch-up
-                        continue
-                    seq = message["seq"]
-                    if seq <= view.last:
-                        figures.repeated += 1
-                        continue
-                    if seq > view.last + 1:  # a hole: ask for it, keep the order
-                        if asked != view.last:
-                            await socket_.send_json({"type": "resume", "after": view.last})
-                            figures.gaps_asked += 1
-                            asked = view.last
-                        break
-                    view.last = seq
-                    if line.startswith(CALL_PREFIX):
-                        view.calls.setdefault(message["data"]["index"], arrived)
-                    elif message["type"] == "state" and message["data"]["state"] != "live":
-                        view.closed = True  # the final catch-up: a resume always reads
-                        await socket_.send_json({"type": "resume", "after": view.last})
+            await follow(socket_, view, deadline, figures)
+        except (OSError, EOFError):  # the process died mid-frame or mid-send: reconnect
+            pass
         finally:
-            if receiving is not None:
-                receiving.cancel()
-            await socket_.close()
+            with contextlib.suppress(OSError):
+                await socket_.close()
         attempt += 1
+
+
+async def follow(socket_, view: View, deadline: list[float], figures: Figures) -> None:
+    """One connection of a viewer, until it closes, the view is done or time is up."""
+    receiving: asyncio.Task | None = None  # never cancelled mid-frame while reading
+    pinged = time.monotonic()
+    asked = -1  # the seq a resume is outstanding for
+    try:
+        while view.done_at is None and time.monotonic() < deadline[0]:
+            if time.monotonic() - pinged >= PING_SECONDS:
+                await socket_.send_json({"type": "ping", "seq": view.last})
+                figures.pings += 1
+                pinged = time.monotonic()
+            receiving = receiving or asyncio.ensure_future(socket_.recv())
+            done, _ = await asyncio.wait({receiving}, timeout=1.0)
+            if not done:
+                continue
+            text, receiving = receiving.result(), None
+            if text is None:
+                break
+            arrived = time.perf_counter()
+            for line in text.splitlines():
+                message = json.loads(line)
+                if message["type"] == "pong":
+                    asked = -1
+                    if message["last"] > view.last:
+                        await socket_.send_json({"type": "resume", "after": view.last})
+                        asked = view.last
+                    elif view.closed:
+                        view.done_at = time.monotonic()  # the final catch-up
+                    continue
+                seq = message["seq"]
+                if seq <= view.last:
+                    figures.repeated += 1
+                    continue
+                if seq > view.last + 1:  # a hole: ask for it, keep the order
+                    if asked != view.last:
+                        await socket_.send_json({"type": "resume", "after": view.last})
+                        figures.gaps_asked += 1
+                        asked = view.last
+                    break
+                view.last = seq
+                if line.startswith(CALL_PREFIX):
+                    view.calls.setdefault(message["data"]["index"], arrived)
+                elif message["type"] == "state" and message["data"]["state"] != "live":
+                    view.closed = True  # the final catch-up: a resume always reads
+                    await socket_.send_json({"type": "resume", "after": view.last})
+    finally:
+        if receiving is not None:
+            receiving.cancel()
 
 
 async def live_baseline(web: Web, bases: list[str], calls: int = 10) -> float:
