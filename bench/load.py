@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -352,7 +353,13 @@ async def viewer(
         base = bases[(number + attempt) % len(bases)]
         url = f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/?after={view.last}"
         try:
-            socket_ = await connect(url)
+            # A browser waits long for a handshake; one given up on still costs the server
+            # its backlog, so retrying after 10 s only adds load.
+            socket_ = await connect(url, timeout=60)
+        except ConnectionRefusedError:  # the dead process: try the other at once
+            attempt += 1
+            await asyncio.sleep(0.05)
+            continue
         except (TimeoutError, OSError, EOFError):  # EOFError: closed in the handshake
             attempt += 1
             await asyncio.sleep(0.3)
@@ -367,6 +374,18 @@ async def viewer(
             with contextlib.suppress(OSError):
                 await socket_.close()
         attempt += 1
+
+
+PONG_PREFIX = '{"type": "pong"'
+"""How a pong starts (the consumer's send_json), unlike events (orjson, no spaces)."""
+
+
+def event_head(line: str) -> tuple[str, int]:
+    """(type, seq) of an event line `{"type":"…","seq":N,…}`, read without parsing the
+    rest: the load client shares the cores with the servers, and most lines need no more."""
+    kind_end = line.index('"', 9)
+    seq_start = kind_end + 8  # past `","seq":`
+    return line[9:kind_end], int(line[seq_start : line.index(",", seq_start)])
 
 
 async def follow(socket_, view: View, deadline: list[float], figures: Figures) -> None:
@@ -389,8 +408,8 @@ async def follow(socket_, view: View, deadline: list[float], figures: Figures) -
                 break
             arrived = time.perf_counter()
             for line in text.splitlines():
-                message = json.loads(line)
-                if message["type"] == "pong":
+                if line.startswith(PONG_PREFIX):
+                    message = json.loads(line)
                     asked = -1
                     if message["last"] > view.last:
                         await socket_.send_json({"type": "resume", "after": view.last})
@@ -398,7 +417,7 @@ async def follow(socket_, view: View, deadline: list[float], figures: Figures) -
                     elif view.closed:
                         view.done_at = time.monotonic()  # the final catch-up
                     continue
-                seq = message["seq"]
+                kind, seq = event_head(line)
                 if seq <= view.last:
                     figures.repeated += 1
                     continue
@@ -409,9 +428,9 @@ async def follow(socket_, view: View, deadline: list[float], figures: Figures) -
                         asked = view.last
                     break
                 view.last = seq
-                if line.startswith(CALL_PREFIX):
-                    view.calls.setdefault(message["data"]["index"], arrived)
-                elif message["type"] == "state" and message["data"]["state"] != "live":
+                if kind == "call":
+                    view.calls.setdefault(orjson.loads(line)["data"]["index"], arrived)
+                elif kind == "state" and orjson.loads(line)["data"]["state"] != "live":
                     view.closed = True  # the final catch-up: a resume always reads
                     await socket_.send_json({"type": "resume", "after": view.last})
     finally:
@@ -744,7 +763,7 @@ def main() -> int:
         with contextlib.suppress(Exception):
             flush_redis()
     report(args, figures, extra)
-    if figures.errors or figures.incomplete:
+    if figures.errors or figures.incomplete or figures.viewers_behind:
         for count, text in server_errors(folder)[:6]:
             print(f"{count:>6} x logged: {text}")
         print(f"\nthe processes' logs are kept in {folder}")
