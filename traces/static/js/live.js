@@ -14,7 +14,7 @@
 // ({"type": "resume", "after": last}); while the trace is live it pings every few seconds
 // (and when the tab is shown again or the network is back), and the server answers with
 // whatever the socket missed, then a pong naming the trace's stored last seq; once the
-// trace is closed, one last ping makes sure the page holds every stored message before the
+// trace is closed, one last resume makes sure the page holds every stored message before the
 // socket is closed. Messages arriving together are applied in one animation frame, the
 // superseded ones (an older "held" or "state", a call's older accounting) skipped: latest
 // state wins for the panels and charts, no call row is ever dropped.
