@@ -242,8 +242,7 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
     the consumer `still_allowed()`: the same check again, at most every DECISION_SECONDS,
     which consumers call before each event they send and each frame they take, so a
     revocation reaches open sockets too (issue 26: a socket opened through a share link
-    kept receiving events after the link was revoked). The check runs off Django's one
-    sync thread (see traces.live.consumers `reading`)."""
+    kept receiving events after the link was revoked)."""
     from channels.db import database_sync_to_async
 
     from traces.access.decisions import DECISION_SECONDS
@@ -251,9 +250,7 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
     original = consumer.connect
 
     async def connect(self) -> None:
-        allowed = await database_sync_to_async(scope_allows, thread_sensitive=False)(
-            self.scope, rules["*"]
-        )
+        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
         if not allowed:
             await self.close(code=REVOKED)
             return
@@ -267,9 +264,7 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
         now = time.monotonic()
         if now - getattr(self, "access_checked_at", 0.0) < DECISION_SECONDS:
             return True
-        allowed = await database_sync_to_async(scope_allows, thread_sensitive=False)(
-            self.scope, rules["*"]
-        )
+        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
         if allowed:
             self.access_checked_at = now
             return True

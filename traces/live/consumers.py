@@ -18,11 +18,7 @@ exactly like `POST /api/traces/<id>/lines?offset=N`; the reply is `{"type": "ack
 "total": M, "accepted": k}` or `{"type": "error", "expected": M}` for a gap. A frame
 `{"type": "close"}` closes the trace.
 
-Consumers touch the database only through `database_sync_to_async`. A viewer's reads
-(`reading`) run on the worker threads of the event loop, not on the one thread Django
-shares among sync views (`thread_sensitive`): under load that thread is queued behind page
-renders, and a handshake waiting on it outlives daphne's 5-second connect timeout, so
-viewers moving off a dead process could not reconnect (bench/load.py, issue 26).
+Consumers touch the database only through `database_sync_to_async`.
 """
 
 from __future__ import annotations
@@ -51,13 +47,6 @@ BACKLOG_PAGE = 1000
 FRAME_EVENTS = 200
 """Backlog events per frame, so a late viewer's first frames stay small."""
 NOT_FOUND = 4404
-
-
-def reading(function):
-    """`function` as a coroutine on the event loop's worker threads (see the docstring)."""
-    return database_sync_to_async(function, thread_sensitive=False)
-
-
 NOT_LIVE = 4409
 CATCH_UP_SECONDS = 1.0
 """A ping reads the database at most this often per socket; between, it is answered from
@@ -106,7 +95,7 @@ def decode_frame(text_data: str | None) -> tuple[Any, str | None]:
         return None, "not a JSON text frame"
 
 
-@reading
+@database_sync_to_async
 def _trace_state(trace_id: Any) -> str | None:
     """The trace's state; opening a socket asks the queue to close idle live traces."""
     request_sweep()
@@ -114,7 +103,7 @@ def _trace_state(trace_id: Any) -> str | None:
     return state
 
 
-@reading
+@database_sync_to_async
 def _stored_head(trace_id: Any) -> tuple[int, str] | None:
     """(last stored event seq, state) of the trace, or None once it is gone."""
     return models.Trace.objects.filter(pk=trace_id).values_list("events_seq", "state").first()
@@ -221,7 +210,7 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
 
     async def _send_stored(self, through: int | None) -> None:
         while through is None or self.last_sent < through:
-            page = await reading(live.encoded_events_after)(
+            page = await database_sync_to_async(live.encoded_events_after)(
                 trace_id=self.trace_id, after=self.last_sent, limit=BACKLOG_PAGE
             )
             texts = []
