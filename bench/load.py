@@ -11,17 +11,22 @@ fixed time, from this one process:
   ingested by a worker while the client follows its job to the end;
 - live traces: T traces appending lines at R lines/s over the HTTP live API (the offset
   protocol: a batch lost with a web process is re-sent at the same offset to the other);
-- viewers: V websockets spread over the live traces and both web processes (a viewer
-  whose process died reconnects to the other).
+- viewers: V websockets spread over the live traces and both web processes, each doing
+  what the trace page does (static/js/live.js): it takes messages in seq order, asks for a
+  hole at once (`resume`), pings every PING_SECONDS, reconnects with `?after=<last seq>`
+  (to the other process when its own died), and once the trace is closed makes one last
+  catch-up before it leaves.
 
 Halfway through, one worker and one web process are killed with SIGKILL; clients retry
 against the survivor. At the end every live trace is closed and its stored `lines_total`
 compared with the lines sent; every uploaded trace is fetched from the survivor.
 
 Printed: errors (target 0: requests that failed even after retrying), lines lost
-(target 0), traces incomplete, p95 page time (with the same page's time before the load
-as the baseline) and p95 live latency (POST of the line completing a call -> a viewer
-receiving that call).
+(target 0), traces incomplete, viewer deliveries missing (target 0: each viewer's final
+state is compared with the trace's stored events, by seq and by call), p95 page time and
+p95 live latency (POST of the line completing a call -> a viewer receiving that call),
+each beside its unloaded baseline (the same page, and one viewer of one trace, before the
+load).
 
     .venv/bin/python bench/load.py [--quick] [--uploads 50] [--live 20] [--rate 50]
                                    [--viewers 200] [--seconds 60] [--no-faults]
@@ -48,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -75,6 +81,10 @@ JOB_SECONDS = 60
 """How long a client follows a background job before it counts it as lost and re-uploads."""
 RETRIES = 6
 """Attempts per request across the web processes before it counts as an error."""
+PING_SECONDS = 5.0
+"""How often a viewer asks for what it may have missed, as the page does."""
+VIEW_SECONDS = 120
+"""How long viewers may take, after the last line, to hold every stored event."""
 
 
 def free_ports(count: int) -> list[int]:
@@ -170,6 +180,12 @@ class Figures:
     viewer_reconnects: int = 0
     calls_expected: int = 0
     calls_missing: int = 0
+    events_missing: int = 0
+    viewers_behind: int = 0
+    repeated: int = 0
+    gaps_asked: int = 0
+    pings: int = 0
+    converge_s: list[float] = field(default_factory=list)
     connections_peak: int = 0
 
 
@@ -314,42 +330,160 @@ async def sender(web: Web, number: int, live: LiveTrace, rate: int, figures: Fig
     live.done = True
 
 
+@dataclass
+class View:
+    """What one viewer holds: the last seq of its unbroken run, when each call arrived,
+    whether it saw the trace closed and caught up after that."""
+
+    last: int = 0
+    calls: dict[int, float] = field(default_factory=dict)
+    closed: bool = False
+    done_at: float | None = None
+
+
 async def viewer(
-    bases: list[str], number: int, live: LiveTrace, expected: int, deadline: list[float],
-    seen: dict[int, float], figures: Figures,
+    bases: list[str], number: int, live: LiveTrace, deadline: list[float], view: View,
+    figures: Figures,
 ) -> None:  # fmt: skip
-    """Receives the trace's calls until it has them all (or time is up), reconnecting to the
-    other web process when its own dies. `deadline[0]` moves: 30 s after the last line."""
+    """Follows the trace as the page does until it is closed and caught up (or time is up),
+    reconnecting with `?after=` (to the other web process when its own dies).
+    `deadline[0]` moves: VIEW_SECONDS after the last line."""
     attempt = 0
-    while len(seen) < expected and time.monotonic() < deadline[0]:
+    while view.done_at is None and time.monotonic() < deadline[0]:
         base = bases[(number + attempt) % len(bases)]
+        url = f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/?after={view.last}"
         try:
-            socket_ = await connect(f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/")
-        except (TimeoutError, OSError, ConnectionError):
+            # A browser waits long for a handshake; one given up on still costs the server
+            # its backlog, so retrying after 10 s only adds load.
+            socket_ = await connect(url, timeout=60)
+        except ConnectionRefusedError:  # the dead process: try the other at once
+            attempt += 1
+            await asyncio.sleep(0.05)
+            continue
+        except (TimeoutError, OSError, EOFError):  # EOFError: closed in the handshake
             attempt += 1
             await asyncio.sleep(0.3)
             continue
         if attempt:
             figures.viewer_reconnects += 1
-        receiving: asyncio.Task | None = None  # never cancelled mid-frame while reading
         try:
-            while len(seen) < expected and time.monotonic() < deadline[0]:
-                receiving = receiving or asyncio.ensure_future(socket_.recv())
-                done, _ = await asyncio.wait({receiving}, timeout=1.0)
-                if not done:
-                    continue
-                text, receiving = receiving.result(), None
-                if text is None:
-                    break
-                arrived = time.perf_counter()
-                for line in text.splitlines():
-                    if line.startswith(CALL_PREFIX):
-                        seen.setdefault(json.loads(line)["data"]["index"], arrived)
+            await follow(socket_, view, deadline, figures)
+        except (OSError, EOFError):  # the process died mid-frame or mid-send: reconnect
+            pass
         finally:
-            if receiving is not None:
-                receiving.cancel()
-            await socket_.close()
+            with contextlib.suppress(OSError):
+                await socket_.close()
         attempt += 1
+
+
+PONG_PREFIX = '{"type": "pong"'
+"""How a pong starts (the consumer's send_json), unlike events (orjson, no spaces)."""
+
+
+def event_head(line: str) -> tuple[str, int]:
+    """(type, seq) of an event line `{"type":"…","seq":N,…}`, read without parsing the
+    rest: the load client shares the cores with the servers, and most lines need no more."""
+    kind_end = line.index('"', 9)
+    seq_start = kind_end + 8  # past `","seq":`
+    return line[9:kind_end], int(line[seq_start : line.index(",", seq_start)])
+
+
+async def follow(socket_, view: View, deadline: list[float], figures: Figures) -> None:
+    """One connection of a viewer, until it closes, the view is done or time is up."""
+    receiving: asyncio.Task | None = None  # never cancelled mid-frame while reading
+    pinged = time.monotonic()
+    asked = -1  # the seq a resume is outstanding for
+    try:
+        while view.done_at is None and time.monotonic() < deadline[0]:
+            if time.monotonic() - pinged >= PING_SECONDS:
+                await socket_.send_json({"type": "ping", "seq": view.last})
+                figures.pings += 1
+                pinged = time.monotonic()
+            receiving = receiving or asyncio.ensure_future(socket_.recv())
+            done, _ = await asyncio.wait({receiving}, timeout=1.0)
+            if not done:
+                continue
+            text, receiving = receiving.result(), None
+            if text is None:
+                break
+            arrived = time.perf_counter()
+            for line in text.splitlines():
+                if line.startswith(PONG_PREFIX):
+                    message = json.loads(line)
+                    asked = -1
+                    if message["last"] > view.last:
+                        await socket_.send_json({"type": "resume", "after": view.last})
+                        asked = view.last
+                    elif view.closed:
+                        view.done_at = time.monotonic()  # the final catch-up
+                    continue
+                kind, seq = event_head(line)
+                if seq <= view.last:
+                    figures.repeated += 1
+                    continue
+                if seq > view.last + 1:  # a hole: ask for it, keep the order
+                    if asked != view.last:
+                        await socket_.send_json({"type": "resume", "after": view.last})
+                        figures.gaps_asked += 1
+                        asked = view.last
+                    break
+                view.last = seq
+                if kind == "call":
+                    view.calls.setdefault(orjson.loads(line)["data"]["index"], arrived)
+                elif kind == "state" and orjson.loads(line)["data"]["state"] != "live":
+                    view.closed = True  # the final catch-up: a resume always reads
+                    await socket_.send_json({"type": "resume", "after": view.last})
+    finally:
+        if receiving is not None:
+            receiving.cancel()
+
+
+async def live_baseline(web: Web, bases: list[str], calls: int = 10) -> float:
+    """p95 POST -> viewer of one call, one live trace with one viewer and nothing else."""
+    reply = await web.request("POST", "/api/traces?live=1&name=live-baseline", 0, b"")
+    if reply is None or reply.status_code != 201:
+        raise RuntimeError("could not create the baseline live trace")
+    trace_id = reply.json()["id"]
+    lines = agent_log(4 * calls + 4)
+    socket_ = await connect(f"{bases[0].replace('http', 'ws')}/ws/traces/{trace_id}/")
+    timings = []
+    sent = 0
+    try:
+        for end in range(len(lines) + 1):
+            completes = lines[end - 1][1] if end else None
+            if completes is None:
+                continue
+            body = b"".join(line + b"\n" for line, _ in lines[sent:end])
+            posted = time.perf_counter()
+            await web.request("POST", f"/api/traces/{trace_id}/lines?offset={sent}", 0, body)
+            sent = end
+            while True:
+                text = await asyncio.wait_for(socket_.recv(), 30)
+                if text is None:
+                    raise RuntimeError("the baseline viewer was closed")
+                if any(
+                    line.startswith(CALL_PREFIX) and json.loads(line)["data"]["index"] == completes
+                    for line in text.splitlines()
+                ):
+                    break
+            timings.append((time.perf_counter() - posted) * 1000)
+    finally:
+        await socket_.close()
+    await web.request("POST", f"/api/traces/{trace_id}/close", 0)
+    return percentile(timings, 0.95)
+
+
+def stored_events() -> dict[str, tuple[int, int]]:
+    """(last seq, calls) of each live trace's stored events, read from the database."""
+    import psycopg
+
+    query = (
+        "SELECT trace_id, max(seq), count(*) FILTER (WHERE type = 'call') "
+        "FROM traces_liveevent GROUP BY trace_id"
+    )
+    url = f"postgresql://postgres@{HOST}:5432/{DATABASE}"
+    with psycopg.connect(url, autocommit=True) as db:
+        return {str(row[0]): (row[1], row[2]) for row in db.execute(query).fetchall()}
 
 
 async def watch_connections(figures: Figures, stop: asyncio.Event) -> None:
@@ -402,6 +536,7 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
     if first is None or first.status_code != 201:
         raise RuntimeError(f"baseline upload failed: {first and first.text[:300]}")
     baseline_p95 = await page_baseline(web, first.json()["id"])
+    live_baseline_p95 = await live_baseline(web, bases)
 
     lives = []
     for number in range(args.live):
@@ -418,19 +553,9 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
     started = time.monotonic()
     until = started + args.seconds
     view_until = [until + 4 * args.seconds + 180]  # brought forward once the senders end
-    seen: list[dict[int, float]] = [{} for _ in range(args.viewers)]
+    views = [View() for _ in range(args.viewers)]
     viewers = [
-        asyncio.create_task(
-            viewer(
-                bases,
-                n,
-                lives[n % len(lives)],
-                expected[n % len(lives)],
-                view_until,
-                seen[n],
-                figures,
-            )
-        )
+        asyncio.create_task(viewer(bases, n, lives[n % len(lives)], view_until, views[n], figures))
         for n in range(args.viewers)
     ]
     await asyncio.sleep(1.0)  # sockets open before the first line
@@ -453,7 +578,7 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
     await asyncio.wait_for(asyncio.gather(*uploaders), args.seconds + 120)
     await asyncio.wait_for(asyncio.gather(*senders), 4 * args.seconds + 120)
     sending_done = time.monotonic()
-    view_until[0] = sending_done + 30  # time to deliver the last calls
+    view_until[0] = sending_done + VIEW_SECONDS  # time to deliver the last calls
 
     for n, live in enumerate(lives):
         figures.lines_sent += len(live.lines)
@@ -469,12 +594,20 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
                 f"{live.trace_id}: {closed['total']}/{len(live.lines)} lines, "
                 f"{closed['calls']}/{expected[n]} calls, state {closed['state']}"
             )
-    await asyncio.wait_for(asyncio.gather(*viewers), 120)
-    for n, received in enumerate(seen):
+    closed_at = time.monotonic()
+    await asyncio.wait_for(asyncio.gather(*viewers), VIEW_SECONDS + 60)
+    stored = await asyncio.to_thread(stored_events)
+    for n, view in enumerate(views):
         live = lives[n % len(lives)]
+        last_seq, stored_calls = stored.get(live.trace_id, (0, 0))
+        if view.last != last_seq or len(view.calls) != stored_calls:
+            figures.viewers_behind += 1
+        figures.events_missing += max(0, last_seq - view.last)
+        if view.done_at is not None:
+            figures.converge_s.append(view.done_at - closed_at)
         for index in range(1, expected[n % len(lives)] + 1):
-            if index in received and index in live.posted_at:
-                figures.live_ms.append((received[index] - live.posted_at[index]) * 1000)
+            if index in view.calls and index in live.posted_at:
+                figures.live_ms.append((view.calls[index] - live.posted_at[index]) * 1000)
             else:
                 figures.calls_missing += 1
     for trace_id in figures.upload_ids:
@@ -484,7 +617,12 @@ async def run_load(args, processes: Processes, bases: list[str], figures: Figure
     await web.client.aclose()
     stop_watching.set()
     await watcher
-    return {"baseline_p95": baseline_p95, "killed": killed, "drain": sending_done - until}
+    return {
+        "baseline_p95": baseline_p95,
+        "live_baseline_p95": live_baseline_p95,
+        "killed": killed,
+        "drain": sending_done - until,
+    }
 
 
 def start_servers(processes: Processes, folder: Path, web_count: int = 2, workers: int = 2):
@@ -552,6 +690,9 @@ def start_servers(processes: Processes, folder: Path, web_count: int = 2, worker
 def report(args, figures: Figures, extra: dict) -> None:
     page_p95, base_p95 = percentile(figures.page_ms, 0.95), extra["baseline_p95"]
     live = [percentile(figures.live_ms, q) for q in (0.5, 0.95)]
+    live_base = extra["live_baseline_p95"]
+    converged = percentile(figures.converge_s, 0.95)
+    converged_max = max(figures.converge_s, default=float("nan"))
     lost = figures.lines_sent - figures.lines_stored
     rows = [
         ("uploads done", f"{figures.uploads} ({figures.uploads / args.seconds:.1f}/s)"),
@@ -566,7 +707,16 @@ def report(args, figures: Figures, extra: dict) -> None:
         ("p95 page time", f"{page_p95:.0f} ms under load"),
         ("", f"baseline before the load {base_p95:.0f} ms: x{page_p95 / base_p95:.1f}"),
         ("live latency", f"p50 {live[0]:.0f} ms, p95 {live[1]:.0f} ms (POST -> viewer)"),
-        ("viewer deliveries", f"{len(figures.live_ms)}, missing {figures.calls_missing}"),
+        ("", f"baseline before the load {live_base:.0f} ms: x{live[1] / live_base:.1f}"),
+        ("viewer deliveries", f"{len(figures.live_ms)} calls, missing {figures.calls_missing}"),
+        ("", f"events missing {figures.events_missing} (target 0: final seq vs stored)"),
+        ("", f"viewers not equal to the stored trace {figures.viewers_behind} (target 0)"),
+        (
+            "",
+            f"repeated {figures.repeated}, holes asked for {figures.gaps_asked}, "
+            f"pings {figures.pings}",
+        ),
+        ("", f"caught up after close: p95 {converged:.1f} s, last {converged_max:.1f} s"),
         ("viewer reconnects", str(figures.viewer_reconnects)),
         ("PostgreSQL peak", f"{figures.connections_peak} connections to {DATABASE}"),
         ("killed mid-run", ", ".join(extra["killed"]) + " (SIGKILL)" if extra["killed"] else "-"),
@@ -613,7 +763,7 @@ def main() -> int:
         with contextlib.suppress(Exception):
             flush_redis()
     report(args, figures, extra)
-    if figures.errors or figures.incomplete:
+    if figures.errors or figures.incomplete or figures.viewers_behind:
         for count, text in server_errors(folder)[:6]:
             print(f"{count:>6} x logged: {text}")
         print(f"\nthe processes' logs are kept in {folder}")
@@ -624,6 +774,8 @@ def main() -> int:
         if not figures.errors
         and not figures.incomplete
         and figures.lines_sent == figures.lines_stored
+        and not figures.calls_missing
+        and not figures.viewers_behind
         else 1
     )
 

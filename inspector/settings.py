@@ -203,12 +203,16 @@ CHANNEL_LAYERS = {
             # socket that has been quiet for 5 s (channels_redis blocks on reads).
             # Hundreds of viewer sockets closing at once each leave their group: room
             # for them in the pool (consumers also retry; see traces.live.consumers).
-            # A viewer's channel holds up to `capacity` events before new ones are dropped
-            # (channels_redis defaults to 100): a page that falls behind during a burst
-            # catches up instead of missing calls (bench/load.py counts the misses).
+            # A viewer's channel holds up to `capacity` messages (batches of events) for
+            # `expiry` seconds (channels_redis defaults to 100 and 60); past either they
+            # are dropped, logged at INFO ("channels over capacity", see LOGGING). Nothing
+            # is lost for good: the consumer fills a hole from the stored events when a
+            # later message arrives, and the page's ping (every 5 s) fetches a lost last
+            # one (traces.live.consumers); bench/load.py counts what viewers miss.
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "max_connections": 1000}],
                 "capacity": env.get("INSPECTOR_CHANNEL_CAPACITY", 2000),
+                "expiry": 60,
             },
         }
         if REDIS_URL
@@ -322,6 +326,8 @@ LOGGING = {
     "filters": {"mask_query": {"()": "inspector.log_masking.MaskQueryCredentials"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["mask_query"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # A broadcast that found a viewer's channel full is not silent (viewers catch up).
+    "loggers": {"channels_redis": {"level": "INFO"}},
 }
 
 # What did not parse above (each a sentence naming its variable), reported by traces.checks.

@@ -102,3 +102,31 @@ def test_an_ingest_socket_stops_appending_once_its_token_is_revoked(world):
 
     run_async(scenario)
     assert models.Trace.objects.get(pk=trace.pk).lines_total == 0
+
+
+def test_a_revoked_viewer_gets_nothing_by_asking_either(world):
+    """A ping or resume reads stored events: it is checked like a broadcast."""
+    trace_id = world.trace.pk
+
+    async def scenario():
+        path = f"/ws/traces/{trace_id}/"
+        communicator = WebsocketCommunicator(application, path, headers_of(world, "share_link"))
+        try:
+            connected, _ = await communicator.connect(timeout=5)
+            assert connected
+            await drain(communicator)
+            time.sleep(DECISION_SECONDS)
+            await communicator.send_json_to({"type": "ping"})
+            assert (await communicator.receive_json_from(timeout=5))["type"] == "pong"
+            await database_sync_to_async(models.ShareLink.objects.filter(pk=world.share_id).update)(
+                revoked_at=timezone.now()
+            )
+            time.sleep(DECISION_SECONDS)
+            await communicator.send_json_to({"type": "resume", "after": 0})
+            closed = await communicator.receive_output(timeout=5)
+            assert closed == {"type": "websocket.close", "code": 4403, "reason": "access revoked"}
+        finally:
+            await communicator.disconnect()
+            await database_sync_to_async(connections.close_all)()
+
+    run_async(scenario)

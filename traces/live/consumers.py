@@ -6,6 +6,12 @@ messages of one batch, one per line (NDJSON). `?after=<seq>` resumes
 after the last message a page has: the consumer joins the trace's group first, then
 sends the stored backlog, then the stream, dropping anything at or below the last `seq`
 sent and filling any hole from the stored events, so nothing is missed or repeated.
+A hole at the end (the last broadcast never reached this channel: channels_redis drops
+messages for a full or expired channel) has no later message to reveal it, so the page
+asks: `{"type": "ping"}` sends every stored event after the last one sent (the backlog
+path), then `{"type": "pong", "seq": <last sent>, "last": <the trace's stored last seq>,
+"state": …}`; `{"type": "resume", "after": N}` does the same from N (a page that saw a
+gap, or lost what it had), then pongs.
 
 `/ws/ingest/<id>/` (agents): text frames `{"offset": N, "lines": ["…", …]}` are appended
 exactly like `POST /api/traces/<id>/lines?offset=N`; the reply is `{"type": "ack",
@@ -21,6 +27,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -41,6 +48,9 @@ FRAME_EVENTS = 200
 """Backlog events per frame, so a late viewer's first frames stay small."""
 NOT_FOUND = 4404
 NOT_LIVE = 4409
+CATCH_UP_SECONDS = 1.0
+"""A ping reads the database at most this often per socket; between, it is answered from
+what the socket knows (a resume always reads)."""
 
 
 def _after(query_string: bytes) -> int:
@@ -93,18 +103,29 @@ def _trace_state(trace_id: Any) -> str | None:
     return state
 
 
+@database_sync_to_async
+def _stored_head(trace_id: Any) -> tuple[int, str] | None:
+    """(last stored event seq, state) of the trace, or None once it is gone."""
+    return models.Trace.objects.filter(pk=trace_id).values_list("events_seq", "state").first()
+
+
 @access(Access.READ)
 class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
     """One open trace page."""
 
     group: str | None = None
+    caught_up_at = 0.0
+    stored_last = 0
+    stored_state = ""
 
     async def connect(self) -> None:
         self.trace_id = self.scope["url_route"]["kwargs"]["trace_id"]
         self.last_sent = _after(self.scope.get("query_string", b""))
-        if await _trace_state(self.trace_id) is None:
+        state = await _trace_state(self.trace_id)
+        if state is None:
             await self.close(code=NOT_FOUND)
             return
+        self.stored_state = state
         # Join before reading the backlog: an event committed meanwhile arrives by both
         # ways and is sent once.
         group = group_name(self.trace_id)
@@ -128,9 +149,46 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """Viewers only listen; a `{"type": "ping"}` is answered so clients can probe."""
-        if isinstance(content, dict) and content.get("type") == "ping":
-            await self.send_json({"type": "pong", "seq": self.last_sent})
+        """Viewers only listen, and ask for what they may have missed: `ping` and
+        `resume` (see the module's docstring)."""
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "resume":
+            after = content.get("after")
+            if type(after) is not int or after < 0:
+                await self.send_json({"type": "error", "error": "after must be a seq >= 0"})
+                return
+            await self._catch_up(rewind_to=after)
+        elif kind == "ping":
+            if time.monotonic() - self.caught_up_at >= CATCH_UP_SECONDS:
+                await self._catch_up(rewind_to=None)
+            else:
+                await self._pong()
+
+    async def _catch_up(self, rewind_to: int | None) -> None:
+        """Every stored event after the last sent (or after `rewind_to`), then a pong."""
+        if not await self.still_allowed():
+            return
+        self.caught_up_at = time.monotonic()
+        head = await _stored_head(self.trace_id)
+        if head is None:
+            await self.close(code=NOT_FOUND)
+            return
+        self.stored_last, self.stored_state = head
+        if rewind_to is not None:
+            self.last_sent = min(self.last_sent, rewind_to)
+        if self.stored_last > self.last_sent:
+            await self._send_stored(through=self.stored_last)
+        await self._pong()
+
+    async def _pong(self) -> None:
+        await self.send_json(
+            {
+                "type": "pong",
+                "seq": self.last_sent,
+                "last": max(self.stored_last, self.last_sent),
+                "state": self.stored_state,
+            }
+        )
 
     async def trace_events(self, message: dict[str, Any]) -> None:
         """Events broadcast by `traces.live.broadcast` (the group message type `trace.events`):

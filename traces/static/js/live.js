@@ -9,6 +9,16 @@
 // so scroll position, open <details> and focus stay put. After a dropped connection the page reconnects with ?after=<last seq> (with
 // exponential backoff) and gets exactly what it missed.
 //
+// Converging (issue 26): the page applies messages only in seq order. A frame whose first
+// new seq is past last+1 (a hole) is set aside and the page asks for the hole at once
+// ({"type": "resume", "after": last}); while the trace is live it pings every few seconds
+// (and when the tab is shown again or the network is back), and the server answers with
+// whatever the socket missed, then a pong naming the trace's stored last seq; once the
+// trace is closed, one last resume makes sure the page holds every stored message before the
+// socket is closed. Messages arriving together are applied in one animation frame, the
+// superseded ones (an older "held" or "state", a call's older accounting) skipped: latest
+// state wins for the panels and charts, no call row is ever dropped.
+//
 // Hooks for other page parts (sequence diagram, growth chart): every message is also
 // dispatched on `document` as a CustomEvent "loop:<type>" ("loop:call", "loop:tool_run",
 // "loop:finding", "loop:state") whose `detail` is the message's data, with `seq` added.
@@ -28,6 +38,13 @@
   var retryTimer = null;
   var finished = box.getAttribute("data-state") !== "live";
   var MAX_DELAY_MS = 15000;
+  var PING_MS = 5000;
+  var pingTimer = null;
+  var askedAfter = -1; // the seq a resume is outstanding for
+  var closing = false; // the final catch-up is under way
+  var pending = []; // in seq order, waiting for the next animation frame
+  var flushScheduled = false;
+  var counts = { frames: 0, renders: 0, applied: 0, skipped: 0, resumes: 0, pings: 0 };
 
   function setConnection(kind, text) {
     status.setAttribute("data-connection", kind);
@@ -48,21 +65,129 @@
     socket = current;
     current.addEventListener("open", function () {
       attempts = 0;
+      askedAfter = -1;
       setConnection("open", "following");
+      startPinging();
     });
     current.addEventListener("message", function (message) {
-      // A frame holds the messages of one batch, one JSON object per line.
-      String(message.data).split("\n").forEach(function (line) {
-        if (!line) return;
-        var event;
-        try { event = JSON.parse(line); } catch (e) { return; }
-        handle(event);
-      });
+      if (socket !== current) return;
+      receiveFrame(String(message.data));
     });
     current.addEventListener("close", function () {
       if (socket === current) socket = null;
+      stopPinging();
       if (!finished) scheduleReconnect();
     });
+  }
+
+  function send(value) {
+    if (socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify(value));
+      return true;
+    }
+    return false;
+  }
+
+  function ping() {
+    if (send({ type: "ping", seq: lastSeq })) counts.pings += 1;
+  }
+
+  function askFrom(after) {
+    if (askedAfter === after) return; // asked already; its pong clears the flag
+    if (send({ type: "resume", after: after })) {
+      askedAfter = after;
+      counts.resumes += 1;
+    }
+  }
+
+  function startPinging() {
+    stopPinging();
+    pingTimer = window.setInterval(ping, PING_MS);
+  }
+
+  function stopPinging() {
+    if (pingTimer !== null) window.clearInterval(pingTimer);
+    pingTimer = null;
+  }
+
+  // The tab shown again or the network back: catch up now, reconnecting if need be.
+  function wakeUp() {
+    if (finished || document.visibilityState === "hidden") return;
+    if (socket && socket.readyState === WebSocket.OPEN) { ping(); return; }
+    if (socket) return; // connecting
+    if (retryTimer !== null) window.clearTimeout(retryTimer);
+    attempts = 0;
+    connect();
+  }
+  document.addEventListener("visibilitychange", wakeUp);
+  window.addEventListener("online", wakeUp);
+
+  // A frame holds the messages of one batch, one JSON object per line, in seq order.
+  function receiveFrame(text) {
+    counts.frames += 1;
+    var lines = text.split("\n");
+    for (var i = 0; i < lines.length; i += 1) {
+      if (!lines[i]) continue;
+      var event;
+      try { event = JSON.parse(lines[i]); } catch (e) { continue; }
+      if (!event) continue;
+      if (event.type === "pong") { onPong(event); continue; }
+      if (typeof event.seq !== "number" || event.seq <= lastSeq) continue; // had it
+      if (event.seq > lastSeq + 1) { askFrom(lastSeq); break; } // a hole: ask, keep order
+      lastSeq = event.seq;
+      askedAfter = -1;
+      pending.push(event);
+    }
+    box.setAttribute("data-after", String(lastSeq));
+    if (pending.length && !flushScheduled) {
+      flushScheduled = true;
+      // A hidden tab gets no animation frames: a timer keeps it current all the same.
+      if (document.visibilityState === "hidden") window.setTimeout(flush, 250);
+      else window.requestAnimationFrame(flush);
+    }
+  }
+
+  function onPong(pong) {
+    askedAfter = -1;
+    var stored = typeof pong.last === "number" ? pong.last : lastSeq;
+    if (stored > lastSeq) { askFrom(lastSeq); return; } // the server has more than we do
+    if (closing && socket) socket.close(); // the final catch-up is done
+  }
+
+  // Everything that arrived since the last animation frame, applied at once.
+  function flush() {
+    flushScheduled = false;
+    var batch = pending;
+    pending = [];
+    counts.renders += 1;
+    var latest = {}; // type (or call_account:index) -> position of its latest message
+    batch.forEach(function (event, position) {
+      var key = supersedable(event);
+      if (key) latest[key] = position;
+    });
+    keepingPlace(function () {
+      batching = true;
+      try {
+        batch.forEach(function (event, position) {
+          var key = supersedable(event);
+          if (key && latest[key] !== position) { counts.skipped += 1; return; }
+          counts.applied += 1;
+          handle(event);
+        });
+      } finally {
+        batching = false;
+      }
+    });
+  }
+
+  // Messages a later one of the same key replaces whole: the held messages panel, the
+  // state (which redraws the pictures), a call's accounting. Calls, tool runs and
+  // findings each change something of their own and are all applied.
+  function supersedable(event) {
+    if (event.type === "held") return "held";
+    if (event.type === "state" && event.data && event.data.state === "live") return "state";
+    if (event.type === "call_account" && event.data) return "call_account:" + event.data.index;
+    return null;
   }
 
   function scheduleReconnect() {
@@ -75,9 +200,6 @@
   }
 
   function handle(event) {
-    if (!event || typeof event.seq !== "number" || event.seq <= lastSeq) return;
-    lastSeq = event.seq;
-    box.setAttribute("data-after", String(lastSeq));
     var data = event.data || {};
     if (event.type === "call") addCall(data);
     else if (event.type === "call_account") showAccount(data);
@@ -90,7 +212,10 @@
   // -- keeping the reader's place -----------------------------------------------------------
   // Whatever is under the middle of the viewport must not move when content is inserted
   // above it (browsers without scroll anchoring would jump).
+  var batching = false; // inside flush: one measurement for the whole batch
+
   function keepingPlace(change) {
+    if (batching) { change(); return; }
     var anchor = document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
     var before = anchor ? anchor.getBoundingClientRect().top : null;
     change();
@@ -250,12 +375,18 @@
     badge.textContent = data.state || "closed";
     setConnection("closed", "the agent's log is closed; reload for the final report");
     if (retryTimer !== null) window.clearTimeout(retryTimer);
-    if (socket) socket.close();
+    stopPinging();
+    // One last catch-up (a resume always reads the stored events, a ping may not): the
+    // pong says whether anything was stored after this message.
+    closing = true;
+    if (!send({ type: "resume", after: lastSeq }) && socket) socket.close();
   }
 
   // A small handle for tests and the console: drop the socket to see it recover.
   window.loopInspectorLive = {
     lastSeq: function () { return lastSeq; },
+    counts: function () { return Object.assign({}, counts); },
+    ping: ping,
     drop: function () { if (socket) socket.close(); },
     connected: function () { return socket !== null && socket.readyState === WebSocket.OPEN; }
   };
