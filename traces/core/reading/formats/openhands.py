@@ -193,7 +193,7 @@ class OpenHandsAdapter(Adapter):
             response=reply.message,
             response_raw=response,
             stop_reason=reply.stop_reason,
-            usage=_usage(response.get("usage")),
+            usage=litellm_usage(response.get("usage")),
             started_at=self._last_time,
             ended_at=moment,
             extra=extra,
@@ -279,8 +279,9 @@ def _choice_message(response: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", **{k: v for k, v in message.items() if k != "role"}}
 
 
-def _usage(raw: Any) -> Usage | None:
-    """LiteLLM usage: Chat Completions fields, plus Anthropic's cache fields for Claude."""
+def litellm_usage(raw: Any) -> Usage | None:
+    """LiteLLM usage: Chat Completions fields, plus Anthropic's cache fields for Claude
+    (shared with the message-list reader: mini-swe-agent keeps LiteLLM responses too)."""
     usage = openai_chat.usage_from(raw)
     if usage is None or not isinstance(raw, dict):
         return usage
