@@ -160,7 +160,7 @@ class HttpTraffic:
 
     line: int
     kind: str
-    """`mcp`, `telemetry`, `auth` or `other`."""
+    """`mcp`, `a2a` (Agent2Agent calls to other agents), `telemetry`, `auth` or `other`."""
     method: str | None
     url: str
     status: int | None

@@ -182,7 +182,7 @@ class FindingEntry(TypedDict):
 
 
 class OtherTrafficEntry(TypedDict):
-    """A recorded HTTP interaction that is not a model call (MCP, telemetry, auth)."""
+    """A recorded HTTP interaction that is not a model call (MCP, A2A, telemetry, auth)."""
 
     line: int
     kind: str

@@ -194,3 +194,44 @@ def test_a_type_that_is_not_text_is_skipped_not_a_crash():
     export["observations"][1]["input"] = '[{"role": "user", "type": ["ai"], "content": "hi"}]'
     trace = analyze_bytes(orjson.dumps(export), filename="t.json")
     assert len(trace.calls) == 2 and len(trace.line_errors) == 1
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("name", "last_generation", "tool", "arguments", "output"),
+    [
+        (
+            "openai-agents-2025-09-30.trace.json",
+            "90d94774e8e3724d",
+            "get_weather",
+            {"city": "Tokyo"},
+            "The weather in Tokyo is sunny.",
+        ),
+        ("google-adk-2025-08-28.trace.json", "bded677884f031ce", "say_hello", {}, "{}"),
+    ],
+)
+def test_tool_spans_without_call_ids_pair_by_name_and_input(
+    name, last_generation, tool, arguments, output
+):
+    """The export as it stood before the last generation (a run still going): no request
+    carries the tool's result yet, so the TOOL span, which names no call id, is what
+    pairs the call, by tool name and arguments, with its output and its times."""
+    path = FOLDER / name
+    if not path.is_file():
+        pytest.skip(f"corpus file {name} is absent")
+    export = orjson.loads(path.read_bytes())
+    (span,) = [o for o in export["observations"] if o["type"] == "TOOL"]
+    assert "tool_call_id" not in str(span.get("input")) + str(span.get("output"))
+    export["observations"] = [o for o in export["observations"] if o["id"] != last_generation]
+    trace = analyze_bytes(orjson.dumps(export), filename=name)
+    (run,) = trace.tool_runs
+    assert (run.name, run.status, run.pairing, run.input) == (
+        tool,
+        "paired",
+        "name-input",
+        arguments,
+    )
+    assert (run.result_call, run.result_text) == (None, output)  # the span's output
+    assert run.duration_s is not None and run.duration_s < 0.01  # the span's own start and end
+    report = build_report(trace)
+    assert report["tool_runs"][0]["pairing"] == "name-input"

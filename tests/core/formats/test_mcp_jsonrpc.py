@@ -154,3 +154,103 @@ def test_an_unreadable_mcp_answer_is_no_result_and_no_crash():
     first, second = trace.other_traffic
     assert (first.result_text, first.is_error) == (None, None)
     assert second.tool_name is None and second.summary == "MCP tools/call ?"
+
+
+# -- A2A --------------------------------------------------------------------------------
+AGENT = "https://travel-agent.example.com/a2a"
+
+
+def _a2a(rpc_id, method: str, params: dict, reply: dict | str) -> dict:
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}
+    text = reply if isinstance(reply, str) else orjson.dumps(reply).decode()
+    return {
+        "request": {"headers": {}, "method": "POST", "parsed_body": body, "uri": AGENT},
+        "response": {"body": {"string": text}, "headers": {}, "status": {"code": 200}},
+    }
+
+
+def _a2a_calls() -> list[dict]:
+    """An agent card fetch, then A2A 0.3 JSON-RPC calls as the a2a-python client sends
+    them: a message answered by a task, a stream ending failed, a tasks/get, an error."""
+    card = {
+        "request": {
+            "headers": {},
+            "method": "GET",
+            "body": None,
+            "uri": AGENT.replace("/a2a", "/.well-known/agent-card.json"),
+        },
+        "response": {
+            "body": {"string": '{"name": "travel"}'},
+            "headers": {},
+            "status": {"code": 200},
+        },
+    }
+    message = {"role": "user", "parts": [{"kind": "text", "text": "book Oslo"}], "messageId": "m1"}
+    task = {"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}}
+    stream = "".join(
+        f"data: {orjson.dumps({'jsonrpc': '2.0', 'id': 'r2', 'result': event}).decode()}\n\n"
+        for event in (
+            {"kind": "status-update", "taskId": "t2", "status": {"state": "working"}},
+            {"kind": "status-update", "taskId": "t2", "status": {"state": "failed"}},
+        )
+    )
+    error = {"jsonrpc": "2.0", "id": 4, "error": {"code": -32001, "message": "Task not found"}}
+    return [
+        card,
+        _a2a(
+            "r1",
+            "message/send",
+            {"message": message},
+            {"jsonrpc": "2.0", "id": "r1", "result": task},
+        ),
+        _a2a("r2", "message/stream", {"message": message}, stream),
+        _a2a(3, "tasks/get", {"id": "t1"}, {"jsonrpc": "2.0", "id": 3, "result": task}),
+        _a2a(4, "tasks/cancel", {"id": "t9"}, error),
+    ]
+
+
+def test_a2a_calls_to_other_agents_are_a2a_not_mcp(corpus):
+    """The corpus's MCP cassette with an agent's A2A calls recorded after it: the MCP posts
+    stay MCP (same sessions), the A2A ones say what they are, the model calls are the same."""
+    path = corpus / "mcp_jsonrpc" / "pydantic-ai_test_mcptoolset_in_temporal_workflow.yaml"
+    document = yaml.safe_load(path.read_bytes())
+    document["interactions"].extend(_a2a_calls())
+    trace = analyze_bytes(yaml.dump(document, Dumper=_NoAliases).encode(), filename=path.name)
+    assert len(trace.calls) == 2 and len(trace.tool_runs) == 1
+    kinds = [(t.kind, t.rpc_method) for t in trace.other_traffic]
+    assert kinds[:7] == [("mcp", m) for m in (
+        "initialize", "notifications/initialized", "tools/list",
+        "initialize", "notifications/initialized", "tools/call", "tools/list",
+    )]  # fmt: skip
+    assert kinds[7:] == [
+        ("a2a", None),
+        ("a2a", "message/send"),
+        ("a2a", "message/stream"),
+        ("a2a", "tasks/get"),
+        ("a2a", "tasks/cancel"),
+    ]
+    a2a = trace.other_traffic[7:]
+    assert [t.summary for t in a2a] == [
+        "A2A agent card travel-agent.example.com → 200",
+        "A2A message/send → completed",
+        "A2A message/stream → failed",
+        "A2A tasks/get → completed",
+        "A2A tasks/cancel → error: Task not found",
+    ]
+    assert [t.is_error for t in a2a] == [None, False, True, False, True]
+    assert all(t.session is None and t.tool_name is None for t in a2a)
+    report = build_report(trace)
+    assert [t["kind"] for t in report["other_traffic"]].count("a2a") == 5
+    assert report["totals"]["failed_calls"] == 0
+
+
+def test_task_methods_both_protocols_name_are_told_apart_by_params():
+    mcp_get = _rpc(
+        {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "x"}}, ""
+    )
+    a2a_get = _a2a(2, "tasks/get", {"id": "t1"}, "")
+    bare = _a2a(3, "tasks/list", {}, "")
+    trace_bytes = _cassette(mcp_get, a2a_get, bare, _asks("lookup", {"q": "x"}))
+    kinds = [t.kind for t in analyze_bytes(trace_bytes, filename="c.yaml").other_traffic]
+    # a bare tasks/list follows the file: A2A was seen and no MCP session began
+    assert kinds == ["mcp", "a2a", "a2a"]

@@ -333,3 +333,38 @@ def test_system_and_developer_messages_make_the_system_prompt():
     assert trace.calls[0].system == "Rule one.\n\nRule two."
     assert trace.calls[0].message_count == 3
     assert [e.line for e in trace.line_errors] == [2]  # no assistant message on line 2
+
+
+def test_mini_swe_agent_messages_keep_their_response_usage_and_model():
+    """mini-swe-agent 2 (`trajectory_format: mini-swe-agent-1.1`): each assistant message
+    keeps its LiteLLM response in `extra.response` (Claude via LiteLLM: `prompt_tokens`
+    counts cache reads and writes), its cost and time; the calls take them."""
+    raw = golden_input("message-list/mini_swe_agent.traj.json")
+    trace = analyze_bytes(raw, filename="demo__pages-1.traj.json")
+    assert trace.format == "message-list" and len(trace.calls) == 4
+    assert {c.model for c in trace.calls} == {"claude-sonnet-4-5-20250929"}
+    first, second = trace.calls[0].usage, trace.calls[1].usage
+    assert (first.input_tokens, first.cache_write_tokens, first.output_tokens) == (4, 1830, 41)
+    assert (second.input_tokens, second.cache_read_tokens) == (92, 1830)
+    assert not any(c.tokens_estimated for c in trace.calls)
+    assert [c.extra["recorded_cost_usd"] for c in trace.calls] == [0.012, 0.0017, 0.0019, 0.0015]
+    assert [c.ended_at for c in trace.calls] == [
+        1761000000.5,
+        1761000007.5,
+        1761000014.5,
+        1761000021.5,
+    ]
+    assert trace.calls[0].extra["response_id"] == "chatcmpl-mini-0"
+    report = build_report(trace)
+    assert report["calls"][0]["input_tokens"] == 4  # read, not estimated
+    assert_golden("message-list/mini_swe_agent.report.json", report)
+
+
+def test_a_message_list_without_responses_still_estimates():
+    raw = orjson.loads(golden_input("message-list/mini_swe_agent.traj.json"))
+    for message in raw["messages"]:
+        message.pop("extra", None)
+    trace = analyze_bytes(orjson.dumps(raw), filename="bare.traj.json")
+    assert all(c.usage is None and c.tokens_estimated for c in trace.calls)
+    # the configured model stands in for the one each response would have named
+    assert {c.model for c in trace.calls} == {"anthropic/claude-sonnet-4-5-20250929"}

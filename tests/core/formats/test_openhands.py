@@ -51,6 +51,40 @@ def test_agent_text_messages_without_metadata_are_transcript_not_calls():
     assert not [f for f in report["findings"] if f["rule"] == "dangling-tool-call"]
 
 
+@pytest.mark.corpus
+def test_a_run_ending_on_the_agents_text_message_ends_on_that_call():
+    """The corpus conversation as saved when the agent had answered "1 + 1 equals 2." (its
+    first two events): that closing message is the model call that finished the run."""
+    path = FOLDER / "openhands_runtime_trajs_basic_interactions.json"
+    if not path.is_file():
+        pytest.skip("corpus file openhands_runtime_trajs_basic_interactions.json is absent")
+    events = orjson.loads(path.read_bytes())
+    for saved in (events[:2], events[:4]):
+        trace = analyze_bytes(orjson.dumps(saved), filename="basic_interactions.json")
+        (call,) = trace.calls
+        assert call.extra["final_message"] is True and call.stop_reason == "end_turn"
+        assert call.response is not None
+        assert [b.text for b in call.response.blocks] == [saved[-1]["args"]["content"]]
+        assert [m.role for m in call.appended] == ["user", "assistant", "user"][: len(saved) - 1]
+        assert build_report(trace)["outcome"]["kind"] == "finished"
+
+
+def test_final_text_message_after_tools_reads_as_finished_not_halted():
+    events = orjson.loads(golden_input("openhands-events/events.json"))
+    assert events[-1]["action"] == "finish"
+    halted = analyze_bytes(orjson.dumps(events[:-1]), filename="e.json")
+    assert build_report(halted)["outcome"]["kind"] == "halted_on_tool_use"
+    closing = {"id": 99, "source": "agent", "action": "message", "args": {"content": "Done."}}
+    state = {"id": 100, "source": "environment", "observation": "agent_state_changed"}
+    state["extras"] = {"agent_state": "awaiting_user_input"}
+    trace = analyze_bytes(orjson.dumps([*events[:-1], closing, state]), filename="e.json")
+    assert len(trace.calls) == len(halted.calls) + 1
+    last = trace.calls[-1]
+    assert (last.model, last.usage) == (halted.calls[-1].model, None)
+    assert last.extra["agent_states"] == ["awaiting_user_input"]
+    assert build_report(trace)["outcome"]["kind"] == "finished"
+
+
 def test_golden_events():
     trace = analyze_bytes(golden_input("openhands-events/events.json"), filename="events.json")
     assert_golden("openhands-events/events.report.json", build_report(trace))

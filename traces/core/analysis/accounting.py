@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model import Block, Call, Message, Trace
 from ..report_types import BucketsEntry, CostTotals
-from .pricing import Price, PriceTable, bundled_table, call_cost
+from .pricing import Price, PriceTable, bundled_table, call_cost, refused_by_api
 from .tokens import TokenCounter, encoding_name
 
 BUCKETS = ("prefix", "tool_results", "replayed_output", "other")
@@ -398,6 +398,22 @@ def _priced(
     usage = call.usage if call.status == "ok" else None
     input_total = usage.total_input_tokens if usage else buckets.total
     output = usage.output_tokens if usage else 0
+    if refused_by_api(call.http_status):
+        # Refused before the model ran: nothing was billed. An unpriced model stays
+        # unknown, so a trace of unpriced calls never totals a made-up $0.
+        free = None if price is None else 0.0
+        return CallAccount(
+            index=call.index,
+            buckets=buckets,
+            input_tokens=input_total,
+            output_tokens=output,
+            tokens_exact=exact,
+            residual=residual,
+            model_priced_as=name,
+            cost_usd=free,
+            cost_uncached_usd=free,
+            cost_prefix_cached_usd=free,
+        )
     return CallAccount(
         index=call.index,
         buckets=buckets,

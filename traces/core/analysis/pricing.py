@@ -126,3 +126,13 @@ def call_cost(usage: Usage, price: Price) -> float:
         + usage.cache_read_tokens * price.cache_read
         + usage.output_tokens * price.output
     ) / 1_000_000
+
+
+def refused_by_api(http_status: int | None) -> bool:
+    """The API refused the request (HTTP 4xx: bad request, auth, rate limit, too large).
+
+    Providers bill the tokens a model processed; a refused request is turned away before
+    the model reads it, so it costs nothing, whatever its input would have cost. A 5xx or a
+    stream cut short is not this: the model may have run, and the call keeps its price.
+    """
+    return http_status is not None and 400 <= http_status < 500

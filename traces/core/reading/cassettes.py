@@ -1,8 +1,9 @@
 """Read YAML uploads: VCR cassettes become HTTP-pair records, other YAML its records.
 
 A VCR cassette (`interactions:` of request/response mappings, as vcrpy and pytest-recording
-write them) is reshaped into the claude-trace HTTP-pair records the request-log adapters
-read, one record per interaction. YAML is read safely: aliases ("billion laughs") and deep
+write them, or as Go's go-vcr does, whose status code and timing `go_vcr` reads) is
+reshaped into the claude-trace HTTP-pair records the request-log adapters read, one
+record per interaction. YAML is read safely: aliases ("billion laughs") and deep
 nesting are refused from the event stream, before anything is built, and YAML's extra
 types (dates, binary, sets) are made JSON or refused per interaction.
 """
@@ -14,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from ..model import LineError
+from . import go_vcr
 from .http_body import clean_headers, decode_body, jsonable
 from .limits import DEFAULT_LIMITS, InputRejected, Limits
 from .records import Record, Source, lines_in
@@ -188,6 +190,16 @@ def vcr_interaction_to_pair(
         "status_code": status.get("code") if isinstance(status, dict) else status,
         "headers": clean_headers(raw_headers),
     }
+    if go_vcr.is_go_vcr(response):
+        pair_response["status_code"] = go_vcr.status_code(response)
+        started, ended = go_vcr.times(response)
+        if started is not None:
+            pair_request["timestamp"] = started
+        if ended is not None:
+            pair_response["timestamp"] = ended
+        seconds = go_vcr.duration_seconds(response.get("duration"))
+        if seconds is not None:
+            pair_response["duration_s"] = seconds
     if isinstance(parsed, (dict, list)):
         pair_response["body"] = parsed
     else:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from ..pricing import Price
+from ..pricing import Price, refused_by_api
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,9 @@ class CallFacts:
     cost_usd: float | None
     price: Price | None
     model: str | None
+    refused: bool = False
+    """The API refused the request (HTTP 4xx): it cost nothing, and would cost nothing in
+    any scenario (`pricing.refused_by_api`)."""
 
     @property
     def input_usd_per_token(self) -> float | None:
@@ -49,6 +52,8 @@ class CallFacts:
         Exact for a call that used no cache (the input price); a call that read or wrote
         the cache paid several prices, and a removed token is priced at their mean.
         """
+        if self.refused:
+            return 0.0
         if self.price is None or self.cost_usd is None:
             return None
         if not self.cache_read_tokens and not self.cache_write_tokens:
@@ -226,6 +231,8 @@ def basis_from_report(report: Mapping[str, Any]) -> Basis:
 def _call_facts(raw: Mapping[str, Any], position: int, prices: Mapping[str, Price]) -> CallFacts:
     buckets = raw.get("buckets") or {}
     reported = raw.get("input_tokens") is not None and raw.get("status") == "ok"
+    http_status = raw.get("http_status")
+    refused = refused_by_api(http_status if isinstance(http_status, int) else None)
     if reported:
         input_tokens = (
             int(raw.get("input_tokens") or 0)
@@ -252,6 +259,7 @@ def _call_facts(raw: Mapping[str, Any], position: int, prices: Mapping[str, Pric
         cost_usd=raw.get("cost_usd"),
         price=prices.get(priced_as) if priced_as else None,
         model=raw.get("model"),
+        refused=refused,
     )
 
 

@@ -65,6 +65,8 @@ def simulate(
 
 def _cost(call: CallFacts, lifetime: str, write: bool) -> float | None:
     price = call.price
+    if call.refused:
+        return 0.0  # refused by the API: free in every scenario
     if price is None or call.cost_usd is None:
         return None
     prefix_price = write_price(call, lifetime) if write else price.cache_read
@@ -77,6 +79,8 @@ def _cost(call: CallFacts, lifetime: str, write: bool) -> float | None:
 
 def _uncached(call: CallFacts) -> float | None:
     price = call.price
+    if call.refused:
+        return 0.0  # refused by the API: free in every scenario
     if price is None or call.cost_usd is None:
         return None
     return (call.input_tokens * price.input + call.output_tokens * price.output) / 1_000_000

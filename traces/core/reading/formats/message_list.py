@@ -17,10 +17,18 @@ Messages are read one at a time, whatever their dialect: OpenAI Chat (string con
 `tool_calls` with JSON-string `arguments`, `role:"tool"` results) or Anthropic (content
 blocks with `tool_use` / `tool_result`).
 
-Nothing here records when a model was called, so the calls are implied: every assistant
+- mini-swe-agent trajectories (SWE-agent/mini-swe-agent, `*.traj.json`): `{info,
+  messages, trajectory_format: "mini-swe-agent-1"}`, each assistant message keeping the
+  LiteLLM response it came from in `extra.response` (with `model`, `usage`,
+  `finish_reason`), its `extra.cost` and `extra.timestamp`; the model configured is
+  `info.config.model.model_name`.
+
+Most of these record no call boundaries, so the calls are implied: every assistant
 message is one call whose request is every message before it (slices of the same list, so
-the builder's prefix comparison is cheap). Each transcript gets its own `loop_key`. There
-is no usage: `tokens_estimated` is set and usage is left for estimation.
+the builder's prefix comparison is cheap). Each transcript gets its own `loop_key`.
+Without usage `tokens_estimated` is set and usage is left for estimation; an assistant
+message that keeps its response (mini-swe-agent's `extra.response`) gives that call its
+model, usage (LiteLLM's, read as `openhands` reads it), stop reason and recorded cost.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from ...coerce import str_or_none, text_of
+from ...coerce import dict_or_empty, str_or_none, text_of
 from ...model import Block, Exchange, LineError, Message, ToolTiming
 from ..dialects import anthropic
 from ..dialects import openai_chat as chat
@@ -42,6 +50,7 @@ from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .openhands import litellm_usage
 from .registry import register
 
 MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -201,7 +210,20 @@ class _Transcript:
             extra["step"] = self.step_extra[self.calls]
         self.calls += 1
         self.last_reply = index
-        model = self.model or _str_or_none(message.get("model"))
+        recorded = _recorded_response(message)
+        usage = litellm_usage(recorded.get("usage"))
+        # Not recorded: implied by whether the reply asked for tools.
+        stop = "tool_use" if response.tool_uses else "end_turn"
+        if recorded:
+            stop = chat.stop_reason_from(chat.finish_reason_of(recorded), response) or stop
+            cost = dict_or_empty(message.get("extra")).get("cost")
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+                extra["recorded_cost_usd"] = cost
+            if isinstance(recorded.get("id"), str):
+                extra["response_id"] = recorded["id"]
+        model = (
+            _str_or_none(recorded.get("model")) or self.model or _str_or_none(message.get("model"))
+        )
         return Exchange(
             line=line,
             messages=TranscriptView(self.messages, index),
@@ -211,14 +233,13 @@ class _Transcript:
             model=model,
             response=response,
             response_raw=message,
-            # Not recorded: implied by whether the reply asked for tools.
-            stop_reason="tool_use" if response.tool_uses else "end_turn",
-            usage=None,
+            stop_reason=stop,
+            usage=usage,
             ended_at=_time_of(message),
             extra=extra,
             loop_key=self.key,
             loop_label=self.label,
-            tokens_estimated=True,
+            tokens_estimated=usage is None,
         )
 
     def _system(self) -> Any:
@@ -253,7 +274,14 @@ def _time_of(message: dict[str, Any]) -> float | None:
     for key in TIMESTAMP_KEYS:
         if key in message:
             return to_epoch_seconds(message[key])
-    return None
+    stamped = dict_or_empty(message.get("extra")).get("timestamp")  # mini-swe-agent
+    return to_epoch_seconds(stamped) if stamped is not None else None
+
+
+def _recorded_response(message: dict[str, Any]) -> dict[str, Any]:
+    """The API response a message keeps (mini-swe-agent's `extra.response`), or {}."""
+    response = dict_or_empty(message.get("extra")).get("response")
+    return response if isinstance(response, dict) else {}
 
 
 def _tool_results_in(messages: list[Any]) -> list[Block]:
@@ -295,11 +323,14 @@ def _assistant_turns(messages: list[Any]) -> int:
 @register
 class MessageListAdapter(Adapter):
     name = "message-list"
-    label = "Message-list transcript (tau-bench, SWE-agent .traj, chat message lists)"
+    label = (
+        "Message-list transcript (tau-bench, SWE-agent .traj, mini-swe-agent, chat message lists)"
+    )
     where = (
         "Benchmark and agent transcripts that keep only the messages: tau-bench "
-        "`historical_trajectories/*.json`, SWE-agent `*.traj` files, or any JSON list of "
-        'chat messages (`[{role, content}, ...]` or `{"messages": [...]}` per line).'
+        "`historical_trajectories/*.json`, SWE-agent `*.traj` files, mini-swe-agent "
+        "`*.traj.json` files, or any JSON list of chat messages (`[{role, content}, ...]` "
+        'or `{"messages": [...]}` per line).'
     )
     normalize = staticmethod(normalize_message)
 
@@ -418,7 +449,7 @@ class MessageListAdapter(Adapter):
             key=self._key(f"record {line}"),
             label=f"conversation at record {line}",
             messages=messages,
-            model=_str_or_none(record.get("model")),
+            model=_str_or_none(record.get("model")) or _configured_model(record),
             tools=tools if isinstance(tools, list) else (),
             system=record.get("system"),
             first_extra={
@@ -480,6 +511,12 @@ class MessageListAdapter(Adapter):
     def _key(self, local: str) -> str:
         """Loop key, unique across the files of one trace."""
         return f"{self.source_name}: {local}" if self.source_name else local
+
+
+def _configured_model(record: dict[str, Any]) -> str | None:
+    """The model a mini-swe-agent run was configured with (`info.config.model.model_name`)."""
+    config = dict_or_empty(dict_or_empty(record.get("info")).get("config"))
+    return _str_or_none(dict_or_empty(config.get("model")).get("model_name"))
 
 
 def _swe_agent_model(value: dict[str, Any]) -> str | None:

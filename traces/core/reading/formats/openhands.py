@@ -22,6 +22,13 @@ files of SOURCES.md section 18.
   `extra.terminal_tool_ids`, which the dangling-tool-call rule reads as "ends the loop".
 - `agent_state_changed` observations and other events with no tool call are not results;
   agent states are kept on the next call (`extra.agent_states`).
+- The agent's final message: when the stream ends on an agent `message` action without
+  metadata (after it only state changes), that message is how the run ended, so it is a
+  model call of its own (`extra.final_message`, no usage: OpenHands recorded none; the
+  model of the last response). Without it a run that answered in text after its tools
+  would end on its last tool call and read as halted, not finished. Earlier text turns
+  stay transcript: a later event shows the run went on, and the corpus counts no call
+  for them.
 """
 
 from __future__ import annotations
@@ -82,6 +89,10 @@ class OpenHandsAdapter(Adapter):
         self._actions: dict[Any, tuple[str, str | None, float | None]] = {}
         self._agent_states: list[str] = []
         self._last_time: float | None = None
+        self._model: str | None = None
+        # the latest agent text message, while nothing followed it: (line, event, start,
+        # end, its place in the transcript)
+        self._final: tuple[int, dict[str, Any], float | None, float | None, int] | None = None
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -110,8 +121,15 @@ class OpenHandsAdapter(Adapter):
             yield from self._event(where, event)
 
     # -- events -------------------------------------------------------------------------
+    def close(self) -> Iterator[AdapterEvent]:
+        if self._final is not None:
+            yield self._final_exchange(*self._final)
+            self._final = None
+
     def _event(self, line: int, event: dict[str, Any]) -> Iterator[AdapterEvent]:
         moment = to_epoch_seconds(event.get("timestamp"))
+        if "action" in event or event.get("observation") != "agent_state_changed":
+            self._final = None  # the run went on after that message
         if "action" in event:
             yield from self._action(line, event, moment)
         else:
@@ -127,6 +145,8 @@ class OpenHandsAdapter(Adapter):
         if not isinstance(metadata, dict):
             if action == "message":
                 role = "user" if event.get("source") == "user" else "assistant"
+                if role == "assistant":
+                    self._final = (line, event, self._last_time, moment, len(self._messages))
                 self._messages.append({"role": role, "content": _message_text(event)})
             return
         tool_id = str_or_none(metadata.get("tool_call_id"))
@@ -164,6 +184,7 @@ class OpenHandsAdapter(Adapter):
             extra["terminal_tool_ids"] = finishing
         request = TranscriptView(self._messages, len(self._messages))
         self._messages.append(message)
+        self._model = str_or_none(response.get("model")) or self._model
         return Exchange(
             line=line,
             messages=request,
@@ -172,8 +193,36 @@ class OpenHandsAdapter(Adapter):
             response=reply.message,
             response_raw=response,
             stop_reason=reply.stop_reason,
-            usage=_usage(response.get("usage")),
+            usage=litellm_usage(response.get("usage")),
             started_at=self._last_time,
+            ended_at=moment,
+            extra=extra,
+            loop_key=f"openhands:{self.source_name}",
+            loop_label="OpenHands agent",
+        )
+
+    def _final_exchange(
+        self,
+        line: int,
+        event: dict[str, Any],
+        started: float | None,
+        moment: float | None,
+        position: int,
+    ) -> Exchange:
+        """The agent's closing text message as the call that ended the run (see above)."""
+        raw = self._messages[position]
+        extra: dict[str, Any] = {"event_id": event.get("id"), "final_message": True}
+        if self._agent_states:
+            extra["agent_states"], self._agent_states = self._agent_states, []
+        return Exchange(
+            line=line,
+            messages=TranscriptView(self._messages, position),
+            normalize=self.normalize,
+            model=self._model,
+            response=self.normalize(raw),
+            response_raw=raw,
+            stop_reason="end_turn",
+            started_at=started,
             ended_at=moment,
             extra=extra,
             loop_key=f"openhands:{self.source_name}",
@@ -230,8 +279,9 @@ def _choice_message(response: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", **{k: v for k, v in message.items() if k != "role"}}
 
 
-def _usage(raw: Any) -> Usage | None:
-    """LiteLLM usage: Chat Completions fields, plus Anthropic's cache fields for Claude."""
+def litellm_usage(raw: Any) -> Usage | None:
+    """LiteLLM usage: Chat Completions fields, plus Anthropic's cache fields for Claude
+    (shared with the message-list reader: mini-swe-agent keeps LiteLLM responses too)."""
     usage = openai_chat.usage_from(raw)
     if usage is None or not isinstance(raw, dict):
         return usage
