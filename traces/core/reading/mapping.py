@@ -6,6 +6,12 @@ are model calls and where their request messages, response, tool calls, tool res
 usage and timestamps are; `MappedAdapter` applies it record by record, like any adapter.
 Expressions that never matched anything are reported with their line in the mapping file,
 so a typo does not silently read as "no usage".
+
+What real stores do beyond one JSON record per event has a key each: `lines` splits a
+text log into records by a pattern (`mapping_lines`), `records` unwraps a document,
+`dedupe` collapses records that repeat an id (`mapping_dedupe`), tool calls and results
+without ids pair by order and name (`mapping_pairing`), and `from_json(...)` reads a value
+that is a JSON string (`expression_budget`). A record goes through them in that order.
 """
 
 from __future__ import annotations
@@ -29,10 +35,14 @@ from .expression_budget import (
     nesting_problem,
     repeats_values,
     search_within_budget,
+    unknown_function,
 )
 from .formats.base import Adapter, AdapterEvent
 from .formats.explain import describe_record
 from .limits import InputRejected
+from .mapping_dedupe import Deduper
+from .mapping_lines import LinePattern, LineSplitter, PatternRefused, compile_pattern
+from .mapping_pairing import RESULT_NAME, Waiting, name_calls, pair_transcript
 from .records import Record
 from .timeparse import to_epoch_seconds
 from .transcript import TranscriptView
@@ -95,6 +105,9 @@ class Mapping:
     spec: dict[str, Any]
     expressions: dict[str, Expression]
     input_includes_cached: bool = False
+    lines: LinePattern | None = None
+    """A text log's line pattern: the file is read as text lines, split by it."""
+    dedupe_keep: str = "last"
 
     def get(self, key: str) -> Expression | None:
         return self.expressions.get(key)
@@ -158,6 +171,9 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         )
     expressions: dict[str, Expression] = {}
     sources: list[tuple[str, Any]] = [("records", spec["records"])] if "records" in spec else []
+    dedupe = spec.get("dedupe")
+    if dedupe is not None:
+        sources.append(("dedupe", dedupe["key"] if isinstance(dedupe, dict) else dedupe))
     for section in SECTIONS:
         for key, source in (spec.get(section) or {}).items():
             if isinstance(source, str):
@@ -177,6 +193,12 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
                 f"The mapping file {filename}, line {line}: {path} is not a valid JMESPath "
                 f"expression ({source[:200]!r}): {exc or 'nested too deeply'}"
             ) from None
+        function = unknown_function(compiled.parsed)
+        if function is not None:
+            raise MappingError(
+                f"The mapping file {filename}, line {line}: {path} calls {function}(), which "
+                f"is no JMESPath function (nor from_json) ({source[:200]!r})."
+            )
         budgeted = repeats_values(compiled.parsed)
         expressions[path] = Expression(path, source, line, compiled, budgeted)
     usage = spec.get("usage") or {}
@@ -186,13 +208,31 @@ def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
         spec=spec,
         expressions=expressions,
         input_includes_cached=bool(usage.get("input_includes_cached")),
+        lines=_line_pattern(spec, text, filename),
+        dedupe_keep=str(dedupe.get("keep", "last")) if isinstance(dedupe, dict) else "last",
     )
+
+
+def _line_pattern(spec: dict[str, Any], text: str, filename: str) -> LinePattern | None:
+    """The checked `lines.pattern`, or None when the log is not a text log."""
+    lines = spec.get("lines")
+    if lines is None:
+        return None
+    line = _key_line(text, "pattern")
+    try:
+        return compile_pattern(lines["pattern"], lines.get("continuation"), line)
+    except PatternRefused as exc:
+        raise MappingError(
+            f"The mapping file {filename}, line {line}: lines.pattern is refused: {exc}."
+        ) from None
 
 
 @dataclass(slots=True, eq=False)
 class _Loop:
     messages: list[Any] = field(default_factory=list)
     pending: list[Any] = field(default_factory=list)
+    waiting: Waiting = field(default_factory=Waiting)
+    """Tool calls its responses asked for that no result record has answered yet."""
 
 
 class MappedAdapter(Adapter):
@@ -216,6 +256,8 @@ class MappedAdapter(Adapter):
         self.records_seen = 0
         self.first_records: list[Any] = []
         self._loops: dict[str, _Loop] = {}
+        self._splitter = LineSplitter(mapping.lines) if mapping.lines is not None else None
+        self._deduper = Deduper(mapping.dedupe_keep) if mapping.get("dedupe") else None
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> None:
@@ -242,14 +284,48 @@ class MappedAdapter(Adapter):
 
     # -- records --------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        if self._splitter is None:
+            yield from self._unwrapped(record.line, record.value)
+            return
+        if not isinstance(record.value, str):  # a JSON file given a line pattern
+            return
+        for line, fields in self._split(self._splitter.feed, record.line, record.value):
+            yield from self._unwrapped(line, fields)
+
+    def close(self) -> Iterator[AdapterEvent]:
+        if self._splitter is not None:
+            for line, fields in self._split(self._splitter.close):
+                yield from self._unwrapped(line, fields)
+        if self._deduper is not None:
+            for line, value in self._deduper.close():
+                yield from self._record(line, value)
+
+    def _split(self, step: Any, *args: Any) -> list[tuple[int, dict[str, Any]]]:
+        try:
+            return list(step(*args))
+        except PatternRefused as exc:
+            assert self.mapping.lines is not None
+            raise MappingError(
+                f"The mapping {self.mapping.filename}: lines.pattern (line "
+                f"{self.mapping.lines.line}) was stopped: {exc}."
+            ) from None
+
+    def _unwrapped(self, line: int, value: Any) -> Iterator[AdapterEvent]:
         if self.mapping.get("records") is not None:
-            items = self._eval("records", record.value)
+            items = self._eval("records", value)
             if not isinstance(items, list):
                 return
             for position, item in enumerate(items, start=1):
-                yield from self._record(position if len(items) > 1 else record.line, item)
+                yield from self._deduped(position if len(items) > 1 else line, item)
         else:
-            yield from self._record(record.line, record.value)
+            yield from self._deduped(line, value)
+
+    def _deduped(self, line: int, value: Any) -> Iterator[AdapterEvent]:
+        if self._deduper is None:
+            yield from self._record(line, value)
+            return
+        for kept_line, kept in self._deduper.offer(line, value, self._eval("dedupe", value)):
+            yield from self._record(kept_line, kept)
 
     def _record(self, line: int, value: Any) -> Iterator[AdapterEvent]:
         self.records_seen += 1
@@ -272,6 +348,7 @@ class MappedAdapter(Adapter):
             if not isinstance(raw_messages, list):
                 raw_messages = []
             request: Sequence[Any] = [self._message(m, "user") for m in raw_messages]
+            pair_transcript(list(request), key)
         else:
             if loop.pending:
                 loop.messages.append({"role": "user", "content": loop.pending})
@@ -279,6 +356,8 @@ class MappedAdapter(Adapter):
             request = TranscriptView(loop.messages, len(loop.messages))
         raw_response = self._eval("calls.response", value)
         response = self._message(raw_response, "assistant") if raw_response is not None else None
+        if response is not None:
+            name_calls(response, key, len(request) + 1, loop.waiting)
         if response is not None and self.mapping.get("calls.messages") is None:
             loop.messages.append(response)
         error = self._eval("calls.error", value)
@@ -311,15 +390,17 @@ class MappedAdapter(Adapter):
         role = str_or_none(self._eval("messages.role", raw)) or default_role
         content: list[dict[str, Any]] = []
         result_id = str_or_none(self._eval("messages.tool_result_id", raw))
+        result_name = str_or_none(self._eval("messages.tool_result_name", raw))
         text = self._eval("messages.text", raw)
-        if result_id is not None:
+        if result_id is not None or result_name is not None or role == "tool":
             body = self._eval("messages.tool_result_content", raw)
             content.append(
                 {
                     "type": "tool_result",
-                    "tool_use_id": result_id,
+                    "tool_use_id": result_id,  # None: paired by order and name
                     "content": _text_of(text if body is None else body),
                     "is_error": bool(self._eval("messages.tool_result_error", raw)),
+                    **({RESULT_NAME: result_name} if result_id is None else {}),
                 }
             )
         elif text not in (None, ""):
@@ -337,18 +418,24 @@ class MappedAdapter(Adapter):
         return {"role": "user" if role == "tool" else role, "content": content}
 
     def _result_record(self, line: int, value: Any) -> Iterator[AdapterEvent]:
-        tool_id = str_or_none(self._eval("tool_results.id", value))
-        if tool_id is None:
-            expression = self.mapping.expressions["tool_results.id"]
-            yield LineError(
-                line,
-                f"a tool result record, but tool_results.id ({expression.source!r}, mapping "
-                f"line {expression.line}) found no id in it",
-            )
-            return
+        name = str_or_none(self._eval("tool_results.name", value))
+        key, loop = self._loop(value)
+        expression = self.mapping.get("tool_results.id")
+        if expression is None:  # no ids in this log: the oldest call waiting, by name
+            tool_id = loop.waiting.answer(name) or f"{key}:result@{line}"
+        else:
+            found = str_or_none(self._eval("tool_results.id", value))
+            if found is None:
+                yield LineError(
+                    line,
+                    f"a tool result record, but tool_results.id ({expression.source!r}, "
+                    f"mapping line {expression.line}) found no id in it",
+                )
+                return
+            tool_id = found
+            loop.waiting.answered(tool_id)
         text = _text_of(self._eval("tool_results.content", value))
         failed = bool(self._eval("tool_results.error", value))
-        _, loop = self._loop(value)
         if self.mapping.get("calls.messages") is None:
             loop.pending.append(
                 {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": failed}
@@ -356,7 +443,7 @@ class MappedAdapter(Adapter):
         yield ToolTiming(
             line,
             tool_id,
-            name=str_or_none(self._eval("tool_results.name", value)),
+            name=name,
             started_at=to_epoch_seconds(self._eval("tool_results.started_at", value)),
             ended_at=to_epoch_seconds(self._eval("tool_results.ended_at", value)),
             is_error=failed,
@@ -381,6 +468,14 @@ class MappedAdapter(Adapter):
         if calls:
             return
         where = self.mapping.expressions["calls.where"]
+        splitter = self._splitter
+        if splitter is not None and not splitter.lines_matched:
+            shown = "; ".join(repr(text) for text in splitter.first_lines)
+            raise InputRejected(
+                f"The mapping {self.mapping.filename}: lines.pattern (line "
+                f"{splitter.pattern.line}) matched none of the {splitter.lines_seen} lines, so "
+                f"there is no record to read. The first lines: {shown}."
+            )
         shown = "; ".join(
             f"record {i} is {describe_record(v)}" for i, v in enumerate(self.first_records, 1)
         )
@@ -391,8 +486,18 @@ class MappedAdapter(Adapter):
         )
 
     def notes(self) -> list[str]:
-        return [
+        notes = [
             f"mapping {self.mapping.filename}, line {e.line}: {e.field} ({e.source!r}) matched "
             f"nothing in {self.tried[e.field]} evaluation(s)"
             for e in self.unmatched()
         ]
+        if self._splitter is not None:
+            notes += [f"mapping {self.mapping.filename}: {n}" for n in self._splitter.notes()]
+        if self._deduper is not None and self._deduper.collapsed:
+            dedupe = self.mapping.expressions["dedupe"]
+            notes.append(
+                f"mapping {self.mapping.filename}, line {dedupe.line}: dedupe "
+                f"({dedupe.source!r}) collapsed {self._deduper.collapsed} repeated record(s), "
+                f"keeping the {self._deduper.keep} of each"
+            )
+        return notes
