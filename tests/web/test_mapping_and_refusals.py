@@ -134,3 +134,44 @@ def test_ingest_and_reanalyze_keep_the_mapping(capsys):
     trace.refresh_from_db()
     assert trace.report["totals"]["calls"] == 3
     assert trace.report["mapping"]["spec"]["calls"]["where"] == "kind == 'llm'"
+
+
+@pytest.mark.django_db
+def test_api_reads_a_text_log_with_a_line_pattern_and_reanalysis_keeps_it(client):
+    reply = _api(
+        client,
+        file=SimpleUploadedFile("agent.log", (EXAMPLES / "agent.log").read_bytes()),
+        mapping=SimpleUploadedFile("m.yaml", (EXAMPLES / "agent-log.mapping.yaml").read_bytes()),
+    )
+    assert reply.status_code == 201, reply.content
+    assert reply.json()["calls"] == 3
+    call_command("reanalyze")
+    trace = models.Trace.objects.get()
+    assert trace.report["totals"]["calls"] == 3
+    assert [r["id"] for r in trace.report["tool_runs"]] == ["log:1.1", "log:3.1"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "mapping, fragment",
+    [
+        (
+            "lines:\n  pattern: '(?P<a>(x+)+)'\ncalls:\n  where: a\n",
+            "line 2: lines.pattern is refused: it repeats a repeat",
+        ),
+        ("dedupe: {keep: first}\ncalls:\n  where: a\n", "dedupe (line 1)"),
+        (
+            "calls:\n  where: a\n  model: from_jsn(m)\n",
+            "line 3: calls.model calls from_jsn(), which is no JMESPath function",
+        ),
+    ],
+)
+def test_api_refuses_a_malformed_mapping_naming_the_key(client, mapping, fragment):
+    reply = _api(
+        client,
+        file=SimpleUploadedFile("agent.log", (EXAMPLES / "agent.log").read_bytes()),
+        mapping=mapping,
+    )
+    assert reply.status_code == 400
+    assert fragment in reply.json()["error"]
+    assert not models.Trace.objects.exists()

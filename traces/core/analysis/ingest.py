@@ -137,7 +137,8 @@ def analyze_bytes(
         if not members:
             raise InputRejected("The ZIP archive holds no file with content.")
         return analyze_files(members, format_name=format_name, limits=limits, mapping=mapping)
-    source = stream_source(data, filename, limits)
+    as_text = mapping is not None and mapping.lines is not None
+    source = stream_source(data, filename, limits, text=as_text)
     items, head = _peek(source.items)
     values = [item.value for item in head if isinstance(item, Record)]
     if not values:
@@ -268,7 +269,7 @@ def analyze_files(
     if mapping is not None:
         sources = []
         for name, data in files:
-            source = stream_source(data, name, limits)
+            source = stream_source(data, name, limits, text=mapping.lines is not None)
             sources.append((name, source.lines_total, source.items))
         return _analyze_mapped(sources, mapping)
     session: TraceSession | None = None

@@ -11,15 +11,24 @@ evaluated by `BudgetInterpreter`, which counts the references each multi-select 
 and the text `to_string` and `join` would produce, and stops at the first that passes
 its limit. Before compiling, an expression's length and bracket nesting are limited
 too: the parser recurses once per level.
+
+`from_json(s)` (ours: JMESPath has no way to read a value that is a JSON string) builds
+a value from text, so an expression calling it is evaluated by the interpreter too: the
+characters it parses count against the same text budget, and the text is parsed as a
+record line is (depth and value-count limits), so it can build no more than a line could.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from jmespath import functions
 from jmespath.visitor import Options, TreeInterpreter
+
+from ..model import LineError
+from .json_values import parse_line
 
 MAX_EXPRESSION_CHARS = 4096
 MAX_NESTING = 64
@@ -29,6 +38,8 @@ MAX_TEXT_CHARS = 32 * 1024 * 1024
 """Characters `to_string` or `join` may produce in one evaluation."""
 
 REPEATING_NODES = frozenset({"multi_select_list", "multi_select_dict"})
+BUILDING_FUNCTIONS = frozenset({"from_json"})
+"""Our functions that build values from text: evaluated within the budget too."""
 
 
 class ExpressionTooCostly(Exception):
@@ -61,19 +72,53 @@ def nesting_problem(source: str, max_chars: int = MAX_EXPRESSION_CHARS) -> str |
     return None
 
 
-def repeats_values(parsed: dict[str, Any]) -> bool:
-    """Whether a parsed expression holds a multi-select (the only way to repeat a value)."""
+def _nodes(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:
     stack = [parsed]
     while stack:
         node = stack.pop()
-        if node.get("type") in REPEATING_NODES:
-            return True
+        yield node
         stack.extend(child for child in node.get("children", ()) if isinstance(child, dict))
-    return False
+
+
+def repeats_values(parsed: dict[str, Any]) -> bool:
+    """Whether a parsed expression must be evaluated within the budget: it holds a
+    multi-select (the only way to repeat a value) or calls a function that builds one."""
+    return any(
+        node.get("type") in REPEATING_NODES
+        or (node.get("type") == "function_expression" and node.get("value") in BUILDING_FUNCTIONS)
+        for node in _nodes(parsed)
+    )
+
+
+def unknown_function(parsed: dict[str, Any]) -> str | None:
+    """The first function an expression calls that does not exist (JMESPath would only
+    say so when it is evaluated, and a mapping reads a failed evaluation as "absent")."""
+    known = _BudgetFunctions.FUNCTION_TABLE
+    for node in _nodes(parsed):
+        if node.get("type") == "function_expression" and node.get("value") not in known:
+            return str(node.get("value"))
+    return None
 
 
 class _BudgetFunctions(functions.Functions):  # type: ignore[misc]  # jmespath is untyped
-    """The standard functions, with the two that make text from values bounded."""
+    """The standard functions, with the two that make text from values bounded, and
+    `from_json`, which reads a JSON string within the same text budget."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parsed_chars = 0
+
+    @functions.signature({"types": []})  # type: ignore[untyped-decorator]
+    def _func_from_json(self, arg: Any) -> Any:
+        """The value a JSON string holds (null when it holds none); any other value as is,
+        so a field that is sometimes encoded and sometimes not reads the same."""
+        if not isinstance(arg, str):
+            return arg
+        self.parsed_chars += len(arg)
+        if self.parsed_chars > MAX_TEXT_CHARS:
+            raise ExpressionTooCostly(f"from_json() would read over {MAX_TEXT_CHARS:,} characters")
+        value = parse_line(arg.encode("utf-8", "surrogatepass"), 0)
+        return None if isinstance(value, LineError) else value
 
     @functions.signature({"types": []})  # type: ignore[untyped-decorator]
     def _func_to_string(self, arg: Any) -> str:

@@ -1,198 +1,51 @@
 """Read a log of your own with a mapping file: JMESPath expressions that say where things are.
 
-A homegrown loop log should not need a code change. A mapping (JSON or YAML, validated
-against `schemas/mapping.schema.json`, documented in docs/mapping.md) names which records
-are model calls and where their request messages, response, tool calls, tool results,
-usage and timestamps are; `MappedAdapter` applies it record by record, like any adapter.
+A homegrown loop log should not need a code change. A mapping (JSON or YAML, checked by
+`mapping_spec` against `schemas/mapping.schema.json`, documented in docs/mapping.md) names
+which records are model calls and where their request messages, response, tool calls,
+tool results, usage and timestamps are; `MappedAdapter` applies it record by record, like
+any adapter.
 Expressions that never matched anything are reported with their line in the mapping file,
 so a typo does not silently read as "no usage".
+
+What real stores do beyond one JSON record per event has a key each: `lines` splits a
+text log into records by a pattern (`mapping_lines`), `records` unwraps a document,
+`dedupe` collapses records that repeat an id (`mapping_dedupe`), tool calls and results
+without ids pair by order and name (`mapping_pairing`), and `from_json(...)` reads a value
+that is a JSON string (`expression_budget`). A record goes through them in that order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
-
-import jmespath
-import orjson
-from jmespath.exceptions import JMESPathError
 
 from ..coerce import parse_arguments, str_or_none
 from ..coerce import text_of as _text_of
 from ..model import Exchange, LineError, ToolTiming, Usage
-from .cassettes import no_alias_loader
 from .dialects import anthropic
-from .expression_budget import (
-    ExpressionTooCostly,
-    nesting_problem,
-    repeats_values,
-    search_within_budget,
-)
 from .formats.base import Adapter, AdapterEvent
 from .formats.explain import describe_record
 from .limits import InputRejected
+from .mapping_dedupe import Deduper
+from .mapping_lines import LineSplitter, PatternRefused
+from .mapping_pairing import RESULT_NAME, Waiting, name_calls, pair_transcript
+from .mapping_spec import Expression, Mapping, MappingError, load_mapping
 from .records import Record
 from .timeparse import to_epoch_seconds
 from .transcript import TranscriptView
 
 FORMAT_NAME = "mapping"
-SCHEMA_FILE = "mapping.schema.json"
-SECTIONS = ("calls", "messages", "tool_calls", "tool_results", "usage")
-MAX_MAPPING_BYTES = 256 * 1024
-
-
-class MappingError(InputRejected):
-    """The mapping file itself is wrong (unreadable, invalid, or a bad expression)."""
-
-
-@cache
-def _validator() -> Any:
-    """The mapping schema's validator (jsonschema is imported only when a mapping is read)."""
-    from importlib import resources  # tempfile and more: only when validating
-
-    from jsonschema import Draft202012Validator
-
-    text = resources.files("traces.core.reading").joinpath("schemas", SCHEMA_FILE).read_bytes()
-    schema = orjson.loads(text)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
-
-
-@dataclass(frozen=True, slots=True)
-class Expression:
-    """One compiled expression and where it is written in the mapping file."""
-
-    field: str
-    source: str
-    line: int
-    compiled: Any
-    budgeted: bool = False
-    """Holds a multi-select, so it could build more than it reads: see expression_budget."""
-
-    def search(self, value: Any) -> Any:
-        try:
-            if self.budgeted:
-                return search_within_budget(self.compiled.parsed, value)
-            return self.compiled.search(value)
-        except (JMESPathError, TypeError, ValueError):
-            return None
-        except (ExpressionTooCostly, RecursionError) as exc:
-            reason = str(exc) if isinstance(exc, ExpressionTooCostly) else "it recursed too deep"
-            raise MappingError(
-                f"The mapping's {self.field} (line {self.line}, {self.source[:200]!r}) was "
-                f"stopped: {reason}."
-            ) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Mapping:
-    """A validated mapping: compiled expressions by `section.field`."""
-
-    name: str
-    filename: str
-    spec: dict[str, Any]
-    expressions: dict[str, Expression]
-    input_includes_cached: bool = False
-
-    def get(self, key: str) -> Expression | None:
-        return self.expressions.get(key)
-
-
-def _line_of(text: str, key: str, expression: str) -> int:
-    """The line of the mapping file where `key: expression` is written (1-based)."""
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if key in line and expression in line:
-            return number
-    for number, line in enumerate(lines, start=1):
-        if expression in line:
-            return number
-    return 1
-
-
-def _key_line(text: str, key: str) -> int:
-    """The line where `key` is written as a key (YAML `key:` or JSON `"key":`)."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip().lstrip("{,").strip()
-        if stripped.startswith((f"{key}:", f'"{key}":', f'"{key}" :')):
-            return number
-    return _line_of(text, key, key)
-
-
-def load_mapping(data: bytes, filename: str = "mapping") -> Mapping:
-    """Parse, validate and compile a mapping file; MappingError says what is wrong, where."""
-    import yaml
-    from jsonschema.exceptions import best_match
-
-    if len(data) > MAX_MAPPING_BYTES:
-        raise MappingError(f"The mapping file {filename} is over {MAX_MAPPING_BYTES:,} bytes.")
-    text = data.decode("utf-8", "replace")
-    problem = nesting_problem(text, max_chars=MAX_MAPPING_BYTES)
-    if problem is not None:  # before the parsers, which recurse once per level
-        raise MappingError(f"The mapping file {filename} is refused: {problem}.")
-    try:
-        if text.lstrip().startswith("{"):
-            spec = orjson.loads(data)
-        else:  # YAML without aliases, so a "billion laughs" file cannot expand
-            spec = yaml.load(text, Loader=no_alias_loader())  # a SafeLoader subclass
-    except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        raise MappingError(
-            f"The mapping file {filename} is not readable JSON or YAML: {exc}"
-        ) from None
-    except RecursionError:
-        raise MappingError(f"The mapping file {filename} is nested too deeply.") from None
-    if not isinstance(spec, dict):
-        raise MappingError(f"The mapping file {filename} must be an object with 'calls'.")
-    error = best_match(_validator().iter_errors(spec))
-    if error is not None:
-        keys = [str(p) for p in error.absolute_path]
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = error.schema.get("properties", {})
-            keys += [str(k) for k in error.instance if k not in allowed][:1]
-        where = ".".join(keys) or "(top level)"
-        line = _key_line(text, keys[-1]) if keys else 1
-        raise MappingError(
-            f"The mapping file {filename} is not valid: {where} (line {line}): {error.message}."
-        )
-    expressions: dict[str, Expression] = {}
-    sources: list[tuple[str, Any]] = [("records", spec["records"])] if "records" in spec else []
-    for section in SECTIONS:
-        for key, source in (spec.get(section) or {}).items():
-            if isinstance(source, str):
-                sources.append((f"{section}.{key}", source))
-    for path, source in sources:
-        key = path.rsplit(".", 1)[-1]
-        line = _line_of(text, key, source)
-        problem = nesting_problem(source)
-        if problem is not None:
-            raise MappingError(
-                f"The mapping file {filename}, line {line}: {path} is refused: {problem}."
-            )
-        try:
-            compiled = jmespath.compile(source)
-        except (JMESPathError, RecursionError) as exc:
-            raise MappingError(
-                f"The mapping file {filename}, line {line}: {path} is not a valid JMESPath "
-                f"expression ({source[:200]!r}): {exc or 'nested too deeply'}"
-            ) from None
-        budgeted = repeats_values(compiled.parsed)
-        expressions[path] = Expression(path, source, line, compiled, budgeted)
-    usage = spec.get("usage") or {}
-    return Mapping(
-        name=str(spec.get("name") or filename),
-        filename=filename,
-        spec=spec,
-        expressions=expressions,
-        input_includes_cached=bool(usage.get("input_includes_cached")),
-    )
+__all__ = ["FORMAT_NAME", "Expression", "MappedAdapter", "Mapping", "MappingError", "load_mapping"]
 
 
 @dataclass(slots=True, eq=False)
 class _Loop:
     messages: list[Any] = field(default_factory=list)
     pending: list[Any] = field(default_factory=list)
+    waiting: Waiting = field(default_factory=Waiting)
+    """Tool calls its responses asked for that no result record has answered yet."""
 
 
 class MappedAdapter(Adapter):
@@ -216,6 +69,8 @@ class MappedAdapter(Adapter):
         self.records_seen = 0
         self.first_records: list[Any] = []
         self._loops: dict[str, _Loop] = {}
+        self._splitter = LineSplitter(mapping.lines) if mapping.lines is not None else None
+        self._deduper = Deduper(mapping.dedupe_keep) if mapping.get("dedupe") else None
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> None:
@@ -242,14 +97,48 @@ class MappedAdapter(Adapter):
 
     # -- records --------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
+        if self._splitter is None:
+            yield from self._unwrapped(record.line, record.value)
+            return
+        if not isinstance(record.value, str):  # a JSON file given a line pattern
+            return
+        for line, fields in self._split(self._splitter.feed, record.line, record.value):
+            yield from self._unwrapped(line, fields)
+
+    def close(self) -> Iterator[AdapterEvent]:
+        if self._splitter is not None:
+            for line, fields in self._split(self._splitter.close):
+                yield from self._unwrapped(line, fields)
+        if self._deduper is not None:
+            for line, value in self._deduper.close():
+                yield from self._record(line, value)
+
+    def _split(self, step: Any, *args: Any) -> list[tuple[int, dict[str, Any]]]:
+        try:
+            return list(step(*args))
+        except PatternRefused as exc:
+            assert self.mapping.lines is not None
+            raise MappingError(
+                f"The mapping {self.mapping.filename}: lines.pattern (line "
+                f"{self.mapping.lines.line}) was stopped: {exc}."
+            ) from None
+
+    def _unwrapped(self, line: int, value: Any) -> Iterator[AdapterEvent]:
         if self.mapping.get("records") is not None:
-            items = self._eval("records", record.value)
+            items = self._eval("records", value)
             if not isinstance(items, list):
                 return
             for position, item in enumerate(items, start=1):
-                yield from self._record(position if len(items) > 1 else record.line, item)
+                yield from self._deduped(position if len(items) > 1 else line, item)
         else:
-            yield from self._record(record.line, record.value)
+            yield from self._deduped(line, value)
+
+    def _deduped(self, line: int, value: Any) -> Iterator[AdapterEvent]:
+        if self._deduper is None:
+            yield from self._record(line, value)
+            return
+        for kept_line, kept in self._deduper.offer(line, value, self._eval("dedupe", value)):
+            yield from self._record(kept_line, kept)
 
     def _record(self, line: int, value: Any) -> Iterator[AdapterEvent]:
         self.records_seen += 1
@@ -272,6 +161,7 @@ class MappedAdapter(Adapter):
             if not isinstance(raw_messages, list):
                 raw_messages = []
             request: Sequence[Any] = [self._message(m, "user") for m in raw_messages]
+            pair_transcript(list(request), key)
         else:
             if loop.pending:
                 loop.messages.append({"role": "user", "content": loop.pending})
@@ -279,6 +169,8 @@ class MappedAdapter(Adapter):
             request = TranscriptView(loop.messages, len(loop.messages))
         raw_response = self._eval("calls.response", value)
         response = self._message(raw_response, "assistant") if raw_response is not None else None
+        if response is not None:
+            name_calls(response, key, len(request) + 1, loop.waiting)
         if response is not None and self.mapping.get("calls.messages") is None:
             loop.messages.append(response)
         error = self._eval("calls.error", value)
@@ -311,15 +203,17 @@ class MappedAdapter(Adapter):
         role = str_or_none(self._eval("messages.role", raw)) or default_role
         content: list[dict[str, Any]] = []
         result_id = str_or_none(self._eval("messages.tool_result_id", raw))
+        result_name = str_or_none(self._eval("messages.tool_result_name", raw))
         text = self._eval("messages.text", raw)
-        if result_id is not None:
+        if result_id is not None or result_name is not None or role == "tool":
             body = self._eval("messages.tool_result_content", raw)
             content.append(
                 {
                     "type": "tool_result",
-                    "tool_use_id": result_id,
+                    "tool_use_id": result_id,  # None: paired by order and name
                     "content": _text_of(text if body is None else body),
                     "is_error": bool(self._eval("messages.tool_result_error", raw)),
+                    **({RESULT_NAME: result_name} if result_id is None else {}),
                 }
             )
         elif text not in (None, ""):
@@ -337,18 +231,24 @@ class MappedAdapter(Adapter):
         return {"role": "user" if role == "tool" else role, "content": content}
 
     def _result_record(self, line: int, value: Any) -> Iterator[AdapterEvent]:
-        tool_id = str_or_none(self._eval("tool_results.id", value))
-        if tool_id is None:
-            expression = self.mapping.expressions["tool_results.id"]
-            yield LineError(
-                line,
-                f"a tool result record, but tool_results.id ({expression.source!r}, mapping "
-                f"line {expression.line}) found no id in it",
-            )
-            return
+        name = str_or_none(self._eval("tool_results.name", value))
+        key, loop = self._loop(value)
+        expression = self.mapping.get("tool_results.id")
+        if expression is None:  # no ids in this log: the oldest call waiting, by name
+            tool_id = loop.waiting.answer(name) or f"{key}:result@{line}"
+        else:
+            found = str_or_none(self._eval("tool_results.id", value))
+            if found is None:
+                yield LineError(
+                    line,
+                    f"a tool result record, but tool_results.id ({expression.source!r}, "
+                    f"mapping line {expression.line}) found no id in it",
+                )
+                return
+            tool_id = found
+            loop.waiting.answered(tool_id)
         text = _text_of(self._eval("tool_results.content", value))
         failed = bool(self._eval("tool_results.error", value))
-        _, loop = self._loop(value)
         if self.mapping.get("calls.messages") is None:
             loop.pending.append(
                 {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": failed}
@@ -356,7 +256,7 @@ class MappedAdapter(Adapter):
         yield ToolTiming(
             line,
             tool_id,
-            name=str_or_none(self._eval("tool_results.name", value)),
+            name=name,
             started_at=to_epoch_seconds(self._eval("tool_results.started_at", value)),
             ended_at=to_epoch_seconds(self._eval("tool_results.ended_at", value)),
             is_error=failed,
@@ -381,6 +281,14 @@ class MappedAdapter(Adapter):
         if calls:
             return
         where = self.mapping.expressions["calls.where"]
+        splitter = self._splitter
+        if splitter is not None and not splitter.lines_matched:
+            shown = "; ".join(repr(text) for text in splitter.first_lines)
+            raise InputRejected(
+                f"The mapping {self.mapping.filename}: lines.pattern (line "
+                f"{splitter.pattern.line}) matched none of the {splitter.lines_seen} lines, so "
+                f"there is no record to read. The first lines: {shown}."
+            )
         shown = "; ".join(
             f"record {i} is {describe_record(v)}" for i, v in enumerate(self.first_records, 1)
         )
@@ -391,8 +299,18 @@ class MappedAdapter(Adapter):
         )
 
     def notes(self) -> list[str]:
-        return [
+        notes = [
             f"mapping {self.mapping.filename}, line {e.line}: {e.field} ({e.source!r}) matched "
             f"nothing in {self.tried[e.field]} evaluation(s)"
             for e in self.unmatched()
         ]
+        if self._splitter is not None:
+            notes += [f"mapping {self.mapping.filename}: {n}" for n in self._splitter.notes()]
+        if self._deduper is not None and self._deduper.collapsed:
+            dedupe = self.mapping.expressions["dedupe"]
+            notes.append(
+                f"mapping {self.mapping.filename}, line {dedupe.line}: dedupe "
+                f"({dedupe.source!r}) collapsed {self._deduper.collapsed} repeated record(s), "
+                f"keeping the {self._deduper.keep} of each"
+            )
+        return notes

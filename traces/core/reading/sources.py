@@ -42,11 +42,14 @@ def read_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS
     return source
 
 
-def stream_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS) -> Source:
+def stream_source(
+    data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMITS, text: bool = False
+) -> Source:
     """Like `read_source`, but JSONL lines are parsed lazily, as the items are iterated.
 
     Holding every parsed line of a 50 MB request log at once costs memory and, through
-    the allocator, parse time; streaming keeps one line alive at a time.
+    the allocator, parse time; streaming keeps one line alive at a time. `text`: read it
+    as text lines whatever it looks like (a mapping with a line pattern says so).
     """
     if len(data) > limits.max_file_bytes:
         raise InputRejected(
@@ -57,6 +60,8 @@ def stream_source(data: bytes, filename: str = "", limits: Limits = DEFAULT_LIMI
         return read_zip(data, limits)
     if not data or data.isspace():
         raise InputRejected("The file is empty: there is no trace in it.")
+    if text:
+        return read_text(data, limits)
     text_start = _head(data)[:1]
     if _looks_like_yaml(data, filename):
         return read_yaml(data, limits)
