@@ -116,11 +116,18 @@ class Deployment:
             if worker.pid == pid:
                 worker.wait(10)
 
-    def start_queue(self) -> None:
-        """Something that runs queued work: a worker, or on SQLite the web process."""
+    def start(self) -> str:
+        """The web process and, on PostgreSQL, a worker (started first: it loads Django while
+        the web process does)."""
         if self.postgres:
             self.start_worker()
-        elif not self.base:
+        return self.start_web()
+
+    def restart_worker(self) -> None:
+        """A new process to do the queue's work after `kill_worker`."""
+        if self.postgres:
+            self.start_worker()
+        else:
             self.start_web()
 
     def logs(self) -> str:

@@ -147,8 +147,7 @@ def test_1_web_killed_while_the_body_comes_in(deployment, upload_body):
     sweep(deployment)
     assert uploads(deployment) == []
 
-    deployment.start_web()
-    deployment.start_queue()
+    deployment.start()
     status, job = request(deployment.base, "POST", "/api/traces?name=retried", upload_body)
     assert status == 202, job
     assert_one_trace(deployment, follow(deployment, job["id"]), upload_body, "retried")
@@ -157,8 +156,7 @@ def test_1_web_killed_while_the_body_comes_in(deployment, upload_body):
 def test_2_web_killed_once_the_job_row_is_committed(deployment, upload_body):
     """Killed the moment the job row exists (before or as the 202 goes out): the job is done
     later, by the queue or by recovery, once; nothing is left in uploads/."""
-    base = deployment.start_web()
-    deployment.start_queue()
+    base = deployment.start()
     sender = Sender(base, "/api/traces?name=committed", upload_body)
     sender.start()
     wait_for(models.Job.objects.exists, "the job row")
@@ -178,8 +176,7 @@ def test_2_web_killed_once_the_job_row_is_committed(deployment, upload_body):
 def test_3_worker_killed_mid_ingest(deployment, upload_body):
     """The worker dies mid-ingest: after JOB_STALE_SECONDS the job is queued again and another
     worker finishes it: one trace, its original byte-identical."""
-    deployment.start_web()
-    deployment.start_queue()
+    deployment.start()
     status, job = request(deployment.base, "POST", "/api/traces?name=survivor", upload_body)
     assert status == 202, job
     rows = models.Job.objects.filter(pk=job["id"])
@@ -193,10 +190,7 @@ def test_3_worker_killed_mid_ingest(deployment, upload_body):
     assert stranded.state == models.Job.State.RUNNING and stranded.attempts == 1
     assert not models.Trace.objects.exists()
 
-    if deployment.postgres:
-        deployment.start_worker()
-    else:
-        deployment.start_web()
+    deployment.restart_worker()
     time.sleep(STALE_SECONDS)
     assert_one_trace(deployment, follow(deployment, job["id"]), upload_body, "survivor")
     assert rows.get().attempts == 2
@@ -210,8 +204,7 @@ def test_4_worker_killed_after_the_trace_is_stored(deployment, upload_body):
     polls for the trace's row and kills at once."""
     import psycopg
 
-    deployment.start_web()
-    deployment.start_queue()
+    deployment.start()
     status, job = request(deployment.base, "POST", "/api/traces?name=once", upload_body)
     assert status == 202, job
     rows = models.Job.objects.filter(pk=job["id"])
@@ -233,10 +226,7 @@ def test_4_worker_killed_after_the_trace_is_stored(deployment, upload_body):
     assert at_kill.state == models.Job.State.DONE
     assert at_kill.trace_id == models.Trace.objects.get().pk
 
-    if deployment.postgres:
-        deployment.start_worker()
-    else:
-        deployment.start_web()
+    deployment.restart_worker()
     time.sleep(STALE_SECONDS)
     assert_one_trace(deployment, follow(deployment, job["id"]), upload_body, "once")
     sweep(deployment)

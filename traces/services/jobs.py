@@ -11,7 +11,9 @@ thread writes its heartbeat every JOB_STALE_SECONDS / 4; `recover_stale_jobs` (a
 queue task, and the status endpoint for the job it is asked about) queues again a running
 job whose heartbeat is older than JOB_STALE_SECONDS, since its input is still there (the
 streamed upload is removed only once ingested; a reanalysis reads the stored original),
-and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it.
+and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it. The job is marked
+done in its trace's transaction (`run_upload`), so no kill leaves a trace whose job a
+recovery would run again; tests/hostile/test_kill9_jobs.py kills each step.
 """
 
 from __future__ import annotations
