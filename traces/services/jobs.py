@@ -11,9 +11,8 @@ thread writes its heartbeat every JOB_STALE_SECONDS / 4; `recover_stale_jobs` (a
 queue task, and the status endpoint for the job it is asked about) queues again a running
 job whose heartbeat is older than JOB_STALE_SECONDS, since its input is still there (the
 streamed upload is removed only once ingested; a reanalysis reads the stored original),
-and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it. The job is marked
-done in its trace's transaction (`run_upload`), so no kill leaves a trace whose job a
-recovery would run again; tests/hostile/test_kill9_jobs.py kills each step.
+and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it. A job is done in
+its trace's transaction: no kill leaves a trace whose job recovery would run again.
 """
 
 from __future__ import annotations
@@ -187,8 +186,7 @@ def heartbeat(job_id: Any) -> Iterator[None]:
 
 
 def _fail(job_id: Any, message: str) -> None:
-    """Fail an unfinished job; a done one keeps its trace (a step after the trace's commit,
-    the audit, can still fail)."""
+    """Fail an unfinished job; a done one keeps its trace (the audit after it may fail)."""
     unfinished = models.Job.objects.filter(pk=job_id).exclude(state=models.Job.State.DONE)
     unfinished.update(state=models.Job.State.FAILED, error=message)
 
@@ -251,9 +249,8 @@ def run_upload(job: models.Job) -> models.Trace:
             last[0] = time.monotonic()
 
     def done(trace: models.Trace) -> None:
-        """In the trace's transaction: the job done with it, unless another worker (one
-        that was thought dead) got there first. A worker killed after the trace's commit
-        thus leaves a done job, which recovery leaves alone: the upload is ingested once."""
+        """In the trace's transaction: the job done with it (a kill after the commit leaves
+        a done job), unless a worker thought dead got there first."""
         if rows.select_for_update().filter(trace__isnull=False).exists():
             raise AlreadyDone(str(job.pk))
         rows.update(
