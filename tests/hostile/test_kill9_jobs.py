@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import override_settings
 
-from tests.hostile.deployment import STALE_SECONDS, Deployment, wait_for
+from tests.hostile.deployment import STALE_SECONDS, Deployment, shared_database_url, wait_for
 from tests.live.events import agent_lines, ndjson
 from traces import models
 from traces.row_models import Call
@@ -202,15 +202,13 @@ def test_4_worker_killed_after_the_trace_is_stored(deployment, upload_body):
     the upload a second time. On PostgreSQL the test holds the audit table (written just
     after the trace's commit) so the kill lands in that window every time; on SQLite it
     polls for the trace's row and kills at once."""
-    import psycopg
-
     deployment.start()
     status, job = request(deployment.base, "POST", "/api/traces?name=once", upload_body)
     assert status == 202, job
     rows = models.Job.objects.filter(pk=job["id"])
     holder = None
     if deployment.postgres:
-        from tests.hostile.deployment import shared_database_url
+        import psycopg  # the PostgreSQL pass's driver
 
         holder = psycopg.connect(shared_database_url())
         holder.execute("LOCK TABLE traces_auditevent IN SHARE MODE")
