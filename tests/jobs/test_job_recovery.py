@@ -5,7 +5,9 @@ JOB_MAX_ATTEMPTS dead workers it fails with the reason. The queue runs tasks inl
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
+from pathlib import Path
 
 import pytest
 from django.test import override_settings
@@ -151,3 +153,32 @@ def test_sweeps_asked_for_by_a_flood_of_requests_are_queued_once():
     assert requests.due(100.0)
     assert not any(requests.due(100.0 + n / 10) for n in range(1, 50))
     assert requests.due(100.0 + SWEEP_EVERY)
+
+
+def test_a_worker_thought_dead_does_not_store_a_second_trace(data_dir):
+    """Two workers on one job (the first only slow, its heartbeat late): the second to store
+    finds the job done in its own transaction and rolls its trace back."""
+    data = ndjson(agent_lines(5))
+    job = abandoned_upload(data)
+    first = jobs.run_upload(job)
+    with pytest.raises(jobs.AlreadyDone):
+        jobs.run_upload(job)
+    assert list(models.Trace.objects.values_list("pk", flat=True)) == [first.pk]
+    job.refresh_from_db()
+    assert job.state == models.Job.State.DONE and job.trace_id == first.pk
+    assert models.SourceChunk.objects.count() == 1  # the second's rows went with it
+
+
+def test_the_sweep_removes_bodies_no_unfinished_job_reads(data_dir):
+    """A worker killed after its trace's commit leaves its `.upload`; one killed between the
+    rename and the job row leaves one without a row. The sweep removes both once older than
+    JOB_STALE_SECONDS, and keeps the body of a job still to run."""
+    done = abandoned_upload(ndjson(agent_lines(5)), quiet_for=1)
+    jobs.run_upload(done)  # stored and done; the body stays, as after a kill
+    orphan = jobs.receive_upload([b"{}\n" * 10], declared=30).path
+    waiting = abandoned_upload(ndjson(agent_lines(5)), quiet_for=1)
+    old = time.time() - 3600
+    for body in (Path(done.path), orphan, Path(waiting.path)):
+        os.utime(body, (old, old))
+    jobs.recover_stale_jobs()
+    assert sorted((data_dir / "uploads").iterdir()) == [Path(waiting.path)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -133,14 +133,20 @@ def ingest_store(
     run_set: models.RunSet | None = None,
     project: models.Project | None = None,
     created_by: Any = None,
+    within: Callable[[models.Trace], None] | None = None,
 ) -> IngestResult:
     """Write a prepared ingest: the original's objects to storage first, then the trace and
-    its rows in one transaction (the objects are removed again if that fails)."""
+    its rows in one transaction (the objects are removed again if that fails). `within`
+    runs inside that transaction, once the rows are written: what must commit with the
+    trace or not at all (a background job marked done with it, so a worker killed after
+    the commit leaves no job that a recovery would ingest a second time)."""
     trace_id = uuid.uuid4()
     chunks = _chunk_rows(trace_id, prepared)
     try:
         trace = retrying(
-            lambda: _store_trace(prepared, trace_id, chunks, labels, run_set, project, created_by),
+            lambda: _store_trace(
+                prepared, trace_id, chunks, labels, run_set, project, created_by, within
+            ),
             what=f"storing trace {trace_id}",
         )
     except BaseException:
@@ -183,6 +189,7 @@ def _store_trace(
     run_set: models.RunSet | None,
     project: models.Project | None,
     created_by: Any,
+    within: Callable[[models.Trace], None] | None = None,
 ) -> models.Trace:
     core, files = prepared.core, prepared.files
     with transaction.atomic():
@@ -202,6 +209,8 @@ def _store_trace(
         )
         models.SourceChunk.objects.bulk_create(chunks)
         store_trace_rows(trace, core)
+        if within is not None:
+            within(trace)
     return trace
 
 

@@ -11,7 +11,8 @@ thread writes its heartbeat every JOB_STALE_SECONDS / 4; `recover_stale_jobs` (a
 queue task, and the status endpoint for the job it is asked about) queues again a running
 job whose heartbeat is older than JOB_STALE_SECONDS, since its input is still there (the
 streamed upload is removed only once ingested; a reanalysis reads the stored original),
-and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it.
+and fails it with the reason after JOB_MAX_ATTEMPTS workers died on it. A job is done in
+its trace's transaction: no kill leaves a trace whose job recovery would run again.
 """
 
 from __future__ import annotations
@@ -185,7 +186,13 @@ def heartbeat(job_id: Any) -> Iterator[None]:
 
 
 def _fail(job_id: Any, message: str) -> None:
-    models.Job.objects.filter(pk=job_id).update(state=models.Job.State.FAILED, error=message)
+    """Fail an unfinished job; a done one keeps its trace (the audit after it may fail)."""
+    unfinished = models.Job.objects.filter(pk=job_id).exclude(state=models.Job.State.DONE)
+    unfinished.update(state=models.Job.State.FAILED, error=message)
+
+
+class AlreadyDone(Exception):
+    """Another worker stored this job's trace first: this one's is rolled back."""
 
 
 @db_task()
@@ -207,6 +214,8 @@ def ingest_upload_job(job_id: str) -> None:
     try:
         with heartbeat(job.pk):
             run_upload(job)
+    except AlreadyDone:
+        log.warning("background upload %s: another worker stored it first", job.pk)
     except InputRejected as exc:
         _fail(job.pk, f"{job.filename}: {exc}" if job.filename else str(exc))
     except Exception as exc:
@@ -239,6 +248,18 @@ def run_upload(job: models.Job) -> models.Trace:
             rows.update(records_parsed=records, calls_rebuilt=calls)
             last[0] = time.monotonic()
 
+    def done(trace: models.Trace) -> None:
+        """In the trace's transaction: the job done with it (a kill after the commit leaves
+        a done job), unless a worker thought dead got there first."""
+        if rows.select_for_update().filter(trace__isnull=False).exists():
+            raise AlreadyDone(str(job.pk))
+        rows.update(
+            state=models.Job.State.DONE,
+            trace=trace,
+            records_parsed=trace.records_ingested,
+            calls_rebuilt=trace.calls_count,
+        )
+
     options = job.options
     result = trace_upload(
         files=[(job.filename, data)],
@@ -249,15 +270,9 @@ def run_upload(job: models.Job) -> models.Trace:
         labels=clean_labels(options.get("labels") or []),
         created_by=job.created_by,
         progress=progress,
+        on_stored=done,
     )
-    trace = result.trace
-    rows.update(
-        state=models.Job.State.DONE,
-        trace=trace,
-        records_parsed=result.core.records_ingested,
-        calls_rebuilt=len(result.core.calls),
-    )
-    return trace
+    return result.trace
 
 
 @db_task()
@@ -308,16 +323,26 @@ def recover_stale_jobs() -> list[str]:
         state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
     )
     quiet = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
-    _remove_partial_uploads(older_than=cutoff.timestamp())
+    _remove_abandoned_uploads(older_than=cutoff.timestamp())
     return [str(job.pk) for job in unfinished.filter(quiet) if recover(job)]
 
 
-def _remove_partial_uploads(*, older_than: float) -> None:
-    """Bodies whose process died while writing them (`receive_upload`): no job knows them."""
-    for partial in uploads_dir().glob("*.partial"):
+def _remove_abandoned_uploads(*, older_than: float) -> None:
+    """Bodies no unfinished job will read, left by a process killed at the wrong moment: a
+    `.partial` while `receive_upload` wrote it, an `.upload` before its job row was
+    committed, or once its job was done (after the trace's commit, before the unlink)."""
+    folder = uploads_dir()
+    bodies = [*folder.glob("*.partial"), *folder.glob("*.upload")]
+    unfinished = models.Job.objects.filter(
+        kind=models.Job.Kind.UPLOAD, state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
+    )
+    needed = {Path(path).name for path in unfinished.values_list("path", flat=True)}
+    for body in bodies:
+        if body.name in needed:
+            continue
         with contextlib.suppress(OSError):
-            if partial.stat().st_mtime < older_than:
-                partial.unlink()
+            if body.stat().st_mtime < older_than:
+                body.unlink()
 
 
 def recover(job: models.Job) -> bool:

@@ -10,7 +10,7 @@ rows), audit (`trace.upload`, when someone is named).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,8 @@ class TraceUpload:
     created_by: Any = None
     """The uploading user when `who` is not a principal (a background job's)."""
     progress: Progress | None = None
+    on_stored: Callable[[models.Trace], None] | None = None
+    """Runs inside the trace's transaction (`ingest_store`'s `within`)."""
 
     def prepare(self) -> PreparedIngest:
         return ingest_prepare(
@@ -70,6 +72,7 @@ class TraceUpload:
             run_set=self.run_set,
             project=self.project,
             created_by=created_by,
+            within=self.on_stored,
         )
         if who is not None:
             trace = result.trace
@@ -91,9 +94,11 @@ def trace_upload(
     run_set: models.RunSet | None = None,
     created_by: Any = None,
     progress: Progress | None = None,
+    on_stored: Callable[[models.Trace], None] | None = None,
 ) -> IngestResult:
     """Prepare, store and audit one trace (several files make one trace: a Claude Code
-    session and its subagents'). Raises InputRejected for non-traces."""
+    session and its subagents'). Raises InputRejected for non-traces. `on_stored(trace)`
+    runs in the trace's own transaction: it commits with the trace or not at all."""
     upload = TraceUpload(
         files=files,
         name=name,
@@ -105,6 +110,7 @@ def trace_upload(
         run_set=run_set,
         created_by=created_by,
         progress=progress,
+        on_stored=on_stored,
     )
     return upload.store(upload.prepare())
 
