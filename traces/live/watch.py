@@ -112,15 +112,18 @@ def _sync(candidate: Candidate, row: models.WatchedSession | None, report: PassR
         elif row is None or row.state == State.MISSING:
             _import(candidate, row, report)
             report.imported += 1
-        elif _unchanged(candidate, row):
-            if row.state == State.LIVE and _quiet(candidate):
+        elif row.state == State.LIVE and candidate.appends and _appended(candidate, row):
+            unchanged = _unchanged(candidate, row)
+            if not unchanged:
+                _append(candidate, row, report)
+            if _quiet(candidate):
                 _close(candidate, row, report)
-            else:
+            elif unchanged:
                 report.unchanged += 1
-                if row.state == State.ERROR:
-                    report.problems.append(f"{candidate.path}: {row.error}")
-        elif candidate.appends and row.state == State.LIVE and _appended(candidate, row):
-            _append(candidate, row, report)
+        elif _unchanged(candidate, row):
+            report.unchanged += 1
+            if row.state == State.ERROR:
+                report.problems.append(f"{candidate.path}: {row.error}")
         elif not candidate.appends and _same_content(candidate, row):
             row.size, row.mtime = candidate.size, candidate.mtime
             row.save(update_fields=["size", "mtime", "updated_at"])
