@@ -90,7 +90,8 @@ def main() -> None:
         latencies.sort()
         p95 = latencies[int(len(latencies) * 0.95) - 1]
         print(
-            f"append -> stored and broadcast, one pass: p50 {statistics.median(latencies) * 1000:.0f} ms "
+            "append -> stored and broadcast, one pass: "
+            f"p50 {statistics.median(latencies) * 1000:.0f} ms "
             f"p95 {p95 * 1000:.0f} ms over {len(latencies)} appends (+ the poll interval)"
         )
 
