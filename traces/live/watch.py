@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +67,8 @@ class PassReport:
     unchanged: int = 0
     problems: list[str] = field(default_factory=list)
     bytes_read: int = 0
+    stopped: bool = False
+    """The pass was asked to stop before it was through."""
 
     def summary(self) -> str:
         return (
@@ -82,8 +84,11 @@ def watch_pass(
     env: Mapping[str, str],
     roots: Sequence[Path] = (),
     only: Collection[str] = (),
+    stopping: Callable[[], bool] = lambda: False,
 ) -> PassReport:
-    """One pass over every store (or the stores keyed in `only`)."""
+    """One pass over every store (or the stores keyed in `only`). When `stopping()` turns
+    true between two sessions the pass ends there (`report.stopped`), and sessions not
+    reached yet are not taken for gone."""
     report = PassReport()
     scans = [s for s in scan(home, env, roots) if not only or s.store.key in only]
     report.stores = scans
@@ -95,6 +100,9 @@ def watch_pass(
         for path, reason in found.skipped:
             report.problems.append(f"{path}: {reason}")
         for candidate in found.sessions:
+            if stopping():
+                report.stopped = True
+                return report
             report.found += 1
             seen.add(str(candidate.path))
             _sync(candidate, rows.get(str(candidate.path)), report)
