@@ -4,8 +4,10 @@ Builds a home from the shared corpus (../shared/corpus and ../shared/agents) cop
 times into a temporary folder, on a fresh SQLite database, and runs one `watch_pass`:
 files/s and MB/s of the first pass, against a baseline measured in the same run (reading
 the same files' bytes), then the pass that follows (nothing new: the cost of a watcher
-that is idle). Then a growing session: one line appended, one pass, until the append is
-stored, as p50/p95 over `--appends` (the viewer socket's own hop is `bench/live.py`'s).
+that is idle), and the "On this machine" page's server time over that home, against the
+bare listing of its folders it does on each request. Then a growing session: one line
+appended, one pass, until the append is stored, as p50/p95 over `--appends` (the viewer
+socket's own hop is `bench/live.py`'s).
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/watch.py [--files 2000]
 """
@@ -72,6 +74,27 @@ def main() -> None:
             f"{mb / first:.2f} MB/s  ({first / baseline:,.0f}x the baseline)"
         )
         print(f"next pass (nothing new): {second:.2f} s  {idle.unchanged} unchanged")
+
+        from django.test import Client
+
+        from traces.core.discovery import scan
+
+        os.environ["HOME"] = str(home)  # the page looks under this process's home
+        client = Client(HTTP_HOST="127.0.0.1")
+        assert client.get("/machine/").status_code == 200
+        listing, page = [], []
+        for _ in range(5):
+            started = time.perf_counter()
+            scan(home, {}, absent=True)
+            listing.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            client.get("/machine/")
+            page.append(time.perf_counter() - started)
+        listed, served = statistics.median(listing), statistics.median(page)
+        print(
+            f"machine page: {served * 1000:.0f} ms over {len(found)} sessions "
+            f"(listing the folders alone {listed * 1000:.0f} ms: {served / listed:.2f}x)"
+        )
 
         source = (corpus / "claude_code_jsonl/spotter/tool_heavy.jsonl").read_bytes()
         lines = source.splitlines(keepends=True)
