@@ -1,7 +1,11 @@
-"""Screenshots of the trace page and the post-mortem for the README, from the bundled sample.
+"""Screenshots of the trace page and the post-mortem for the README, from the bundled sample,
+and of the "On this machine" page over a fake home.
 
 Run `make screenshots`: it serves a throwaway database with daphne on a free loopback
 port, loads the sample, and writes docs/screenshots/*.png with Chromium (Playwright).
+The server's HOME is a temporary folder laid out like an agent user's, from the session
+files of ../shared/agents and ../shared/corpus (copied there, never into the repository;
+the machine page's shots are left out when those folders are absent).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.watch.fakehome lays the fake home out
 OUT = ROOT / "docs" / "screenshots"
 PYTHON = sys.executable
 SHOTS = [
@@ -28,6 +33,14 @@ SHOTS = [
     ("postmortem.png", "postmortem", "light", True),
     ("call-inspector.png", "calls/3/", "dark", False),
 ]
+MACHINE_SHOTS = [
+    # (file, theme, viewport width): the machine page, one store being watched
+    ("machine.png", "light", 1280),
+    ("machine-dark.png", "dark", 1280),
+    ("machine-phone.png", "light", 390),
+    ("machine-phone-dark.png", "dark", 390),
+]
+CORPUS, AGENTS = ROOT.parent / "shared" / "corpus", ROOT.parent / "shared" / "agents"
 
 
 def free_port() -> int:
@@ -48,6 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         env = {**os.environ, "DATABASE_URL": f"sqlite:///{folder}/shots.sqlite3"}
         env.pop("REDIS_URL", None)
+        machine = fake_home(Path(folder) / "home", env)
         manage = [PYTHON, str(ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
         loaded = subprocess.run(
@@ -71,12 +85,15 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            for _ in range(100):
+            deadline = time.monotonic() + 90  # a busy machine starts daphne slowly
+            while True:
                 try:
-                    urllib.request.urlopen(base + "/", timeout=1)
+                    urllib.request.urlopen(base + "/", timeout=5)
                     break
                 except OSError:
-                    time.sleep(0.1)
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(
                     executable_path=chromium(),
@@ -91,10 +108,49 @@ def main() -> None:
                     page.screenshot(path=OUT / name, full_page=full)
                     page.close()
                     print(f"wrote {OUT / name}")
+                if machine:
+                    machine_shots(browser, base)
                 browser.close()
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+def fake_home(home: Path, env: dict[str, str]) -> bool:
+    """Point the server's HOME at a fake home of agent sessions; False without the corpus."""
+    if not (CORPUS.is_dir() and AGENTS.is_dir()):
+        print("no ../shared/corpus or ../shared/agents: the machine page is left out")
+        return False
+    from tests.watch.fakehome import build_home
+    from traces.core.discovery import STORES
+
+    build_home(home, CORPUS, AGENTS)
+    env["HOME"] = str(home)
+    for store in STORES:
+        env.pop(store.env, None)
+    return True
+
+
+def machine_shots(browser, base: str) -> None:
+    """The machine page after "Import and keep watching" on Claude Code's store."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(base + "/machine/")
+    page.click("#store-claude-code button[value=watch]")
+    for _ in range(100):  # its first pass: the card says what it imported
+        if "imported;" in page.inner_text("#store-claude-code"):
+            break
+        page.wait_for_timeout(200)
+        page.goto(base + "/machine/")
+    page.close()
+    for name, theme, width in MACHINE_SHOTS:
+        page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=theme)
+        page.goto(base + "/machine/")
+        if width < 600:  # the folded list too: its long folders must wrap on a phone
+            page.click(".store-absent summary")
+            page.evaluate("window.scrollTo(0, 0)")  # the sticky bar back at the top
+        page.screenshot(path=OUT / name, full_page=True)
+        page.close()
+        print(f"wrote {OUT / name}")
 
 
 if __name__ == "__main__":

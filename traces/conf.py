@@ -69,6 +69,9 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
         # An OTLP export's traces are stored this many to a transaction, so one export of
         # 10,000 traces never holds SQLite's write lock for the whole request.
         "OTLP_BATCH_TRACES": 100,
+        # The "On this machine" page's watching (traces.live.machine): seconds between two
+        # passes over a watched store.
+        "WATCH_INTERVAL_SECONDS": 2.0,
     }
 )
 

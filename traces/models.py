@@ -179,6 +179,11 @@ class Trace(models.Model):
     # What a capture (the recording proxy, the OTLP receiver) files its lines under:
     # `proxy:<format>:<session>` or `otlp:<trace id>`; blank for uploads and tails.
     capture_key = models.CharField(max_length=200, blank=True, db_index=True)
+    # Which agent session the trace is, as its reader (or the watcher) found it: the
+    # list filters and groups by these. `working_dir` is the agent's recorded project.
+    agent = NulSafeCharField(max_length=100, blank=True)
+    working_dir = NulSafeCharField(max_length=500, blank=True)
+    session_id = NulSafeCharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -192,6 +197,7 @@ class Trace(models.Model):
             models.Index(fields=["model"], name="trace_model_idx"),
             models.Index(fields=["run_set", "-created_at"], name="trace_set_idx"),
             models.Index(fields=["run_set", "source_sha256"], name="trace_set_sha_idx"),
+            models.Index(fields=["agent", "working_dir"], name="trace_agent_idx"),
         ]
 
     def __str__(self) -> str:
@@ -330,3 +336,43 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class WatchedSession(models.Model):
+    """A session file or folder the watcher (`traces.live.watch`) found, and how far it has
+    read it: a restart resumes at `offset` and never imports a session twice."""
+
+    class State(models.TextChoices):
+        LIVE = "live"  # a growing JSONL file, followed into a live trace
+        DONE = "done"  # imported whole (a finished session, or a document)
+        ERROR = "error"  # could not be imported: `error` says why
+        MISSING = "missing"  # was found before, is gone now (its trace is kept)
+
+    path = NulSafeCharField(max_length=1000, unique=True)
+    store = models.CharField(max_length=60, help_text="The store's key (traces.core.discovery).")
+    location = NulSafeCharField(max_length=1000, help_text="The store's folder it was found in.")
+    agent = NulSafeCharField(max_length=100)
+    format = models.CharField(max_length=60)
+    trace = models.ForeignKey(
+        Trace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    offset = models.BigIntegerField(
+        default=0, help_text="Bytes read: up to the last complete line."
+    )
+    lines_sent = models.PositiveIntegerField(default=0, help_text="Lines appended to the trace.")
+    head_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Of the bytes read, up to 4 KiB: tells an append from a rewrite.",
+    )
+    size = models.BigIntegerField(default=0)
+    mtime = models.FloatField(default=0)
+    state = models.CharField(max_length=10, choices=State.choices)
+    error = NulSafeTextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["store", "location"], name="watched_store_idx")]
+
+    def __str__(self) -> str:
+        return self.path

@@ -44,6 +44,7 @@ ALLOWED: dict[tuple[Access, str], set[str]] = {
     (Access.ORIGINAL, "trace"): ALPHA_MEMBERS | {"read_token"},
     (Access.MEMBER, "trace"): ALPHA_MEMBERS | {"ingest_token"},
     (Access.OWNER, "project"): {"owner"},
+    (Access.LOCAL, "none"): set(),  # shared mode: nobody, not even an owner
 }
 
 
@@ -82,6 +83,7 @@ EXPECTED_RULES = {
     "capture:api-otlp": Access.INGEST,
     "capture:session-status": Access.READ,
     "capture:session-page": Access.READ,
+    "traces:machine": Access.LOCAL,
 }
 """What the issue asks of these endpoints, so a wrong declaration fails too."""
 

@@ -38,6 +38,9 @@ class Access(enum.Enum):
     ORIGINAL = "original"
     MEMBER = "member"
     OWNER = "owner"
+    LOCAL = "local"
+    """This machine only: local mode and a loopback client (pages that read or drive this
+    machine's own files); anyone else gets the 404 of a page that does not exist."""
 
 
 ROLE_NEEDED = MappingProxyType(
@@ -128,6 +131,8 @@ class Principal:
             return True
         if rule is Access.ACCOUNT:
             return self.authenticated and self.token is None
+        if rule is Access.LOCAL:
+            return local_mode()  # the client's address is checked by `rules.check`
         if local_mode():
             return True
         if self.token is not None and not self._token_scope_ok(rule):

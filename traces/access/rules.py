@@ -19,6 +19,8 @@ Rules (shared mode; local mode on loopback allows everything, see `local_mode`):
            link that allows it
   MEMBER   change a trace (delete, share): member or above, or an `ingest` token
   OWNER    a project's settings, members and audit log: owner only
+  LOCAL    this machine only (its agents' session stores): local mode and a loopback
+           client; in shared mode, or from another address, the 404 of a missing page
 
 An endpoint with a `trace_id` URL argument is checked against that trace's project, one
 with `project` against that project; otherwise the user needs the rule in some project
@@ -41,7 +43,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from traces import models
-from traces.access.cross_site import local_mode
+from traces.access.cross_site import is_loopback, local_mode
 from traces.access.principals import (
     ROLE_RANK,
     SHARES_SESSION_KEY,
@@ -149,6 +151,13 @@ def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpRes
     """
     if rule is Access.PUBLIC:
         return None
+    if rule is Access.LOCAL:
+        # Not even a login opens it: a shared server must never show, or import, the files
+        # of the machine it runs on. Another address is refused by `CrossSiteGuard` in
+        # local mode already; this holds if that middleware is ever left out.
+        if local_mode() and is_loopback(request.META.get("REMOTE_ADDR")):
+            return None
+        return _not_found(request, "page")
     try:
         who = principal(request)
     except BadToken as exc:

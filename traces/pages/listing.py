@@ -99,6 +99,9 @@ def list_context(
             for name in (
                 "format",
                 "model",
+                "agent",
+                "project",
+                "group",
                 "label",
                 *(() if fixed_set else ("set",)),
                 "severity",

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from traces import models
 from traces.core.model import Message
-from traces.core.outputs.listquery import SORTS, ListQuery
+from traces.core.outputs.listquery import GROUPS, SORTS, ListQuery
 from traces.core.reading import blobs
 from traces.core.reading.credentials import mask_secrets
 from traces.core.stored_message import message_from_json
@@ -37,6 +37,8 @@ LIST_COLUMNS = (
     "outcome_kind",
     "cost_usd",
     "model",
+    "agent",
+    "working_dir",
     "error_results",
     "run_set",
 )
@@ -78,6 +80,10 @@ def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
         traces = traces.filter(Exists(fired))
     if query.model:
         traces = traces.filter(model=query.model)
+    if query.agent:
+        traces = traces.filter(agent=query.agent)
+    if query.project:
+        traces = traces.filter(working_dir=query.project)
     if query.label:
         traces = traces.filter(labels__name=query.label)
     if query.set:
@@ -105,6 +111,11 @@ def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
 def _ordering(query: ListQuery) -> list[Any]:
     """The sort, then newest first and the id to break ties. Only cost can be unknown
     (NULL, listed last); other columns sort plainly so their index serves the sort."""
+    grouped = [GROUPS[query.group]] if query.group else []
+    return grouped + _sorted_by(query)
+
+
+def _sorted_by(query: ListQuery) -> list[Any]:
     name = SORTS[query.sort_key]
     sign = "-" if query.descending else ""
     if query.sort_key == "date":
@@ -133,6 +144,15 @@ def list_choices(*, visible: QuerySet[models.Trace] | None = None) -> dict[str, 
         "formats": list(traces.order_by("format").values_list("format", flat=True).distinct()),
         "models": list(
             traces.exclude(model="").order_by("model").values_list("model", flat=True).distinct()
+        ),
+        "agents": list(
+            traces.exclude(agent="").order_by("agent").values_list("agent", flat=True).distinct()
+        ),
+        "projects": list(
+            traces.exclude(working_dir="")
+            .order_by("working_dir")
+            .values_list("working_dir", flat=True)
+            .distinct()
         ),
         "labels": list(labels.values_list("name", flat=True)),
         "sets": list(sets.order_by("name").values_list("pk", "name")),

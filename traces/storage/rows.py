@@ -123,7 +123,29 @@ def summary_fields(core: CoreTrace, report: dict[str, Any]) -> dict[str, Any]:
         "outcome_text": outcome.text[:500],
         "flags_count": len(report["findings"]),
         **summary_columns(report),
+        **session_fields(core),
     }
+
+
+SESSION_FIELDS = (("agent", "agent", 100), ("project", "working_dir", 500),
+                  ("session_id", "session_id", 200))  # fmt: skip
+"""(`extra.agent_session` key, the Trace column it fills, the column's length)."""
+
+
+def session_fields(core: CoreTrace) -> dict[str, str]:
+    """Agent, working directory and session id from the first call that names them
+    (`extra.agent_session`, set by the readers of agents' own stores). Only what is
+    known: a value the watcher set from the store is not blanked by a reader that names
+    none."""
+    for call in core.calls:
+        session = call.extra.get("agent_session")
+        if isinstance(session, dict):
+            return {
+                column: str(session[key])[:length]
+                for key, column, length in SESSION_FIELDS
+                if isinstance(session.get(key), str) and session[key]
+            }
+    return {}
 
 
 def store_rule_counts(trace: models.Trace, report: dict[str, Any]) -> None:

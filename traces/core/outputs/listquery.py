@@ -25,6 +25,8 @@ SORTS = {
 }
 """Sort keys of the query string and the summary column each orders by."""
 DEFAULT_SORT = "-date"
+GROUPS = {"agent": "agent", "project": "working_dir"}
+"""`group` values and the Trace column rows are grouped by."""
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 OUTCOME_CHOICES = (
     ("finished", "Finished"),
@@ -42,6 +44,9 @@ LABELS = {
     "rule": "rule",
     "severity": "severity",
     "model": "model",
+    "agent": "agent",
+    "project": "project",
+    "group": "grouped by",
     "label": "label",
     "set": "run set",
     "from": "added from",
@@ -62,6 +67,11 @@ class ListQuery:
     rule: str = ""
     severity: str = ""
     model: str = ""
+    agent: str = ""
+    project: str = ""
+    """The agent's recorded working directory (Trace.working_dir)."""
+    group: str = ""
+    """"agent" or "project": rows grouped by it (ordered by it first), "" for none."""
     label: str = ""
     set: str = ""
     date_from: dt.date | None = None
@@ -116,6 +126,10 @@ class ListQuery:
         if severity and severity not in SEVERITIES:
             problems.append(f"severity: {severity!r} is not error, warning or info")
             severity = ""
+        group = text("group", 10)
+        if group and group not in GROUPS:
+            problems.append(f"grouped by: {group!r} is not agent or project")
+            group = ""
         sort = text("sort", 20) or DEFAULT_SORT
         if sort.lstrip("-") not in SORTS:
             problems.append(f"sort: {sort!r} is not one of {', '.join(SORTS)}")
@@ -131,6 +145,9 @@ class ListQuery:
             rule=text("rule", 60),
             severity=severity,
             model=text("model"),
+            agent=text("agent", 100),
+            project=text("project", 500),
+            group=group,
             label=text("label", 60),
             set=text("set", 60),
             date_from=date("from"),
@@ -168,6 +185,9 @@ class ListQuery:
             ("rule", "rule"),
             ("severity", "severity"),
             ("model", "model"),
+            ("agent", "agent"),
+            ("project", "project"),
+            ("group", "group"),
             ("label", "label"),
             ("set", "set"),
         ):

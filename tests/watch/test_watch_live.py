@@ -1,0 +1,63 @@
+"""A session still being written is followed live: new lines reach an open viewer socket,
+a restart appends nothing twice, and a quiet file's trace is closed like an upload."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+
+from tests.live.test_consumers import receive_frame, run, viewer
+from traces import live, models
+from traces.live.watch import watch_pass
+from traces.services.upload import trace_upload
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_growing_session_shows_its_new_calls_live(tmp_path, corpus):
+    source = (corpus / "claude_code_jsonl/spotter/tool_heavy.jsonl").read_bytes()
+    lines = source.splitlines(keepends=True)
+    home = tmp_path / "home"
+    session = home / ".claude/projects/-work-spotter/growing.jsonl"
+    session.parent.mkdir(parents=True)
+    half = len(lines) // 3
+    session.write_bytes(b"".join(lines[:half]) + lines[half][:10])  # a line half written
+    run(_growing, home, session, lines, half)
+    whole = trace_upload(files=[("whole.jsonl", source)], name="whole").trace
+    trace = models.WatchedSession.objects.get(path=str(session)).trace
+    assert (trace.state, trace.calls_count) == ("closed", whole.calls_count)
+    assert trace.tool_runs_count == whole.tool_runs_count
+    assert trace.lines_total == len(lines)
+
+
+async def _growing(home, session, lines, half):
+    passes = database_sync_to_async(watch_pass)
+    first = await passes(home=home, env={})
+    assert (first.imported, first.problems) == (1, [])
+    row = await database_sync_to_async(models.WatchedSession.objects.get)(path=str(session))
+    assert row.state == "live" and row.lines_sent == half  # the half line waits
+    trace = await database_sync_to_async(models.Trace.objects.get)(pk=row.trace_id)
+    assert trace.state == "live" and trace.agent == "Claude Code"
+    calls_before = trace.calls_count
+    watcher = await viewer(trace.pk)
+    backlog = await receive_frame(watcher)
+    assert {m["type"] for m in backlog} >= {"call"}
+    with open(session, "ab") as handle:
+        handle.write(lines[half][10:] + b"".join(lines[half + 1 :]))
+    second = await passes(home=home, env={})
+    assert second.appended_lines == len(lines) - half
+    new_calls = []
+    while len(new_calls) < 1:
+        new_calls += [m for m in await receive_frame(watcher) if m["type"] == "call"]
+    assert new_calls[0]["data"]["index"] > calls_before
+    await watcher.disconnect()
+    live.forget_sessions()  # a restart: the next pass appends nothing twice
+    third = await passes(home=home, env={})
+    assert (third.appended_lines, third.imported, third.replaced) == (0, 0, 0)
+    old = time.time() - 3600
+    os.utime(session, (old, old))  # the agent went quiet: the trace closes
+    fourth = await passes(home=home, env={})
+    assert fourth.closed == 1
