@@ -162,7 +162,7 @@ def test_the_asgi_application_refuses_a_variable_that_does_not_parse():
     assert "(traces.E003) INSPECTOR_LIVE_SESSIONS='lots' is not a whole number." in result.stderr
 
 
-def test_w002_more_pooled_connections_than_postgresql_accepts(settings):
+def test_w002_more_pooled_connections_than_postgresql_accepts(settings, db):
     """Asked of the real server: its max_connections against processes x pool size."""
     from django.db import connection
 
