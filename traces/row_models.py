@@ -131,6 +131,12 @@ class LineError(models.Model):
         ordering = ["trace", "line"]
 
 
+SEARCH_FTS_TABLE = "traces_searchentry_fts"
+"""SQLite's FTS5 table over `SearchEntry.body` (migration 0021; absent without FTS5)."""
+SEARCH_VECTOR_COLUMN = "document"
+"""PostgreSQL's generated `tsvector` column of `SearchEntry` (migration 0021)."""
+
+
 class SearchEntry(models.Model):
     """One call's text for content search (traces.core.outputs.content_search `call_text`:
     appended messages, the response, tool arguments and results, capped per piece).

@@ -177,3 +177,23 @@ def test_live_batches_are_indexed_as_they_arrive():
     live.append_lines(trace_id=trace.pk, offset=1, lines=lines[1:])
     assert list(hits("zebrafish")) == [(trace.pk, 2)]
     assert sorted(trace.search_entries.values_list("call_index", flat=True)) == [1, 2, 3]
+
+
+def test_without_fts5_search_scans_the_text_and_w003_says_so(hostile):
+    """An SQLite built without FTS5 gets no index from migration 0021 (made here by
+    dropping it inside the test's transaction, which rolls it back)."""
+    from traces import checks
+
+    if connection.vendor != "sqlite":
+        pytest.skip("FTS5 is SQLite's")
+    assert checks.check_content_search(databases=["default"]) == []
+    with connection.cursor() as cursor:
+        for suffix in ("ai", "ad", "au"):
+            cursor.execute(f"DROP TRIGGER traces_searchentry_{suffix}")
+        cursor.execute(f"DROP TABLE {FTS_TABLE}")
+    assert not fts5_ready()
+    [problem] = checks.check_content_search(databases=["default"])
+    assert problem.id == "traces.W003" and "FTS5" in problem.msg
+    assert checks.check_content_search() == []  # a plain `check` does not ask
+    assert list(hits("zebrafish")) == [(hostile.pk, 2)]
+    assert not hits("zebrafish platypus")

@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from traces import models
 from traces.core.model import Call
 from traces.core.outputs.content_search import call_text
+from traces.row_models import SEARCH_FTS_TABLE as FTS_TABLE
+from traces.row_models import SEARCH_VECTOR_COLUMN as VECTOR_COLUMN
 from traces.storage.row_writer import insert_rows
 
-FTS_TABLE = "traces_searchentry_fts"
-"""SQLite's FTS5 table over `SearchEntry.body` (migration 0021)."""
-VECTOR_COLUMN = "document"
-"""PostgreSQL's generated `tsvector` column of `SearchEntry` (migration 0021)."""
+__all__ = ("FTS_TABLE", "VECTOR_COLUMN", "clear", "index_calls")
 
 
 def index_calls(trace: models.Trace, calls: Iterable[Call]) -> int:
