@@ -197,3 +197,17 @@ def test_without_fts5_search_scans_the_text_and_w003_says_so(hostile):
     assert checks.check_content_search() == []  # a plain `check` does not ask
     assert list(hits("zebrafish")) == [(hostile.pk, 2)]
     assert not hits("zebrafish platypus")
+
+
+def test_reanalyze_missing_search_indexes_traces_stored_before_the_index(hostile):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    indexed = trace_upload(files=[("", log(pair([user("kept as is")], None)))], name="ok").trace
+    hostile.search_entries.all().delete()  # as if stored before migration 0021
+    out = StringIO()
+    call_command("reanalyze", "--missing-search", stdout=out)
+    assert f"{hostile.pk} hostile run" in out.getvalue()
+    assert str(indexed.pk) not in out.getvalue()
+    assert list(hits("zebrafish")) == [(hostile.pk, 2)]
