@@ -63,6 +63,7 @@ def test_pieces_and_entries_are_capped():
     many = joined(["c" * PIECE_CHARS] * 10)
     assert len(many) <= ENTRY_CHARS
     assert joined(["", "  ", "\x00"]) == ""
+    assert joined(["lone \ud800 surrogate"]) == "lone \ufffd surrogate"
 
 
 def test_snippet_marks_whole_words_around_the_first_match():

@@ -74,7 +74,7 @@ def _json(value: object) -> str:
 
 def joined(pieces: Iterable[str]) -> str:
     """Pieces capped at `PIECE_CHARS` each and `ENTRY_CHARS` together, one a line, NUL
-    removed (PostgreSQL refuses it in text)."""
+    removed (PostgreSQL refuses it in text) and lone surrogates replaced (U+FFFD)."""
     out: list[str] = []
     size = 0
     for piece in pieces:
@@ -87,7 +87,12 @@ def joined(pieces: Iterable[str]) -> str:
         piece = piece[:room]
         out.append(piece)
         size += len(piece) + 1
-    return "\n".join(out)
+    text = "\n".join(out)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in JSON): no database takes it
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
