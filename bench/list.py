@@ -8,13 +8,19 @@ is fetched through Django's test client (URL routing, query, template), as a rat
 the rules page measured in the same run. Target (issue "Post-mortems across hundreds of
 runs"): under 200 ms of server time for a filtered list on both databases.
 
-    .venv/bin/python bench/list.py [--rows 10000] [--repeat 5]
+Content search (issue 22): each trace also gets `--entries` calls' worth of indexed text
+(`SearchEntry` rows of about 2 KB of Zipf-distributed words, inserted directly, the
+database's own index built as it would be on ingest), and the list is searched for a
+rare word, a word most traces hold, and two words together: the same target.
+
+    .venv/bin/python bench/list.py [--rows 10000] [--repeat 5] [--entries 4]
         [--postgres postgres://postgres@127.0.0.1:5432/i16]   (empty string: skip)
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import statistics
@@ -51,7 +57,41 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(samples)
 
 
-def populate(rows: int) -> dict:
+def vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choices(letters, k=rng.randint(3, 10))) for _ in range(size)]
+
+
+def populate_content(traces: list, entries: int, rng: random.Random) -> int:
+    """`entries` rows of call text per trace; "quetzal" is in 1 trace in 500, "common"
+    in most, "invoice" and "overdue" in about 1 in 20 each."""
+    from traces import models
+    from traces.storage.row_writer import insert_rows
+
+    words = vocabulary(rng)
+    weights = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(words))))
+
+    def body(n: int, call: int) -> str:
+        text = rng.choices(words, cum_weights=weights, k=300)
+        if call == 1:
+            text.append("common")
+        if n % 500 == 7 and call == entries:
+            text.insert(150, "quetzal")
+        if n % 20 == 3:
+            text.insert(40, "invoice")
+        if n % 17 == 3:
+            text.insert(90, "overdue")
+        return " ".join(text)
+
+    rows = (
+        (trace.pk, call, body(n, call))
+        for n, trace in enumerate(traces)
+        for call in range(1, entries + 1)
+    )
+    return insert_rows(models.SearchEntry, ["trace_id", "call_index", "body"], rows)
+
+
+def populate(rows: int, entries: int = 0) -> dict:
     """`rows` traces in 20 run sets with summary columns, rule rows and labels."""
     import datetime as dt
 
@@ -103,15 +143,23 @@ def populate(rows: int) -> dict:
                 for rule, severity in rules
             ]
         models.TraceRule.objects.bulk_create(rule_rows, batch_size=2000)
+        content_started = time.perf_counter()
+        content_rows = populate_content(traces, entries, rng) if entries else 0
+        content_s = time.perf_counter() - content_started
         through = models.Trace.labels.through
         through.objects.bulk_create(
             (through(trace_id=t.pk, label_id=rng.choice(labels).pk) for t in traces[::2]),
             batch_size=2000,
         )
-    return {"set": sets[3].pk, "rules": len(rule_rows)}
+    return {
+        "set": sets[3].pk,
+        "rules": len(rule_rows),
+        "entries": content_rows,
+        "content_s": content_s,
+    }
 
 
-def child(url: str, rows: int, repeat: int) -> None:
+def child(url: str, rows: int, repeat: int, entries: int) -> None:
     """One backend in its own process (Django binds its database at setup)."""
     os.environ["DATABASE_URL"] = url
     os.environ.pop("REDIS_URL", None)
@@ -127,7 +175,7 @@ def child(url: str, rows: int, repeat: int) -> None:
     if connection.vendor == "postgresql":
         call_command("flush", verbosity=0, interactive=False)
     started = time.perf_counter()
-    made = populate(rows)
+    made = populate(rows, entries)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
@@ -151,6 +199,9 @@ def child(url: str, rows: int, repeat: int) -> None:
         ("rule + severity, by calls", "/?rule=oversized-tool-result&severity=warning&sort=calls"),
         ("one run set, last page", f"/?set={made['set']}&page=99"),
         ("last page of everything", "/?page=999"),
+        ("content: a rare word (20 traces)", "/?q=quetzal"),
+        ("content: a word in every trace", "/?q=common"),
+        ("content: two words, by cost", "/?q=invoice+overdue&sort=-cost"),
     ]
     for _, path in views:
         get(path)  # warm caches and templates once
@@ -159,6 +210,11 @@ def child(url: str, rows: int, repeat: int) -> None:
         f"{connection.vendor}: {rows:,} traces, {made['rules']:,} rule rows, populated in "
         f"{populate_s:.1f} s"
     )
+    if made["entries"]:
+        print(
+            f"  content: {made['entries']:,} indexed calls, stored and indexed in "
+            f"{made['content_s']:.1f} s"
+        )
     print(f"  baseline: rules page                  {base * 1000:7.1f} ms")
     worst = 0.0
     for label, path in views:
@@ -174,11 +230,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--entries", type=int, default=4, help="indexed calls per trace")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/i16")
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.rows, args.repeat)
+        child(args.child, args.rows, args.repeat, args.entries)
         return
     with tempfile.TemporaryDirectory() as folder:
         backends = [f"sqlite:///{folder}/list.sqlite3"]
@@ -187,7 +244,10 @@ def main() -> None:
         for url in backends:
             command = [sys.executable, __file__, "--child", url]
             command += ["--rows", str(args.rows), "--repeat", str(args.repeat)]
-            result = subprocess.run(command, check=False)
+            command += ["--entries", str(args.entries)]
+            # Bytecode of the run stays out of the checkout and the shared venv.
+            env = {**os.environ, "PYTHONPYCACHEPREFIX": str(Path(folder) / "pycache")}
+            result = subprocess.run(command, check=False, env=env)
             if result.returncode:
                 print(f"  ({url.split(':')[0]} run failed: exit {result.returncode})")
 

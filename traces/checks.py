@@ -10,6 +10,7 @@ The ids are stable; docs/settings.md lists them:
   traces.E004  INSPECTOR_QUEUE is none of embedded, redis, immediate
   traces.W001  a key of settings.INSPECTOR that no setting has (a typo: it does nothing)
   traces.W002  PostgreSQL: processes x pool size over the server's max_connections budget
+  traces.W003  SQLite without FTS5: content search scans every call's text
 Registered when the app is ready (traces.apps), as django-debug-toolbar registers its own.
 """
 
@@ -148,6 +149,44 @@ def check_connection_budget(
                 "(INSPECTOR_DB_PGBOUNCER=1; docs/settings.md)."
             ),
             id="traces.W002",
+        )
+    ]
+
+
+@register(TAG, Tags.database)
+def check_content_search(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[CheckMessage]:
+    """Migration 0022 makes content search's FTS5 table only when SQLite was built with
+    FTS5; without it search still answers, by scanning every call's text, which is slow
+    past a few thousand calls. Asked only when given the database, as W002 is."""
+    from django.db import DatabaseError, connection
+
+    from traces.row_models import SEARCH_FTS_TABLE, SearchEntry
+
+    if not databases or "default" not in databases or connection.vendor != "sqlite":
+        return []
+    entries = SearchEntry._meta.db_table
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT name FROM sqlite_master WHERE name IN (%s, %s)",
+                [entries, SEARCH_FTS_TABLE],
+            )
+            found = {name for (name,) in cursor.fetchall()}
+    except DatabaseError:
+        return []
+    if entries not in found or SEARCH_FTS_TABLE in found:  # not migrated yet, or indexed
+        return []
+    return [
+        Warning(
+            "This SQLite has no FTS5: content search scans every call's text (slow past a "
+            "few thousand calls).",
+            hint=(
+                "Serve with a Python whose sqlite3 module has FTS5 (most builds do), or "
+                "use PostgreSQL (DATABASE_URL; docs/settings.md)."
+            ),
+            id="traces.W003",
         )
     ]
 

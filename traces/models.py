@@ -43,6 +43,9 @@ from traces.row_models import (
     LineError as LineError,
 )
 from traces.row_models import (
+    SearchEntry as SearchEntry,
+)
+from traces.row_models import (
     ToolRun as ToolRun,
 )
 from traces.row_models import (

@@ -129,3 +129,31 @@ class LineError(models.Model):
 
     class Meta:
         ordering = ["trace", "line"]
+
+
+SEARCH_FTS_TABLE = "traces_searchentry_fts"
+"""SQLite's FTS5 table over `SearchEntry.body` (migration 0022; absent without FTS5)."""
+SEARCH_VECTOR_COLUMN = "document"
+"""PostgreSQL's generated `tsvector` column of `SearchEntry` (migration 0022)."""
+
+
+class SearchEntry(models.Model):
+    """One call's text for content search (traces.core.outputs.content_search `call_text`:
+    appended messages, the response, tool arguments and results, capped per piece).
+
+    Written with the call (traces.storage.search_index), removed with it. The index over
+    `body` is the database's own, made in migration 0022 outside the ORM: on SQLite an
+    FTS5 table kept in step by triggers, on PostgreSQL a generated `tsvector` column with
+    a GIN index; the selector (traces.selectors.content) queries whichever exists.
+    """
+
+    trace = models.ForeignKey(
+        "traces.Trace", on_delete=models.CASCADE, related_name="search_entries"
+    )
+    call_index = models.PositiveIntegerField()
+    body = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint("trace", "call_index", name="unique_search_entry_call")
+        ]

@@ -14,6 +14,7 @@ from traces import models
 from traces.access.rules import Principal, local_mode
 from traces.core.analysis.rules.registry import rules
 from traces.core.outputs.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
+from traces.selectors.content import search_content
 from traces.selectors.traces import list_choices, trace_search
 
 PAGE_SIZE = 50
@@ -42,6 +43,14 @@ def list_context(
             Prefetch("labels", queryset=models.Label.objects.only("name"))
         )
     )
+    if query.q and rows:
+        # The snippet of each listed trace whose calls' text matched (others matched by name).
+        listed = who.traces(models.Trace.objects.filter(pk__in=[row.pk for row in rows]))
+        hits = {
+            hit.trace_id: hit for hit in search_content(q=query.q, traces=listed, limit=len(rows))
+        }
+        for row in rows:
+            row.content_hit = hits.get(row.pk)
     query_now = query.with_changes(page=page.number)
     sorts = {}
     for key in SORT_COLUMNS:

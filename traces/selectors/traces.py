@@ -14,10 +14,12 @@ from django.utils import timezone
 
 from traces import models
 from traces.core.model import Message
+from traces.core.outputs.content_search import search_terms
 from traces.core.outputs.listquery import GROUPS, SORTS, ListQuery
 from traces.core.reading import blobs
 from traces.core.reading.credentials import mask_secrets
 from traces.core.stored_message import message_from_json
+from traces.selectors.content import matching_entries
 from traces.storage import originals
 from traces.storage.report_cache import load_report
 
@@ -51,7 +53,8 @@ def trace_list() -> QuerySet[models.Trace]:
 
 def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
     """Traces matching the list's search and filters, in its sort order (summary columns
-    only; indexes on each sortable and filterable column keep this fast at 10,000 rows)."""
+    only; indexes on each sortable and filterable column keep this fast at 10,000 rows).
+    The search matches names, ids, models and tool names, and the calls' text."""
     traces = models.Trace.objects.only(*LIST_COLUMNS)
     if query.q:
         match = (
@@ -62,6 +65,9 @@ def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
         )
         with contextlib.suppress(ValueError):
             match |= Q(pk=uuid.UUID(query.q))
+        terms = search_terms(query.q)
+        if terms:  # and the calls' text (traces.selectors.content)
+            match |= Q(pk__in=matching_entries(terms).values("trace_id"))
         traces = traces.filter(match)
     if query.format:
         traces = traces.filter(format=query.format)

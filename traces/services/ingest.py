@@ -33,7 +33,7 @@ from traces.core.reading.upload_redaction import redact_upload
 from traces.selectors.traces import trace_source_bytes, trace_source_files
 from traces.services.labels import trace_set_labels
 from traces.services.mappings import stored_mapping
-from traces.storage import originals
+from traces.storage import originals, search_index
 from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
 from traces.storage.transient import retrying
 
@@ -275,6 +275,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             trace.calls.all().delete()
             trace.tool_runs.all().delete()
             trace.line_errors.all().delete()
+            search_index.clear(trace)
             for field, value in {**summary_fields(core, report), "report": report}.items():
                 setattr(trace, field, value)
             trace.save()

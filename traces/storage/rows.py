@@ -9,7 +9,7 @@ trace's ingest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from traces.core.outputs.summary import outcome_of
 from traces.core.reading import blobs
 from traces.core.stored_message import message_json
 from traces.storage.row_writer import insert_rows
+from traces.storage.search_index import index_calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +170,7 @@ def store_trace_rows(trace: models.Trace, core: CoreTrace) -> None:
     batch.save()
     _insert_values(models.Call, trace, call_rows)
     _insert_values(models.ToolRun, trace, run_rows)
+    index_calls(trace, core.calls)
     store_line_errors(trace, core.line_errors)
 
 
@@ -179,7 +181,7 @@ def _insert_values(model: type, trace: models.Trace, rows: list[dict[str, Any]])
     insert_rows(model, columns, ([trace.pk, *row.values()] for row in rows))
 
 
-def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[dict[str, Any]]:
+def store_calls(trace: models.Trace, calls: Sequence[Call]) -> list[dict[str, Any]]:
     """Insert new calls (and their blobs); a live trace adds them a batch at a time.
 
     Written with plain SQL (`traces.storage.row_writer`); returns each row's column values (all
@@ -188,6 +190,7 @@ def store_calls(trace: models.Trace, calls: Iterable[Call]) -> list[dict[str, An
     values = [call_values(call, batch) for call in calls]
     batch.save()
     _insert_values(models.Call, trace, values)
+    index_calls(trace, calls)
     return values
 
 

@@ -18,18 +18,28 @@ class Command(BaseCommand):
             help="only traces with calls stored before their normalised messages were kept",
         )
         parser.add_argument(
+            "--missing-search",
+            action="store_true",
+            help="only traces with calls but no content-search entries (stored before 0022)",
+        )
+        parser.add_argument(
             "--queue",
             action="store_true",
             help="queue one job per trace for the workers instead of running them here",
         )
 
-    def handle(self, *args, ids, missing_messages=False, queue=False, **options):
+    def handle(
+        self, *args, ids, missing_messages=False, missing_search=False, queue=False, **options
+    ):
         traces = models.Trace.objects.exclude(state=models.Trace.State.LIVE)
         if ids:
             traces = traces.filter(pk__in=ids)
         if missing_messages:
             stale = models.Call.objects.filter(appended_message_digests__isnull=True)
             traces = traces.filter(pk__in=stale.values("trace_id"))
+        if missing_search:
+            indexed = models.SearchEntry.objects.values("trace_id")
+            traces = traces.filter(calls_count__gt=0).exclude(pk__in=indexed)
         if queue:
             for trace in traces.iterator():
                 job = jobs.queue_reanalysis(trace)

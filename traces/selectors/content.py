@@ -1,0 +1,99 @@
+"""Content search: which calls' text holds every word of a query, and a snippet of each.
+
+The words come from `traces.core.outputs.content_search.search_terms` (letters and digits
+only), so neither engine ever sees query syntax from the search box; each engine is given
+them as plain words: an FTS5 query of quoted words on SQLite, `plainto_tsquery('simple')`
+on PostgreSQL, both requiring all of them. Without FTS5 (an SQLite built without it) the
+text is scanned instead: right, but slow past a few thousand calls (traces.W003 says so).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import uuid
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Count, Min, Q, QuerySet
+from django.db.models.expressions import RawSQL
+
+from traces import models
+from traces.core.outputs.content_search import Snippet, search_terms, snippet
+from traces.storage.search_index import FTS_TABLE, VECTOR_COLUMN
+
+
+@dataclass(frozen=True)
+class ContentHit:
+    """A trace whose calls' text matched: its first matching call and a snippet of it."""
+
+    trace_id: uuid.UUID
+    call_index: int
+    snippet: Snippet
+    calls_matching: int
+
+
+def fts5_ready() -> bool:
+    """Whether SQLite's FTS5 table exists (migration 0022 skips it without FTS5)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS_TABLE])
+        return cursor.fetchone() is not None
+
+
+def matching_entries(terms: tuple[str, ...]) -> QuerySet[models.SearchEntry]:
+    """Entries whose text holds every one of `terms` (words from `search_terms`)."""
+    entries = models.SearchEntry.objects.all()
+    if not terms:
+        return entries.none()
+    if connection.vendor == "postgresql":
+        # A subquery of its own, so it names no alias of the outer query (which Django
+        # relabels when this queryset becomes a subquery itself).
+        table = connection.ops.quote_name(models.SearchEntry._meta.db_table)
+        column = connection.ops.quote_name(VECTOR_COLUMN)
+        return entries.filter(
+            id__in=RawSQL(
+                f"SELECT id FROM {table} "
+                f"WHERE {column} @@ plainto_tsquery('simple'::regconfig, %s)",
+                [" ".join(terms)],
+            )
+        )
+    if connection.vendor == "sqlite" and fts5_ready():
+        # Quoted words: FTS5 reads each as a string, never as an operator or a column.
+        expression = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        return entries.filter(
+            id__in=RawSQL(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [expression])
+        )
+    return entries.filter(*(Q(body__icontains=term) for term in terms))
+
+
+def search_content(*, q: str, traces: QuerySet[models.Trace], limit: int = 50) -> list[ContentHit]:
+    """Traces among `traces` (already narrowed to what the caller may read, e.g. by
+    `principal.traces()`) whose calls' text matches `q`: at most `limit`, most matching
+    calls first, each with its first matching call and a snippet of that call's text."""
+    terms = search_terms(q)
+    if not terms:
+        return []
+    found = (
+        matching_entries(terms)
+        .filter(trace__in=traces.values("pk"))
+        .values("trace_id")
+        .annotate(calls=Count("id"), first=Min("call_index"))
+        .order_by("-calls", "trace_id")[:limit]
+    )
+    firsts = {row["trace_id"]: (row["first"], row["calls"]) for row in found}
+    if not firsts:
+        return []
+    wanted = functools.reduce(
+        operator.or_,
+        (Q(trace_id=trace_id, call_index=first) for trace_id, (first, _) in firsts.items()),
+    )
+    bodies = {
+        trace_id: body
+        for trace_id, body in models.SearchEntry.objects.filter(wanted).values_list(
+            "trace_id", "body"
+        )
+    }
+    return [
+        ContentHit(trace_id, first, snippet(bodies.get(trace_id, ""), terms), calls)
+        for trace_id, (first, calls) in firsts.items()
+    ]
