@@ -55,15 +55,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...coerce import dict_or_empty, int_or_none, int_or_zero, list_or_empty, str_or_none
-from ...model import Exchange, LineError, Message, ToolTiming, Usage
-from ..dialects import openai_chat
+from ...coerce import dict_or_empty, int_or_none, list_or_empty, str_or_none
+from ...model import Exchange, LineError, Message
 from ..records import Record
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .chat_results import answer_timing, normalize_message, output_text
+from .kimi_messages import (
+    LATENCIES,
+    AgentCall,
+    Step,
+    assistant_message,
+    chat_tool_call,
+    input_text,
+    kimi_usage,
+    seconds,
+    text_part,
+)
 from .registry import register
 
 KIMI_TYPES = frozenset(
@@ -86,45 +96,9 @@ SUBAGENT_TOOLS = ("Agent",)
 _AGENT_ID = re.compile(r"agent_id:\s*(\S+)")
 _FILE_AGENT = re.compile(r"agent-\d+")
 _SESSION = re.compile(r"session_([0-9a-fA-F-]{36})")
-LATENCIES = (
-    "llmFirstTokenLatencyMs",
-    "llmStreamDurationMs",
-    "llmRequestBuildMs",
-    "llmServerFirstTokenMs",
-    "llmServerDecodeMs",
-    "llmClientConsumeMs",
-)
 
 
-def _seconds(value: Any) -> float | None:
-    ms = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    return ms / 1000 if ms is not None else None
-
-
-@dataclass
-class _Step:
-    """One request on its way: what it sent, and what came back so far."""
-
-    line: int
-    transcript: list[Any]
-    length: int
-    request: dict[str, Any] = field(default_factory=dict)
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    results: list[dict[str, Any]] = field(default_factory=list)
-    end: dict[str, Any] | None = None
-    end_time: float | None = None
-
-
-@dataclass
-class _AgentCall:
-    tool_id: str
-    started: float | None
-    ended: float | None = None
-    agent_id: str | None = None
-    subagent_type: str | None = None
-
-
-def _shared_calls(shared: dict[str, Any]) -> list[_AgentCall]:
+def _shared_calls(shared: dict[str, Any]) -> list[AgentCall]:
     calls = shared.setdefault(KimiWireAdapter.name, [])
     return calls if isinstance(calls, list) else []
 
@@ -151,8 +125,8 @@ class KimiWireAdapter(Adapter):
         self._snapshot: list[Any] = []
         self._active: list[str] = []
         self._tools: list[Any] = []
-        self._step: _Step | None = None
-        self._held: _Step | None = None  # an answered compaction, waiting for its summary
+        self._step: Step | None = None
+        self._held: Step | None = None  # an answered compaction, waiting for its summary
         self._turn_start = 0
         self._turn_answered = True
         self._requests = 0
@@ -196,10 +170,10 @@ class KimiWireAdapter(Adapter):
             yield self._exchange(self._held, None)
             self._held = None
         line = record.line
-        moment = _seconds(value.get("time"))
+        moment = seconds(value.get("time"))
         if kind == "metadata":
             self._protocol = str_or_none(value.get("protocol_version"))
-            self._created = _seconds(value.get("created_at"))
+            self._created = seconds(value.get("created_at"))
         elif kind == "config.update":
             self._config(value)
         elif kind == "llm.tools_snapshot":
@@ -214,7 +188,7 @@ class KimiWireAdapter(Adapter):
         elif kind == "turn.prompt":
             self._new_turn(value)
         elif kind == "turn.steer":
-            self._steered.append(_input_text(value.get("input")))
+            self._steered.append(input_text(value.get("input")))
         elif kind == "turn.cancel":
             self._cancelled += 1
         elif kind in ("plan_mode.enter", "plan_mode.exit"):
@@ -287,10 +261,12 @@ class KimiWireAdapter(Adapter):
             return
         raw: dict[str, Any] = {
             "role": message["role"],
-            "content": [_part(p) for p in list_or_empty(message.get("content"))],
+            "content": [text_part(p) for p in list_or_empty(message.get("content"))],
         }
         calls = [
-            _tool_call(c) for c in list_or_empty(message.get("toolCalls")) if isinstance(c, dict)
+            chat_tool_call(c)
+            for c in list_or_empty(message.get("toolCalls"))
+            if isinstance(c, dict)
         ]
         if calls:
             raw["tool_calls"] = calls
@@ -331,12 +307,12 @@ class KimiWireAdapter(Adapter):
             return
         name = str_or_none(event.get("name"))
         call = {"id": tool_id, "name": name, "args": event.get("args")}
-        self._step.blocks.append({"type": "call", "call": _tool_call(call)})
+        self._step.blocks.append({"type": "call", "call": chat_tool_call(call)})
         self._tool_calls[tool_id] = (name, moment)
         if name in SUBAGENT_TOOLS:
             args = dict_or_empty(event.get("args"))
             kind = str_or_none(args.get("subagent_type"))
-            self._agent_calls.append(_AgentCall(tool_id, moment, subagent_type=kind))
+            self._agent_calls.append(AgentCall(tool_id, moment, subagent_type=kind))
 
     def _tool_result(self, line: int, event: dict[str, Any], moment: float | None) -> Iterator[Any]:
         tool_id = str_or_none(event.get("toolCallId"))
@@ -362,17 +338,9 @@ class KimiWireAdapter(Adapter):
                 call.ended = moment
                 found = _AGENT_ID.search(text)
                 call.agent_id = found.group(1) if found else None
-        if tool_id not in self._tool_calls:
-            return  # an orphan: the next request carries it (a timing would count it twice)
-        name, started = self._tool_calls[tool_id]
-        yield ToolTiming(
-            line,
-            tool_id,
-            name=name,
-            started_at=started,
-            ended_at=moment,
-            is_error=is_error,
-            result_text=text,
+        # An orphan gets no timing: the next request carries it (it would count twice).
+        yield from answer_timing(
+            line, tool_id, self._tool_calls.get(tool_id), moment, is_error, text
         )
 
     def _request(self, line: int, value: dict[str, Any], moment: float | None) -> Iterator[Any]:
@@ -381,8 +349,8 @@ class KimiWireAdapter(Adapter):
         step = self._step
         if step is not None and (step.blocks or step.results):
             # a new request while the last one streamed parts: keep what it said
-            self._messages.extend([_assistant(step.blocks), *step.results])
-        self._step = _Step(line, self._messages, len(self._messages), request=value)
+            self._messages.extend([assistant_message(step.blocks), *step.results])
+        self._step = Step(line, self._messages, len(self._messages), request=value)
         self._step.request["_time"] = moment
 
     def _usage_record(
@@ -391,14 +359,14 @@ class KimiWireAdapter(Adapter):
         step = self._step
         if step is None:
             yield LineError(line, "usage.record with no llm.request before it; counted anyway")
-            step = _Step(line, self._messages, len(self._messages))
+            step = Step(line, self._messages, len(self._messages))
         self._step = None
         usage = value.get("usage")
         if not isinstance(usage, dict):
             yield LineError(line, "usage.record without a usage object; tokens unknown")
         step.end_time = step.end_time or moment
         if step.request.get("kind") == "compaction":
-            step.request["_usage"], step.request["_scope"] = usage, value.get("usageScope")
+            step.request["kimi_usage"], step.request["_scope"] = usage, value.get("usageScope")
             self._held = step
             return
         yield self._exchange(step, value)
@@ -430,15 +398,15 @@ class KimiWireAdapter(Adapter):
             yield self._exchange(step, None)
 
     # -- the call ------------------------------------------------------------------------
-    def _exchange(self, step: _Step, record: dict[str, Any] | None) -> Exchange:
+    def _exchange(self, step: Step, record: dict[str, Any] | None) -> Exchange:
         request = step.request
         end = step.end or {}
-        usage_raw = request.get("_usage")
+        usage_raw = request.get("kimi_usage")
         if record is not None:
             usage_raw = record.get("usage")
         if not isinstance(usage_raw, dict):
             usage_raw = end.get("usage")
-        response = _assistant(step.blocks)
+        response = assistant_message(step.blocks)
         if step.transcript is self._messages:
             self._messages.extend([response, *step.results])
         self._turn_answered = True
@@ -479,7 +447,7 @@ class KimiWireAdapter(Adapter):
             response=self.normalize(response),
             response_raw=response,
             stop_reason=str_or_none(end.get("finishReason")),
-            usage=_usage(usage_raw),
+            usage=kimi_usage(usage_raw),
             started_at=request.get("_time"),
             ended_at=step.end_time,
             extra=extra,
@@ -524,63 +492,3 @@ class KimiWireAdapter(Adapter):
         names = _FILE_AGENT.findall(self.source_name)
         label = f"subagent {names[-1]}" if names else "subagent"
         return label + (f" ({self._parent_type})" if self._parent_type else "")
-
-
-def normalize_message(raw: Any) -> Message:
-    """A Chat message; a `role:"tool"` result carries the `is_error` flag Kimi recorded."""
-    message = openai_chat.normalize_message(raw)
-    if isinstance(raw, dict) and raw.get("is_error") is True and message.tool_results:
-        blocks = tuple(replace(b, is_error=True) for b in message.blocks)
-        return Message(message.role, blocks)
-    return message
-
-
-def _part(part: Any) -> dict[str, Any]:
-    if isinstance(part, dict) and part.get("type") == "text":
-        return {"type": "text", "text": str(part.get("text") or "")}
-    return part if isinstance(part, dict) else {"type": "text", "text": str(part)}
-
-
-def _tool_call(call: dict[str, Any]) -> dict[str, Any]:
-    args = call.get("args", call.get("arguments"))
-    function = {"name": call.get("name"), "arguments": args}
-    return {"id": call.get("id"), "type": "function", "function": function}
-
-
-def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The assistant message of a step: reasoning, text, then its tool calls."""
-    message: dict[str, Any] = {"role": "assistant"}
-    think = "".join(b["text"] for b in blocks if b["type"] == "think")
-    if think:
-        message["reasoning_content"] = think
-    text = "".join(b["text"] for b in blocks if b["type"] == "text")
-    message["content"] = text or None
-    calls = [b["call"] for b in blocks if b["type"] == "call"]
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def _input_text(value: Any) -> str:
-    parts = [p.get("text") for p in list_or_empty(value) if isinstance(p, dict)]
-    return "".join(p for p in parts if isinstance(p, str))
-
-
-def output_text(value: Any) -> str:
-    """A tool output that is not text (content parts, a number), as text."""
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in value)
-    return str(value)
-
-
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    return Usage(
-        input_tokens=int_or_zero(raw.get("inputOther")),
-        output_tokens=int_or_zero(raw.get("output")),
-        cache_read_tokens=int_or_zero(raw.get("inputCacheRead")),
-        cache_write_tokens=int_or_zero(raw.get("inputCacheCreation")),
-    )

@@ -59,12 +59,12 @@ from ...coerce import (
     list_or_empty,
     str_or_none,
 )
-from ...model import Exchange, LineError, Message, ToolTiming, Usage
+from ...model import Exchange, LineError, Message, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
-from .kimi_wire import normalize_message
+from .chat_results import answer_timing, normalize_message
 from .registry import register
 
 KINDS = frozenset(
@@ -344,18 +344,8 @@ class OpenHandsSdkAdapter(Adapter):
         if is_error:
             result["is_error"] = True
         c.messages.append(result)
-        if tool_id not in c.actions:
-            return  # an orphan: the next request carries it
-        name, started = c.actions[tool_id]
-        yield ToolTiming(
-            line,
-            tool_id,
-            name=name,
-            started_at=started,
-            ended_at=moment,
-            is_error=is_error,
-            result_text=text,
-        )
+        # An orphan gets no timing: the next request carries it.
+        yield from answer_timing(line, tool_id, c.actions.get(tool_id), moment, is_error, text)
 
     # -- the call ------------------------------------------------------------------------
     def _flush(self) -> Iterator[Exchange]:
