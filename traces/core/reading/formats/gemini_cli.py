@@ -55,16 +55,27 @@ below was checked against the real sessions of ../shared/agents SOURCES.md secti
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...coerce import str_or_none
-from ...model import Block, Exchange, LineError, Message, ToolTiming
+from ...model import Exchange, LineError, Message, ToolTiming
 from ..dialects import gemini
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .gemini_cli_records import (
+    clean_message,
+    contents_of,
+    latest_time,
+    model_content,
+    notice_of,
+    prompt_text,
+    result_parts,
+    status_of,
+    with_status,
+)
 from .registry import register
 
 AGENT = "Gemini CLI"
@@ -144,9 +155,9 @@ class GeminiCliAdapter(Adapter):
         """A Gemini `Content`; a function response carries its call's `status`, which
         decides whether it is an error (cancelled calls are not)."""
         message = gemini.normalize_content(raw)
-        if not any(_status_of(b) is not None for b in message.blocks):
+        if not any(status_of(b) is not None for b in message.blocks):
             return message
-        blocks = tuple(_with_status(b) for b in message.blocks)
+        blocks = tuple(with_status(b) for b in message.blocks)
         return Message(message.role, blocks)
 
     @classmethod
@@ -212,7 +223,7 @@ class GeminiCliAdapter(Adapter):
             identifier = message.get("id") if isinstance(message, dict) else None
             if isinstance(identifier, str) and identifier in self._emitted:
                 # already read as a call: it is history now, not a call again
-                clean, _ = _clean(line, message)
+                clean, _ = clean_message(line, message)
                 self._append_message(clean)
             else:
                 yield from self._one(line, message)
@@ -232,12 +243,12 @@ class GeminiCliAdapter(Adapter):
         if not isinstance(identifier, str) or not identifier:
             yield LineError(line, f"a '{value['type']}' message without an 'id'; skipped")
             return
-        clean, problems = _clean(line, value)
+        clean, problems = clean_message(line, value)
         yield from problems
         kind = clean["type"]
         held = self._held
         if kind in NOTICE_TYPES:
-            notice = _notice(clean)
+            notice = notice_of(clean)
             (held.notices_after if held is not None else self._notices_before).append(notice)
             return
         if held is not None and held.message["id"] == identifier:
@@ -260,10 +271,10 @@ class GeminiCliAdapter(Adapter):
 
     # -- calls --------------------------------------------------------------------------
     def _append_message(self, message: dict[str, Any]) -> None:
-        for content in _contents_of(message):
+        for content in contents_of(message):
             self._contents.append(content)
             self._ids.append(message["id"])
-        moment = _latest_time(message)
+        moment = latest_time(message)
         if moment is not None:
             self._last_time = moment
 
@@ -286,7 +297,7 @@ class GeminiCliAdapter(Adapter):
 
     def _exchange(self, held: _Held, closing: bool) -> Exchange:
         message = held.message
-        response = _model_content(message)
+        response = model_content(message)
         calls = message["toolCalls"]
         extra: dict[str, Any] = {"message_id": message["id"], "stop_reason_inferred": True}
         if self._calls == 0:
@@ -304,7 +315,7 @@ class GeminiCliAdapter(Adapter):
         if held.notices_after:
             extra["notices_after"] = list(held.notices_after)
         if closing and held.prompts_after:
-            extra["unanswered_prompts"] = [_prompt_text(p) for _, p in held.prompts_after]
+            extra["unanswered_prompts"] = [prompt_text(p) for _, p in held.prompts_after]
         if self._rewound:
             extra["rewound"] = self._rewound
         tokens = message.get("tokens")
@@ -393,94 +404,10 @@ def _claim(value: Any) -> Detection | None:
     return None
 
 
-def _clean(line: int, value: dict[str, Any]) -> tuple[dict[str, Any], list[LineError]]:
-    """The message with its fields checked: what is unreadable is reported and dropped."""
-    problems: list[LineError] = []
-    clean = dict(value)
-    content = value.get("content")
-    if content is not None and not isinstance(content, (str, list)):
-        problems.append(LineError(line, "message 'content' is neither text nor parts; dropped"))
-        clean["content"] = ""
-    tokens = value.get("tokens")
-    if tokens is not None and not isinstance(tokens, dict):
-        problems.append(LineError(line, "message 'tokens' is not an object; usage unknown"))
-        clean.pop("tokens")
-    calls: list[dict[str, Any]] = []
-    raw_calls = value.get("toolCalls")
-    if raw_calls is not None and not isinstance(raw_calls, list):
-        problems.append(LineError(line, "'toolCalls' is not a list; no tool call read"))
-        raw_calls = []
-    for call in raw_calls or []:
-        if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call["id"]:
-            problems.append(LineError(line, "a tool call without an 'id'; skipped"))
-            continue
-        calls.append(call)
-    clean["toolCalls"] = calls
-    thoughts = value.get("thoughts")
-    clean["thoughts"] = (
-        [t for t in thoughts if isinstance(t, dict)] if isinstance(thoughts, list) else []
-    )
-    return clean, problems
-
-
-def _parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"text": content}] if content else []
-    if isinstance(content, list):
-        return [p if isinstance(p, dict) else {"text": str(p)} for p in content]
-    return []
-
-
-def _model_content(message: dict[str, Any]) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = []
-    for thought in message["thoughts"]:
-        subject = str(thought.get("subject") or "")
-        description = str(thought.get("description") or "")
-        text = f"{subject}\n{description}".strip() if subject else description
-        parts.append({"text": text, "thought": True})
-    parts.extend(_parts(message.get("content")))
-    for call in message["toolCalls"]:
-        parts.append(
-            {"functionCall": {"id": call["id"], "name": call.get("name"), "args": call.get("args")}}
-        )
-    return {"role": "model", "parts": parts}
-
-
-def _result_parts(call: dict[str, Any]) -> list[dict[str, Any]]:
-    """The call's recorded result parts; the `functionResponse` carries the call's id
-    (filled in when missing) and its `status`."""
-    parts: list[dict[str, Any]] = []
-    result = call.get("result")
-    for part in result if isinstance(result, list) else []:
-        if not isinstance(part, dict):
-            continue
-        answer = part.get("functionResponse")
-        if isinstance(answer, dict):
-            answer = {**answer, "id": str_or_none(answer.get("id")) or call["id"]}
-            answer.setdefault("name", call.get("name"))
-            parts.append({"functionResponse": answer, "status": call.get("status")})
-        else:
-            parts.append(part)
-    return parts
-
-
-def _contents_of(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """What a message adds to the conversation the model sees."""
-    if message["type"] == "user":
-        return [{"role": "user", "parts": _parts(message.get("content"))}]
-    if message["type"] != "gemini":
-        return []
-    contents = [_model_content(message)]
-    results = [part for call in message["toolCalls"] for part in _result_parts(call)]
-    if results:
-        contents.append({"role": "user", "parts": results})
-    return contents
-
-
 def _timings(held: _Held) -> Iterator[ToolTiming]:
     started = to_epoch_seconds(held.message.get("timestamp"))
     for call in held.message["toolCalls"]:
-        answers = [p["functionResponse"] for p in _result_parts(call) if "functionResponse" in p]
+        answers = [p["functionResponse"] for p in result_parts(call) if "functionResponse" in p]
         if not answers:
             continue  # not answered (yet): the call stays dangling
         yield ToolTiming(
@@ -493,36 +420,3 @@ def _timings(held: _Held) -> Iterator[ToolTiming]:
             result_text="\n".join(gemini.result_text(a.get("response")) for a in answers),
             input=call.get("args"),
         )
-
-
-def _latest_time(message: dict[str, Any]) -> float | None:
-    times = [to_epoch_seconds(message.get("timestamp"))]
-    times.extend(to_epoch_seconds(c.get("timestamp")) for c in message.get("toolCalls") or [])
-    known = [t for t in times if t is not None]
-    return max(known) if known else None
-
-
-def _notice(message: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": message["type"],
-        "text": _prompt_text(message),
-        "timestamp": message.get("timestamp"),
-    }
-
-
-def _prompt_text(message: dict[str, Any]) -> str:
-    return "\n".join(
-        p["text"] for p in _parts(message.get("content")) if isinstance(p.get("text"), str)
-    )
-
-
-def _status_of(block: Block) -> str | None:
-    if block.kind != "tool_result" or not isinstance(block.raw, dict):
-        return None
-    status = block.raw.get("status")
-    return status if isinstance(status, str) else None
-
-
-def _with_status(block: Block) -> Block:
-    status = _status_of(block)
-    return block if status is None else replace(block, is_error=status == "error")
