@@ -33,7 +33,6 @@ model, usage (LiteLLM's, read as `openhands` reads it), stop reason and recorded
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
@@ -41,15 +40,14 @@ from typing import Any
 
 import orjson
 
-from ...coerce import dict_or_empty, str_or_none, text_of
-from ...model import Block, Exchange, LineError, Message, ToolTiming
-from ..dialects import anthropic
+from ...coerce import dict_or_empty, text_of
+from ...model import Block, Exchange, LineError, ToolTiming
 from ..dialects import openai_chat as chat
-from ..dialects import openai_responses as responses
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .message_list_messages import normalize_message, string_or_none
 from .openhands import litellm_usage
 from .registry import register
 
@@ -63,68 +61,10 @@ PAIR_KEYS = frozenset({"request", "response", "choices", "object", "output"})
 """Keys that mark request/response logs, which other adapters read."""
 SWE_STEP_DUPLICATES = frozenset({"action", "observation", "response", "thought", "query"})
 """SWE-agent trajectory step fields that repeat what the history already holds."""
-ERROR_RESULT = re.compile(r"Error\b")
-"""OpenAI tool messages have no error flag; tau-bench and SWE-agent tools report failures
-as results starting with "Error" (e.g. "Error: gift card balance is not enough")."""
 SNIFF_MESSAGES = 5
 SINGLE_MESSAGE_SHARE = 0.6
 """Share of sniffed records that must be single messages to claim a one-per-record file."""
 TIMESTAMP_KEYS = ("timestamp", "created_at", "ts")
-RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
-CHAT_PARTS = frozenset({"image_url", "file", "input_audio", "refusal"})
-"""Content-part types read by those dialects; every other part is read as an Anthropic
-block (text, tool_use, tool_result, thinking, image...)."""
-
-
-# -- normalising one message ---------------------------------------------------------------
-def normalize_message(raw: Any) -> Message:
-    """One transcript message as a canonical Message: an OpenAI Chat message whose content
-    parts may be Anthropic blocks or Responses parts; tool results follow the benchmarks'
-    conventions (SWE-agent's `tool_call_ids`, failures written as "Error...")."""
-    if isinstance(raw, dict):
-        role = str(raw.get("role") or "unknown")
-        if role == "tool" or "tool_call_id" in raw or "tool_call_ids" in raw:
-            return Message(role, _tool_results(raw))
-        if role == "function":
-            return Message(role, (_result_block(raw, None),))
-    return chat.normalize_message(raw, read_part=_part)
-
-
-def _tool_results(raw: dict[str, Any]) -> tuple[Block, ...]:
-    """An OpenAI tool message; SWE-agent names the calls it answers in `tool_call_ids`."""
-    ids = raw.get("tool_call_ids")
-    if isinstance(ids, list) and ids:
-        return tuple(_result_block(raw, tool_id) for tool_id in ids)
-    return (_result_block(raw, raw.get("tool_call_id")),)
-
-
-def _result_block(raw: dict[str, Any], tool_id: Any) -> Block:
-    text = text_of(raw.get("content"))
-    flag = raw.get("is_error")
-    is_error = flag if isinstance(flag, bool) else bool(ERROR_RESULT.match(text))
-    return Block(
-        "tool_result",
-        text=text,
-        tool_id=str_or_none(tool_id),
-        name=_str_or_none(raw.get("name")),
-        is_error=is_error,
-        raw=raw,
-    )
-
-
-def _part(part: Any) -> Block:
-    """One content part, read by the dialect whose type it is; Anthropic blocks otherwise
-    (their reader also takes plain strings and unknown types)."""
-    kind = part.get("type") if isinstance(part, dict) else None
-    if kind in RESPONSES_PARTS:
-        return responses.part_block(part)
-    if kind in CHAT_PARTS:
-        return chat.part_block(part)
-    return anthropic.block_from(part)
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 # -- recognising shapes --------------------------------------------------------------------
@@ -222,7 +162,9 @@ class _Transcript:
             if isinstance(recorded.get("id"), str):
                 extra["response_id"] = recorded["id"]
         model = (
-            _str_or_none(recorded.get("model")) or self.model or _str_or_none(message.get("model"))
+            string_or_none(recorded.get("model"))
+            or self.model
+            or string_or_none(message.get("model"))
         )
         return Exchange(
             line=line,
@@ -449,7 +391,7 @@ class MessageListAdapter(Adapter):
             key=self._key(f"record {line}"),
             label=f"conversation at record {line}",
             messages=messages,
-            model=_str_or_none(record.get("model")) or _configured_model(record),
+            model=string_or_none(record.get("model")) or _configured_model(record),
             tools=tools if isinstance(tools, list) else (),
             system=record.get("system"),
             first_extra={
@@ -516,7 +458,7 @@ class MessageListAdapter(Adapter):
 def _configured_model(record: dict[str, Any]) -> str | None:
     """The model a mini-swe-agent run was configured with (`info.config.model.model_name`)."""
     config = dict_or_empty(dict_or_empty(record.get("info")).get("config"))
-    return _str_or_none(dict_or_empty(config.get("model")).get("model_name"))
+    return string_or_none(dict_or_empty(config.get("model")).get("model_name"))
 
 
 def _swe_agent_model(value: dict[str, Any]) -> str | None:
