@@ -38,7 +38,7 @@ session of SOURCES.md section 23 and its two compacted copies.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ...coerce import dict_or_empty, non_negative, str_or_none, text_of
@@ -82,6 +82,34 @@ def result_text(content: Any) -> str:
                 pieces.append(text_of([part]))
         return "\n".join(pieces)
     return text_of(content)
+
+
+def result_timings(
+    line: int,
+    content: Any,
+    started: dict[str, float | None],
+    moment: float | None,
+    text: Callable[[Any], str] = result_text,
+) -> Iterator[AdapterEvent]:
+    """A `ToolTiming` per Anthropic `tool_result` block of a message's content (Cline's
+    SDK sessions and its extension's task history write the same blocks): from when its
+    `tool_use` was written (`started`) to this message's time."""
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        tool_id = str_or_none(block.get("tool_use_id"))
+        if tool_id is None:
+            yield LineError(line, "a tool_result without a tool_use_id")
+            continue
+        yield ToolTiming(
+            line,
+            tool_id,
+            str_or_none(block.get("name")),
+            started_at=started.get(tool_id),
+            ended_at=moment,
+            is_error=block.get("is_error") is True,
+            result_text=text(block.get("content")),
+        )
 
 
 def normalize_message(raw: Any) -> Message:
@@ -232,30 +260,10 @@ class ClineSdkAdapter(Adapter):
                         if tool_id:
                             tool_started[tool_id] = moment
             else:
-                yield from self._results(line, content, tool_started, moment)
+                yield from result_timings(line, content, tool_started, moment)
             transcript.append(message)
             if moment is not None:
                 last_ts = moment
-
-    def _results(
-        self, line: int, content: Any, started: dict[str, float | None], moment: float | None
-    ) -> Iterator[AdapterEvent]:
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict) or block.get("type") != "tool_result":
-                continue
-            tool_id = str_or_none(block.get("tool_use_id"))
-            if tool_id is None:
-                yield LineError(line, "a tool_result without a tool_use_id")
-                continue
-            yield ToolTiming(
-                line,
-                tool_id,
-                str_or_none(block.get("name")),
-                started_at=started.get(tool_id),
-                ended_at=moment,
-                is_error=block.get("is_error") is True,
-                result_text=result_text(block.get("content")),
-            )
 
     def _exchange(
         self,

@@ -44,11 +44,12 @@ from typing import Any
 import orjson
 
 from ...coerce import non_negative, str_or_none, text_of
-from ...model import Exchange, LineError, ToolTiming, Usage
+from ...model import Exchange, LineError, Usage
 from ..dialects import anthropic
 from ..records import Record
 from ..transcript import TranscriptView
 from .base import Adapter, AdapterEvent, Detection
+from .cline_sdk import result_timings
 from .registry import register
 
 CWD = re.compile(r"# Current (?:Working Directory|Workspace Directory) \(([^)\n]+)\)")
@@ -218,21 +219,7 @@ class ClineTaskAdapter(Adapter):
                     if tool_id:
                         self._tool_started[tool_id] = moment
         else:
-            for block in content if isinstance(content, list) else []:
-                if not isinstance(block, dict) or block.get("type") != "tool_result":
-                    continue
-                tool_id = str_or_none(block.get("tool_use_id"))
-                if tool_id is None:
-                    yield LineError(line, "a tool_result without a tool_use_id")
-                    continue
-                yield ToolTiming(
-                    line,
-                    tool_id,
-                    started_at=self._tool_started.get(tool_id),
-                    ended_at=moment,
-                    is_error=block.get("is_error") is True,
-                    result_text=text_of(block.get("content")),
-                )
+            yield from result_timings(line, content, self._tool_started, moment, text=text_of)
         self._transcript.append(value)
         if moment is not None:
             self._last_ts = moment
