@@ -379,3 +379,22 @@ class WatchedSession(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class UploadKey(models.Model):
+    """An upload's `Idempotency-Key` and what it made: a client that lost the answer (a
+    dropped connection, a killed server) and sends the same upload again gets the first
+    upload's trace or job back, never a second trace (issue 26). Kept as long as that trace
+    or job is; `sha256` refuses the key reused for other bytes."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    sha256 = models.CharField(max_length=64, help_text="Of the upload's files.")
+    trace = models.ForeignKey(
+        Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint("project", "key", name="unique_upload_key")]

@@ -15,15 +15,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from asgiref.sync import sync_to_async
+from django.db import IntegrityError
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from traces import models
 from traces.access.rules import Access, access, ingest_project, principal
+from traces.api import idempotent
 from traces.conf import inspector_settings
 from traces.core.labels import clean_labels
-from traces.services import jobs
+from traces.services import idempotency, jobs
 from traces.services.offload import off_thread
 from traces.web.uploads import MULTIPART, UploadRefused, parsed_form
 
@@ -75,6 +77,10 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
         "who": who.label,
     }
     try:
+        key = idempotency.key_of(request.headers)
+    except idempotency.KeyRefused as exc:
+        return idempotent.refused(exc)
+    try:
         received = await off_thread(jobs.receive_upload, chunks, declared=declared)
     except jobs.IncompleteUpload as exc:
         return JsonResponse({"error": str(exc)}, status=400)
@@ -83,18 +89,33 @@ async def background_upload(request: HttpRequest) -> JsonResponse | None:
         return JsonResponse(
             {"error": "Send a trace as a multipart 'file' or as the body."}, status=400
         )
-    job = await sync_to_async(jobs.new_upload_job)(
-        filename=filename,
-        received=received,
-        options=options,
-        project=project,
-        created_by=who.audit_user,
-    )
+    try:
+        earlier = key and await sync_to_async(idempotency.earlier_upload)(
+            project, key, received.sha256
+        )
+    except idempotency.KeyRefused as exc:
+        await off_thread(jobs.forget_upload, received)
+        return idempotent.refused(exc)
+    if earlier:
+        await off_thread(jobs.forget_upload, received)
+        return await sync_to_async(idempotent.replay)(request, earlier)
+    try:
+        job = await sync_to_async(jobs.new_upload_job)(
+            filename=filename,
+            received=received,
+            options=options,
+            project=project,
+            created_by=who.audit_user,
+            key=key,
+        )
+    except IntegrityError:
+        await off_thread(jobs.forget_upload, received)
+        if not key:
+            raise
+        return await idempotent.after_lost_race(request, project, key, received.sha256)
     await sync_to_async(jobs.queue_upload_job)(job)
     job = await sync_to_async(models.Job.objects.get)(pk=job.pk)
-    response = JsonResponse(jobs.job_status(job, request), status=202)
-    response["Location"] = jobs.job_status(job, request)["status_url"]
-    return response
+    return idempotent.job_accepted(request, job)
 
 
 @csrf_exempt

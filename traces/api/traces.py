@@ -9,20 +9,21 @@ background upload are endpoints of their own (traces.api.live, traces.api.jobs).
 from __future__ import annotations
 
 from asgiref.sync import sync_to_async
+from django.db import IntegrityError
 from django.http import HttpRequest, JsonResponse
-from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from traces import live
 from traces.access.rules import Access, access, ingest_project, principal
+from traces.api import idempotent
 from traces.api.jobs import background_upload, goes_to_background
 from traces.api.sets import set_ingest_response
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
 from traces.live.api import create_live
 from traces.selectors.traces import trace_get
-from traces.services import deletion, mappings
+from traces.services import deletion, idempotency, mappings
 from traces.services.offload import off_thread
 from traces.services.upload import trace_upload_pooled
 from traces.web.uploads import UploadRefused, read_upload
@@ -68,6 +69,14 @@ async def trace_ingest_response(request: HttpRequest) -> JsonResponse:
     project = await sync_to_async(ingest_project)(request, upload.field("project") or None)
     if project is None:
         return JsonResponse({"error": "You cannot upload to that project."}, status=403)
+    try:
+        key = idempotency.key_of(request.headers)
+        sha256 = await off_thread(idempotency.files_sha256, upload.files) if key else ""
+        earlier = key and await sync_to_async(idempotency.earlier_upload)(project, key, sha256)
+    except idempotency.KeyRefused as exc:
+        return idempotent.refused(exc)
+    if earlier:
+        return await sync_to_async(idempotent.replay)(request, earlier)
     who = await sync_to_async(principal)(request)
     try:
         mapping = mappings.mapping_from_upload(upload.mapping_file, upload.field("mapping") or None)
@@ -79,21 +88,15 @@ async def trace_ingest_response(request: HttpRequest) -> JsonResponse:
             format_name=upload.format_name,
             labels=labels,
             mapping=mapping,
+            on_stored=idempotency.remembering(project, key, sha256) if key else None,
         )
     except InputRejected as exc:
         return JsonResponse({"error": str(exc)}, status=400)
-    trace = result.trace
-    return JsonResponse(
-        {
-            "id": str(trace.pk),
-            "url": request.build_absolute_uri(reverse("traces:detail", args=[trace.pk])),
-            "format": trace.format,
-            "calls": trace.calls_count,
-            "line_errors": trace.report["lines"]["errors"],
-            "labels": labels,
-        },
-        status=201,
-    )
+    except IntegrityError:
+        if not key:
+            raise
+        return await idempotent.after_lost_race(request, project, key, sha256)
+    return idempotent.trace_created(request, result.trace, labels)
 
 
 @csrf_exempt

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import logging
 import os
 import threading
@@ -32,7 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
@@ -43,6 +44,7 @@ from traces import models, queue
 from traces.conf import inspector_settings
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
+from traces.services import idempotency
 from traces.services.ingest import trace_reanalyze
 from traces.services.upload import trace_upload
 
@@ -70,6 +72,8 @@ class ReceivedUpload:
     job_id: uuid.UUID
     path: Path
     size: int
+    sha256: str
+    """Of the bytes written (an `Idempotency-Key` is checked against it)."""
 
 
 def receive_upload(chunks: Iterable[bytes], *, declared: int | None = None) -> ReceivedUpload:
@@ -81,10 +85,12 @@ def receive_upload(chunks: Iterable[bytes], *, declared: int | None = None) -> R
     final = uploads_dir() / f"{job_id}.upload"
     partial = final.with_suffix(".partial")
     written = 0
+    digest = hashlib.sha256()
     try:
         with open(partial, "wb") as out:
             for chunk in chunks:
                 out.write(chunk)
+                digest.update(chunk)
                 written += len(chunk)
             out.flush()
             os.fsync(out.fileno())
@@ -96,7 +102,7 @@ def receive_upload(chunks: Iterable[bytes], *, declared: int | None = None) -> R
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    return ReceivedUpload(job_id, final, written)
+    return ReceivedUpload(job_id, final, written, digest.hexdigest())
 
 
 def new_upload_job(
@@ -106,18 +112,24 @@ def new_upload_job(
     options: dict[str, Any],
     project: models.Project,
     created_by: Any = None,
+    key: str | None = None,
 ) -> models.Job:
-    """The job row of an upload already complete on disk (see `receive_upload`)."""
-    return models.Job.objects.create(
-        id=received.job_id,
-        kind=models.Job.Kind.UPLOAD,
-        project=project,
-        created_by=created_by,
-        filename=filename[:300],
-        path=str(received.path),
-        options=options,
-        bytes_total=received.size,
-    )
+    """The job row of an upload already complete on disk (see `receive_upload`), and its
+    `Idempotency-Key` in the same transaction (IntegrityError: another upload holds it)."""
+    with transaction.atomic():
+        job = models.Job.objects.create(
+            id=received.job_id,
+            kind=models.Job.Kind.UPLOAD,
+            project=project,
+            created_by=created_by,
+            filename=filename[:300],
+            path=str(received.path),
+            options=options,
+            bytes_total=received.size,
+        )
+        if key:
+            idempotency.remember_job(job, key, received.sha256)
+    return job
 
 
 def queue_upload_job(job: models.Job) -> None:
