@@ -43,6 +43,7 @@ def build_home(home: Path, corpus: Path, agents: Path, *, copies: int = 1) -> Fa
     copilot = sorted((agents / "copilot_cli_events").iterdir())
     iflow = next((agents / "iflow_cli").glob("*.jsonl"))
     pi = agents / "pi_sessions/pi-mono_session-2025-12-17.jsonl"
+    aider = agents / "aider_history/aider_tests-fixtures_chat-history.md"
     for n in range(copies):
         tag = f"-{n}" if copies > 1 else ""
         put = fake.sessions
@@ -77,6 +78,8 @@ def build_home(home: Path, corpus: Path, agents: Path, *, copies: int = 1) -> Fa
             iflow, home / f".iflow/projects/-work{tag}/{iflow.name.split('_', 1)[1]}"
         )
         put[f"pi{tag}"] = _copy(pi, home / f".pi/agent/sessions/--work--{tag}/{pi.name}")
+        # aider writes its history into the repository it works on, two folders down.
+        put[f"aider{tag}"] = _copy(aider, home / f"code/aider-fixtures{tag}/.aider.chat.history.md")
     # Index files beside the sessions, which are not sessions.
     _copy(
         agents / "continue_sessions/continue-debug/sessions.json",

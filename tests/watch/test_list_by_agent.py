@@ -21,6 +21,6 @@ def test_the_list_filters_and_groups_by_agent_and_project(client, tmp_path, corp
     page = client.get("/", {"group": "agent"}).content.decode()
     headers = [part.split("</th>")[0] for part in page.split('colspan="9">')[1:]]
     assert headers == sorted(headers) and "Claude Code" in headers and "pi" in headers
-    assert len(headers) == len(set(headers)) == 9
+    assert len(headers) == len(set(headers)) == 10
     page = client.get("/", {"group": "nonsense"}).content.decode()
     assert "is not agent or project" in page

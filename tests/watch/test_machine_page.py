@@ -64,8 +64,11 @@ def test_the_page_lists_every_store_with_its_sessions_and_starts_nothing(client,
     goose = card(page, "goose")  # not on this machine: the folder looked in, the variable
     assert "~/.local/share/goose/sessions" in goose and "$GOOSE_SESSIONS_DIR" in goose
     assert 'value="watch"' not in goose
-    assert f"{len(fake.sessions)} sessions in 9 stores, 0 imported" in page
-    assert page.count('class="store-card') == 9
+    assert f"{len(fake.sessions)} sessions in 10 stores, 0 imported" in page
+    assert page.count('class="store-card') == 10
+    aider = card(page, "aider")  # histories in the repositories below the home
+    assert "<dt>Sessions</dt><dd>1</dd>" in aider and 'value="watch"' in aider
+    assert "<code>~/code/aider-fixtures</code>" in aider
     # Showing the page reads nothing in and starts no watching.
     assert models.Trace.objects.count() == 0 and models.WatchedSession.objects.count() == 0
     assert watcher.status() == {} and not watcher.running()

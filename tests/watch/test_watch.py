@@ -118,6 +118,6 @@ def test_an_environment_variable_moves_a_store_and_a_bad_one_is_reported(fake, t
 def test_the_command_runs_one_pass_and_prints_it(fake, capsys):
     call_command("watch", "--once", "--home", str(fake.home))
     out = capsys.readouterr().out
-    assert f"{len(fake.sessions)} sessions in 9 stores: {len(fake.sessions)} imported" in out
+    assert f"{len(fake.sessions)} sessions in 10 stores: {len(fake.sessions)} imported" in out
     call_command("watch", "--once", "--home", str(fake.home))
     assert "0 imported" in capsys.readouterr().out

@@ -52,7 +52,9 @@ def shown_path(path: Path | str, home: Path) -> str:
 
 
 def _card(on_disk: StoreOnDisk, home: Path, watch: StoreWatch | None) -> StoreCard:
-    if on_disk.found or on_disk.overridden:
+    if on_disk.store.in_projects:  # aider: the repositories holding a history
+        folders = tuple(shown_path(c.path.parent, home) for s in on_disk.scans for c in s.sessions)
+    elif on_disk.found or on_disk.overridden:
         folders = tuple(shown_path(s.location, home) for s in on_disk.scans)
     else:  # not found: every default folder looked in
         folders = tuple(shown_path(home / place, home) for place in on_disk.store.locations)

@@ -87,6 +87,8 @@ def scan(
         except OSError as exc:
             found.append(StoreScan(store, location, problem=f"cannot be listed: {exc}"))
             continue
+        if store.in_projects and not sessions and not skipped and not overridden:
+            continue  # a home without aider histories holds no aider store
         found.append(StoreScan(store, location, sessions, "", overridden, skipped))
     return found
 
@@ -104,7 +106,8 @@ def _sessions(
 ) -> tuple[tuple[Candidate, ...], tuple[tuple[Path, str], ...]]:
     sessions: list[Candidate] = []
     skipped: list[tuple[Path, str]] = []
-    for path in sorted(location.glob(store.pattern)):
+    paths = {path for pattern in store.patterns for path in location.glob(pattern)}
+    for path in sorted(paths):
         if path.name in INDEX_FILES or is_left_out(path.name):
             continue
         try:

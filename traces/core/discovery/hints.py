@@ -22,6 +22,8 @@ HEAD_BYTES = 256 * 1024
 def session_hints(candidate: Candidate, head: bytes) -> dict[str, str]:
     """{"agent", "session_id", "project"} from the store, the path and the file's head."""
     hints = {"agent": candidate.store.agent, "session_id": _path_session(candidate)}
+    if candidate.store.in_projects:  # aider: the history sits at the project's root
+        hints["project"] = str(candidate.path.parent)
     if candidate.kind == "file" and candidate.path.suffix == ".jsonl":
         recorded = ""
         for line in head.split(b"\n")[:200]:
@@ -41,6 +43,8 @@ def _path_session(candidate: Candidate) -> str:
     if candidate.kind == "folder":
         return path.parent.name if path.name == "events" else path.name
     if path.name == "events.jsonl":  # Copilot CLI: <session id>/events.jsonl
+        return path.parent.name
+    if candidate.store.in_projects:  # aider: one history per project, named by it
         return path.parent.name
     return path.stem
 

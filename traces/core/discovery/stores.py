@@ -7,8 +7,10 @@ named `<AGENT>_<FOLDER>_DIR`), the glob of its session files or folders below th
 folder, and whether a session is a JSONL file appended in place (followed live) or a
 document rewritten whole (read again and replaced).
 
-Aider is not here: it keeps its history in each repository (`.aider.chat.history.md`),
-not under the home; `watch --root REPO` does not find it either (a root is another home).
+Aider keeps its history in each repository it works on (`.aider.chat.history.md` at the
+repository's root), not in a folder of its own: its store is the home (and each root)
+itself, searched two folders deep (`~/proj/`, `~/code/proj/`) and listed only where a
+history was found.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from typing import Literal
 SessionKind = Literal["file", "folder", "opencode"]
 """How one session is kept: one file; a folder whose files are read together; an
 OpenCode session file whose messages and parts sit in sibling trees."""
+
+AIDER_HISTORY = ".aider.chat.history.md"
+"""The chat history aider writes at the root of the repository it works on."""
 
 INDEX_FILES = frozenset({"sessions.json", "logs.json", "session.json", "index.json"})
 """Index and metadata files beside the sessions: never a session of their own."""
@@ -55,6 +60,15 @@ class Store:
     kind: SessionKind = "file"
     appends: bool = False
     """A session is JSONL the agent appends to: new complete lines are followed live."""
+    also: tuple[str, ...] = ()
+    """More globs of a session below the folder, beside `pattern`."""
+    in_projects: bool = False
+    """The folder is the home (or a root) itself, where the agent writes into projects:
+    listed only where it holds a session."""
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return (self.pattern, *self.also)
 
 
 def _vscode(sub: str) -> tuple[str, ...]:
@@ -134,6 +148,10 @@ STORES: tuple[Store, ...] = (
     Store(
         "opencode", "OpenCode", "opencode", (".local/share/opencode/storage",),
         "OPENCODE_STORAGE_DIR", "session/*/ses_*.json", kind="opencode",
+    ),
+    Store(
+        "aider", "aider", "aider-chat", ("",), "AIDER_PROJECTS_DIR",
+        AIDER_HISTORY, also=(f"*/{AIDER_HISTORY}", f"*/*/{AIDER_HISTORY}"), in_projects=True,
     ),
 )  # fmt: skip
 
