@@ -1,0 +1,104 @@
+"""The note forms: add a note (or mark the root cause) on a trace, a call or a tool run;
+edit or delete one. Plain HTML forms with CSRF, each answered by a redirect back to the
+page it came from, so they work without JavaScript.
+
+Members change notes (`Access.MEMBER`: member or owner, or an `ingest` token); viewers and
+share-link visitors only read them, and the pages show them no form.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from traces.access.rules import Access, access, principal
+from traces.core.outputs.notes import MAX_NOTE_CHARS, Note, NoteRefused
+from traces.selectors.notes import note_get
+from traces.selectors.traces import trace_get
+from traces.services.notes import note_add, note_delete, note_edit
+
+RETURN_PAGES = {"postmortem": "traces:postmortem", "trace": "traces:detail"}
+"""The pages a form may send back to (by name only: never a URL from the form)."""
+
+
+def notes_context(request: HttpRequest, trace, notes: list[Note], page: str = "") -> dict:
+    """What `_notes.html` and `_note_form.html` read: the notes, whether this visitor may
+    change them (members; never a viewer or a share link), and the page to come back to."""
+    who = principal(request)
+    return {
+        "notes": notes,
+        "can_note": who.allows_trace(Access.MEMBER, trace.pk, trace.project_id),
+        "next": page,
+        "note_max_chars": MAX_NOTE_CHARS,
+    }
+
+
+def _back(request: HttpRequest, trace, call_index: int | None) -> HttpResponse:
+    page = request.POST.get("next", "")
+    if page in RETURN_PAGES:
+        return redirect(reverse(RETURN_PAGES[page], args=[trace.pk]) + "#notes")
+    if call_index is not None:
+        return redirect(reverse("traces:call", args=[trace.pk, call_index]) + "#notes")
+    return redirect(reverse("traces:detail", args=[trace.pk]) + "#notes")
+
+
+def _refused(request: HttpRequest, trace, message: str) -> HttpResponse:
+    context = {"trace": trace, "message": message}
+    return render(request, "traces/note_refused.html", context, status=400)
+
+
+def _call_index(trace, raw: str) -> int | str | None:
+    """The call the form names (None: the whole trace), or the message why not."""
+    if not raw:
+        return None
+    if not raw.isdigit() or not 1 <= int(raw) <= trace.calls_count:
+        return f"This trace has no call {raw[:20]}."
+    return int(raw)
+
+
+@access(Access.MEMBER)
+@require_POST
+def note_create(request: HttpRequest, trace_id) -> HttpResponse:
+    """A note on the trace, a call (`call`) or a tool run (`tool_run`, its tool call id)."""
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    call_index = _call_index(trace, request.POST.get("call", "").strip())
+    if isinstance(call_index, str):
+        return _refused(request, trace, call_index)
+    tool_run = request.POST.get("tool_run", "").strip()
+    if tool_run and not trace.tool_runs.filter(tool_call_id=tool_run).exists():
+        return _refused(request, trace, "This trace has no such tool run.")
+    try:
+        note_add(
+            who=principal(request),
+            trace=trace,
+            text=request.POST.get("text", ""),
+            root_cause=request.POST.get("root_cause") == "on",
+            call_index=call_index,
+            tool_call_id=tool_run,
+        )
+    except NoteRefused as exc:
+        return _refused(request, trace, str(exc))
+    return _back(request, trace, call_index)
+
+
+@access(Access.MEMBER)
+@require_POST
+def note_change(request: HttpRequest, trace_id, note_id: int) -> HttpResponse:
+    """Edit a note (`text`, `root_cause`) or, with `action=delete`, delete it."""
+    note = note_get(trace_id=trace_id, note_id=note_id)
+    who = principal(request)
+    if request.POST.get("action") == "delete":
+        note_delete(who=who, note=note)
+        return _back(request, note.trace, note.call_index)
+    try:
+        note_edit(
+            who=who,
+            note=note,
+            text=request.POST.get("text", ""),
+            root_cause=request.POST.get("root_cause") == "on",
+        )
+    except NoteRefused as exc:
+        return _refused(request, note.trace, str(exc))
+    return _back(request, note.trace, note.call_index)
