@@ -21,7 +21,7 @@ from traces.core.outputs.postmortem import build_postmortem
 
 HOSTILE_NOTES = [
     "<script>window.pwned=1</script>",
-    "<img src=x onerror=\"window.pwned=2\">",
+    '<img src=x onerror="window.pwned=2">',
     '<a href="https://ok.example" onclick="window.pwned=3">x</a>',
     "[click](javascript:window.pwned=4)",
     "[click](JaVaScRiPt:window.pwned=5)",
@@ -31,7 +31,7 @@ HOSTILE_NOTES = [
     "![remote](https://tracker.example/p.gif)",
     "[d](data:text/html;base64,PHNjcmlwdD4=)",
     "[v](vbscript:msgbox)",
-    "<https://ok.example/?q=\"onmouseover=alert(1)>",
+    '<https://ok.example/?q="onmouseover=alert(1)>',
     "&lt;script&gt;alert(1)&lt;/script&gt; &#60;img src=x onerror=alert(1)&#62;",
     "<details open ontoggle=alert(1)>",
     "```\n</code></pre><script>alert(1)</script>\n```",
