@@ -100,7 +100,7 @@ def test_a_huge_input_renders_in_bounded_time():
     assert_inert(html)
 
 
-@pytest.mark.parametrize("text", HOSTILE_NOTES + ["````\n```\nbreak out\n```"])
+@pytest.mark.parametrize("text", [*HOSTILE_NOTES, "````\n```\nbreak out\n```"])
 def test_markdown_export_keeps_notes_inert_in_a_viewer_that_renders_html(text):
     """A Markdown viewer that allows raw HTML (the worst case) shows the note as code."""
     notes = [Note(id=1, text=text, call=2, root_cause=True, author="<b>eve</b>`x`")]

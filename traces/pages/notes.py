@@ -8,6 +8,8 @@ share-link visitors only read them, and the pages show them no form.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,7 +21,7 @@ from traces.selectors.notes import note_get
 from traces.selectors.traces import trace_get
 from traces.services.notes import note_add, note_delete, note_edit
 
-RETURN_PAGES = {"postmortem": "traces:postmortem", "trace": "traces:detail"}
+RETURN_PAGES = MappingProxyType({"postmortem": "traces:postmortem", "trace": "traces:detail"})
 """The pages a form may send back to (by name only: never a URL from the form)."""
 
 
