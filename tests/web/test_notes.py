@@ -80,13 +80,17 @@ def test_a_tool_run_marked_as_the_root_cause_leads_the_postmortem_and_exports(cl
     assert 'name="tool_run" value="toolu_001"' in call_html  # the form on the run's row
     add(client, trace_id, call="1", text="An aside.")
     reply = add(client, trace_id, call="2", tool_run="toolu_001", root_cause="on", text="")
-    assert reply.status_code == 302
+    assert reply["Location"] == reverse("traces:call", args=[trace_id, 2]) + "#notes"
     html = page(client, "traces:postmortem", trace_id)
     notes = html[html.index('id="notes"') :]
     assert notes.index("root cause") < notes.index("An aside.")
-    assert "tool run toolu_001 (call 2)" in notes
+    # A tool run's note belongs to the call that asked for it, and shows on both pages.
+    assert "tool run toolu_001 (call 1)" in notes
+    for index in (1, 2):
+        assert "tool run toolu_001 (call 1)" in page(client, "traces:call", trace_id, index)
+    assert "tool run toolu_001" not in page(client, "traces:call", trace_id, 3)
     markdown = page(client, "traces:export-md", trace_id)
-    assert "- **Root cause** on `tool run toolu_001 (call 2)`" in markdown
+    assert "- **Root cause** on `tool run toolu_001 (call 1)`" in markdown
     assert markdown.index("Root cause") < markdown.index("An aside.")
     export = client.get(reverse("traces:export-html", args=[trace_id])).content.decode()
     assert '<span class="badge badge-error">root cause</span>' in export

@@ -65,12 +65,18 @@ def _call_index(trace, raw: str) -> int | str | None:
 def note_create(request: HttpRequest, trace_id) -> HttpResponse:
     """A note on the trace, a call (`call`) or a tool run (`tool_run`, its tool call id)."""
     trace = trace_get(trace_id=trace_id, with_report=False)
-    call_index = _call_index(trace, request.POST.get("call", "").strip())
-    if isinstance(call_index, str):
-        return _refused(request, trace, call_index)
+    form_call = _call_index(trace, request.POST.get("call", "").strip())
+    if isinstance(form_call, str):
+        return _refused(request, trace, form_call)
+    call_index = form_call
     tool_run = request.POST.get("tool_run", "").strip()
-    if tool_run and not trace.tool_runs.filter(tool_call_id=tool_run).exists():
-        return _refused(request, trace, "This trace has no such tool run.")
+    if tool_run:
+        # A tool run's note belongs to the call that asked for it (else the one that
+        # carried its result), whichever page the form was on.
+        run = trace.tool_runs.filter(tool_call_id=tool_run).values("call", "result_call").first()
+        if run is None:
+            return _refused(request, trace, "This trace has no such tool run.")
+        call_index = run["call"] or run["result_call"] or form_call
     try:
         note_add(
             who=principal(request),
@@ -82,7 +88,7 @@ def note_create(request: HttpRequest, trace_id) -> HttpResponse:
         )
     except NoteRefused as exc:
         return _refused(request, trace, str(exc))
-    return _back(request, trace, call_index)
+    return _back(request, trace, form_call)
 
 
 @access(Access.MEMBER)

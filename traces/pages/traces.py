@@ -230,9 +230,12 @@ def _runs_context(trace, who) -> dict:
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
     call = call_get(trace=trace, index=index)
-    on_call = [n for n in trace_notes(trace_id=trace.pk) if n.call == call.index]
-    notes = notes_context(request, trace, on_call)
-    return render(request, "traces/call.html", call_context(trace, call) | notes)
+    context = call_context(trace, call)
+    runs = {run.tool_call_id for run in context["asked_runs"] + context["answered_runs"]}
+    on_call = [
+        n for n in trace_notes(trace_id=trace.pk) if n.call == call.index or n.tool_run in runs
+    ]
+    return render(request, "traces/call.html", context | notes_context(request, trace, on_call))
 
 
 @access(Access.READ)

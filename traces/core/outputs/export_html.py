@@ -112,10 +112,14 @@ def _notes(pm: PostMortem) -> str:
         if note.call is not None:
             on = f'<a href="{e(ANCHORS.call(note.call))}">{on}</a>'
         mark = '<span class="badge badge-error">root cause</span> ' if note.root_cause else ""
-        by = f" by {e(note.author)}" if note.author else ""
-        at = f' <time datetime="{e(note.created_at)}">{e(note.created_at)}</time>'
+        by = f" · {e(note.author)}" if note.author else ""
+        shown = f"{note.created_at[:10]} {note.created_at[11:16]} UTC"
+        at = (
+            f' · <time datetime="{e(note.created_at)}">{e(shown)}</time>' if note.created_at else ""
+        )
+        root = " note-root" if note.root_cause else ""
         items.append(
-            f'<li class="note">{mark}<span class="muted small">{on}{by}{at}</span>'
+            f'<li class="note{root}">{mark}<span class="muted small">{on}{by}{at}</span>'
             f'<div class="note-text">{note_html(note.text)}</div></li>'
         )
     return f'<section class="panel"><h2>Notes</h2><ul class="notes">{"".join(items)}</ul></section>'
