@@ -102,9 +102,19 @@ def test_refusals_are_clear_and_store_nothing(client):
     too_long = add(client, trace_id, text="x" * (MAX_NOTE_CHARS + 1))
     assert too_long.status_code == 400
     assert "at most 10,000 characters; this one has 10,001" in too_long.content.decode()
+    huge = add(client, trace_id, text="<b>" * 1_000_000)  # refused before it is parsed
+    assert huge.status_code == 400
+    assert "A note holds at most 10,000 characters." in huge.content.decode()
     assert "Write a note" in add(client, trace_id, text="   ").content.decode()
     assert "no call 99" in add(client, trace_id, call="99", text="a").content.decode()
     assert "no such tool run" in add(client, trace_id, tool_run="nope", text="a").content.decode()
+    assert not models.Note.objects.exists()
+
+
+def test_deleting_the_trace_deletes_its_notes(client):
+    trace_id = upload(client)
+    add(client, trace_id, text="gone with it")
+    assert client.post(reverse("team:delete", args=[trace_id])).status_code == 302
     assert not models.Note.objects.exists()
 
 

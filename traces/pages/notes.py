@@ -8,14 +8,17 @@ share-link visitors only read them, and the pages show them no form.
 
 from __future__ import annotations
 
+from functools import wraps
 from types import MappingProxyType
 
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from traces.access.rules import Access, access, principal
+from traces.access.rules import Access, access, body_bytes, principal
 from traces.core.outputs.notes import MAX_NOTE_CHARS, Note, NoteRefused
 from traces.selectors.notes import note_get
 from traces.selectors.traces import trace_get
@@ -23,6 +26,29 @@ from traces.services.notes import note_add, note_delete, note_edit
 
 RETURN_PAGES = MappingProxyType({"postmortem": "traces:postmortem", "trace": "traces:detail"})
 """The pages a form may send back to (by name only: never a URL from the form)."""
+
+
+NOTE_FORM_BYTES = MAX_NOTE_CHARS * 4 * 3 + 4096
+"""The most a note form's body can hold: the longest note, each character 4 bytes of
+UTF-8 sent as 3-character escapes, and the other fields. Checked before the body is
+parsed (the server's form limit is sized for trace uploads)."""
+
+
+def _small_form(view):
+    """Refuse a body no note form could send before it is parsed, then check CSRF (which
+    parses it): the view is exempt from the middleware's check so it runs after the size."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, trace_id, *args, **kwargs) -> HttpResponse:
+        if body_bytes(request) > NOTE_FORM_BYTES:
+            trace = trace_get(trace_id=trace_id, with_report=False)
+            return _refused(request, trace, f"A note holds at most {MAX_NOTE_CHARS:,} characters.")
+        refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {})
+        if refused is not None:
+            return refused
+        return view(request, trace_id, *args, **kwargs)
+
+    return checked
 
 
 def notes_context(request: HttpRequest, trace, notes: list[Note], page: str = "") -> dict:
@@ -61,7 +87,9 @@ def _call_index(trace, raw: str) -> int | str | None:
 
 
 @access(Access.MEMBER)
+@csrf_exempt  # checked by _small_form once the body's size is known to be a note's
 @require_POST
+@_small_form
 def note_create(request: HttpRequest, trace_id) -> HttpResponse:
     """A note on the trace, a call (`call`) or a tool run (`tool_run`, its tool call id)."""
     trace = trace_get(trace_id=trace_id, with_report=False)
@@ -92,7 +120,9 @@ def note_create(request: HttpRequest, trace_id) -> HttpResponse:
 
 
 @access(Access.MEMBER)
+@csrf_exempt  # checked by _small_form once the body's size is known to be a note's
 @require_POST
+@_small_form
 def note_change(request: HttpRequest, trace_id, note_id: int) -> HttpResponse:
     """Edit a note (`text`, `root_cause`) or, with `action=delete`, delete it."""
     note = note_get(trace_id=trace_id, note_id=note_id)
