@@ -70,6 +70,10 @@ def test_a_member_adds_a_root_cause_note_and_sees_it_on_the_postmortem(
     assert notes.locator(".note-text a").count() == 1
     assert not page.js_errors, page.js_errors
     shoot(page, "postmortem-notes")
+    page.goto(f"/traces/{trace.pk}/calls/2/")
+    page.locator(".note-add summary").first.click()
+    expect(page.get_by_label("Note on this tool run").first).to_be_visible()
+    shoot(page, "call-notes")
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"/traces/{trace.pk}/postmortem#notes")
     overflow = page.evaluate(
