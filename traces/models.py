@@ -398,3 +398,32 @@ class UploadKey(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint("project", "key", name="unique_upload_key")]
+
+
+class Note(models.Model):
+    """A person's note on a trace, one of its calls or one of its tool runs, or the mark
+    that this is the root cause (issue 27: notes for post-mortems).
+
+    People's data, not derived: a note names its call by index and its tool run by tool
+    call id, never by a row, so reanalysis (which rebuilds the calls and tool runs) keeps
+    it. The author is empty in local mode; the text is Markdown, shown only through
+    `traces.core.outputs.notes`.
+    """
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="notes")
+    call_index = models.PositiveIntegerField(null=True, blank=True)
+    tool_call_id = NulSafeCharField(max_length=300, blank=True, default="")
+    root_cause = models.BooleanField(default=False)
+    text = NulSafeTextField(blank=True, default="")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    author_label = models.CharField(
+        max_length=200, blank=True, help_text="Who wrote it (user or token), kept if the user goes."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["trace", "call_index"], name="note_trace_call_idx")]

@@ -8,6 +8,7 @@ from traces.api import sets as set_api
 from traces.api import traces as trace_api
 from traces.pages import compare as compare_pages
 from traces.pages import machine as machine_pages
+from traces.pages import notes as note_pages
 from traces.pages import sets as set_pages
 from traces.pages import traces as trace_pages
 from traces.pages import whatif as whatif_pages
@@ -32,6 +33,8 @@ urlpatterns = [
     path("traces/<uuid:trace_id>/export.md", trace_pages.export_markdown, name="export-md"),
     path("traces/<uuid:trace_id>/export.html", trace_pages.export_html, name="export-html"),
     path("traces/<uuid:trace_id>/labels", trace_pages.edit_labels, name="labels"),
+    path("traces/<uuid:trace_id>/notes", note_pages.note_create, name="notes"),
+    path("traces/<uuid:trace_id>/notes/<int:note_id>", note_pages.note_change, name="note"),
     path("machine/", machine_pages.machine, name="machine"),
     path("sets/", set_pages.set_list, name="sets"),
     path("sets/<uuid:set_id>/", set_pages.set_detail, name="set"),

@@ -4,6 +4,7 @@ on trace and set pages that pick what to compare with."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import asdict
 from types import MappingProxyType
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -16,6 +17,7 @@ from traces.access.rules import Access, access, principal
 from traces.core.analysis.accounting import BUCKETS
 from traces.core.outputs.summary import OUTCOME_LABELS
 from traces.selectors.compare import traces_comparison
+from traces.selectors.notes import notes_of_traces
 from traces.selectors.sets import set_get, sets_comparison
 from traces.selectors.traces import trace_get
 
@@ -51,6 +53,7 @@ def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
     trace_a = _trace(request, a)
     trace_b = _trace(request, b)
     result = traces_comparison(trace_a, trace_b)
+    notes = notes_of_traces([trace_a.pk, trace_b.pk])
     return render(
         request,
         "traces/compare.html",
@@ -61,6 +64,9 @@ def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
             "buckets": [(key, BUCKET_NAMES[key]) for key in BUCKETS],
             "total_rows": _total_rows(result),
             "outcome_labels": OUTCOME_LABELS,
+            "notes_a": notes[trace_a.pk],
+            "notes_b": notes[trace_b.pk],
+            "note_sides": [("a", trace_a, notes[trace_a.pk]), ("b", trace_b, notes[trace_b.pk])],
         },
     )
 
@@ -109,7 +115,11 @@ def _total_rows(result: dict) -> list[dict]:
 @access(Access.READ)
 @require_safe
 def compare_runs_json(request: HttpRequest, a, b) -> JsonResponse:
-    result = traces_comparison(_trace(request, a), _trace(request, b))
+    trace_a, trace_b = _trace(request, a), _trace(request, b)
+    result = traces_comparison(trace_a, trace_b)
+    notes = notes_of_traces([trace_a.pk, trace_b.pk])
+    for side, trace in (("a", trace_a), ("b", trace_b)):
+        result[side] = {**result[side], "notes": [asdict(n) for n in notes[trace.pk]]}
     return JsonResponse(result, json_dumps_params={"ensure_ascii": False})
 
 

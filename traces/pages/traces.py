@@ -26,8 +26,10 @@ from traces.core.outputs.postmortem import build_postmortem
 from traces.core.reading.limits import InputRejected
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
+from traces.pages.notes import notes_context
 from traces.pages.presenters import DiagramView, call_context, diagram_context, trace_context
 from traces.pages.whatif import what_if_context
+from traces.selectors.notes import postmortem_of, trace_notes
 from traces.selectors.traces import (
     call_get,
     call_request,
@@ -196,7 +198,8 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
         "can_change": who.allows_trace(Access.MEMBER, trace.pk, trace.project_id),
     }
-    context = tables | diagram | _runs_context(trace, who) | what_if | permissions
+    notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
+    context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
     return render(request, "traces/detail.html", context)
 
 
@@ -227,7 +230,12 @@ def _runs_context(trace, who) -> dict:
 def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
     call = call_get(trace=trace, index=index)
-    return render(request, "traces/call.html", call_context(trace, call))
+    context = call_context(trace, call)
+    runs = {run.tool_call_id for run in context["asked_runs"] + context["answered_runs"]}
+    on_call = [
+        n for n in trace_notes(trace_id=trace.pk) if n.call == call.index or n.tool_run in runs
+    ]
+    return render(request, "traces/call.html", context | notes_context(request, trace, on_call))
 
 
 @access(Access.READ)
@@ -301,8 +309,9 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
 @require_safe
 def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
-    pm = build_postmortem(trace.report, trace.name)
-    return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm})
+    pm = build_postmortem(trace.report, trace.name, trace_notes(trace_id=trace.pk))
+    notes = notes_context(request, trace, list(pm.notes), "postmortem")
+    return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm} | notes)
 
 
 @access(Access.READ)
@@ -310,7 +319,7 @@ def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
 def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
     url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
-    text = render_markdown(build_postmortem(trace.report, trace.name), url)
+    text = render_markdown(postmortem_of(trace), url)
     response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
     if request.GET.get("download"):
         response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.md"'
@@ -323,7 +332,13 @@ def export_html(request: HttpRequest, trace_id) -> HttpResponse:
     """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""
     trace = trace_get(trace_id=trace_id)
     url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
-    document = render_export(trace.report, name=trace.name, css=app_css(), source_url=url)
+    document = render_export(
+        trace.report,
+        name=trace.name,
+        css=app_css(),
+        source_url=url,
+        notes=trace_notes(trace_id=trace.pk),
+    )
     response = HttpResponse(document, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.html"'
     return response

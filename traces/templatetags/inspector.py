@@ -15,6 +15,7 @@ from django.utils.html import escape, format_html, json_script
 from django.utils.safestring import SafeString, mark_safe
 
 from traces.core import formatting
+from traces.core.outputs.notes import note_html as _note_html
 
 register = template.Library()
 
@@ -136,6 +137,13 @@ def folded_text(text: str, css: str = "text", quote: bool = False) -> str:
 def fold(value: Any) -> SafeString:
     """Long plain text, folded with its size shown."""
     return mark_safe(folded_text("" if value is None else str(value), css="pre"))
+
+
+@register.filter
+def note_html(value: Any) -> SafeString:
+    """A note's Markdown as safe HTML: markdown-it-py with raw HTML, images and links other
+    than http(s)/mailto off (`traces.core.outputs.notes`), so it is marked safe here."""
+    return mark_safe(_note_html(str(value or "")))
 
 
 @register.filter

@@ -11,6 +11,7 @@ from html import escape as _escape
 from typing import Any
 
 from ..formatting import count, money, percent
+from .notes import Note, note_html
 from .postmortem import PostMortem, build_postmortem
 from .render import sequence_view
 from .render.links import ANCHORS
@@ -33,9 +34,17 @@ def _anchor(call: Any) -> str:
     return ANCHORS.call(call).removeprefix(ANCHORS.base)
 
 
-def render_export(report: dict[str, Any], *, name: str, css: str, source_url: str = "") -> str:
-    """The whole document. `css` is the app's stylesheet, inlined."""
-    pm = build_postmortem(report, name)
+def render_export(
+    report: dict[str, Any],
+    *,
+    name: str,
+    css: str,
+    source_url: str = "",
+    notes: tuple[Note, ...] | list[Note] = (),
+) -> str:
+    """The whole document. `css` is the app's stylesheet, inlined; `notes` are people's
+    notes on the trace (rendered by `note_html`: no raw HTML, no image, safe links only)."""
+    pm = build_postmortem(report, name, notes)
     loop = (report.get("outcome") or {}).get("loop")
     diagram = ""
     note = ""
@@ -62,6 +71,7 @@ def render_export(report: dict[str, Any], *, name: str, css: str, source_url: st
         f'<p class="outcome-line outcome-{e(pm.outcome.get("kind"))}"><strong>'
         f"{e(pm.outcome.get('text', 'Outcome unknown.'))}</strong></p>",
         _stats(pm),
+        _notes(pm),
         '<section class="panel"><h2>The loop, call by call</h2>',
         f'<div class="sequence-scroll">{diagram}</div>',
         f'<p class="export-note">{e(note)}</p>' if note else "",
@@ -91,6 +101,28 @@ def _stats(pm: PostMortem) -> str:
     ]
     body = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in cells)
     return f'<dl class="stats">{body}</dl>'
+
+
+def _notes(pm: PostMortem) -> str:
+    if not pm.notes:
+        return ""
+    items = []
+    for note in pm.notes:
+        on = e(note.target)
+        if note.call is not None:
+            on = f'<a href="{e(ANCHORS.call(note.call))}">{on}</a>'
+        mark = '<span class="badge badge-error">root cause</span> ' if note.root_cause else ""
+        by = f" · {e(note.author)}" if note.author else ""
+        shown = f"{note.created_at[:10]} {note.created_at[11:16]} UTC"
+        at = (
+            f' · <time datetime="{e(note.created_at)}">{e(shown)}</time>' if note.created_at else ""
+        )
+        root = " note-root" if note.root_cause else ""
+        items.append(
+            f'<li class="note{root}">{mark}<span class="muted small">{on}{by}{at}</span>'
+            f'<div class="note-text">{note_html(note.text)}</div></li>'
+        )
+    return f'<section class="panel"><h2>Notes</h2><ul class="notes">{"".join(items)}</ul></section>'
 
 
 def _share(value: float, total: float) -> str:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..formatting import count, money
+from .notes import note_markdown_block
 from .postmortem import PostMortem
 
 _BACKTICKS = re.compile(r"`+")
@@ -55,6 +56,24 @@ def _savings(pm: PostMortem) -> list[str]:
     return [*lines, ""]
 
 
+def _notes(pm: PostMortem) -> list[str]:
+    """People's notes, root causes first: the note's text as written, inside a fence no
+    line of it can close, so a viewer shows it and never renders it (links, HTML, images
+    stay text); the author (a user name) in a code span."""
+    if not pm.notes:
+        return []
+    lines = ["## Notes", ""]
+    for note in pm.notes:
+        mark = "**Root cause** on " if note.root_cause else "Note on "
+        by = f" by {code(note.author)}" if note.author else ""
+        at = f", {code(note.created_at)}" if note.created_at else ""
+        lines.append(f"- {mark}{code(note.target)}{by}{at}")
+        if note.text:
+            lines += ["", note_markdown_block(note.text)]
+        lines.append("")
+    return lines
+
+
 def render_markdown(pm: PostMortem, url: str = "") -> str:
     lines = [f"# Post-mortem: {code(pm.name)}", ""]
     if url:
@@ -85,6 +104,7 @@ def render_markdown(pm: PostMortem, url: str = "") -> str:
     ]
     if pm.estimated:
         lines += ["≈ marks tiktoken estimates (calls that reported no usage).", ""]
+    lines += _notes(pm)
     lines += _savings(pm)
     header = [
         "| call | model | input | output | stop / error | findings |",

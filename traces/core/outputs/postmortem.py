@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .notes import Note
+
 CONTEXT_CALLS = 2
 LAST_CALLS = 5
 
@@ -34,9 +36,14 @@ class PostMortem:
     """The three largest savings of the what-if scenarios, as instructions."""
     what_if_known: bool = False
     """False for reports made before the what-if section existed."""
+    notes: tuple[Note, ...] = ()
+    """People's notes on the trace, root causes first (given by the caller: the core
+    never reads them from storage)."""
 
 
-def build_postmortem(report: dict[str, Any], name: str) -> PostMortem:
+def build_postmortem(
+    report: dict[str, Any], name: str, notes: tuple[Note, ...] | list[Note] = ()
+) -> PostMortem:
     calls = report.get("calls", [])
     by_index = {call["index"]: call for call in calls}
     findings = report.get("findings", [])
@@ -80,4 +87,5 @@ def build_postmortem(report: dict[str, Any], name: str) -> PostMortem:
         findings_for_call=for_call,
         savings=list((report.get("what_if") or {}).get("top_savings") or []),
         what_if_known="what_if" in report,
+        notes=tuple(sorted(notes, key=lambda note: not note.root_cause)),
     )
