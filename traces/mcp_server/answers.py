@@ -16,9 +16,11 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 
 from traces import models
 from traces.access.rules import Access, Principal
@@ -38,7 +40,7 @@ from traces.selectors.usage_by_day import PERIODS, usage_by_period
 FAILED_OUTCOMES = ("api_error", "max_tokens", "interrupted", "halted_on_tool_use")
 """What `list_traces(failed=true)` selects: the runs that did not end their turn normally."""
 MAX_LIMIT = 100
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+SEVERITY_ORDER = MappingProxyType({"error": 0, "warning": 1, "info": 2})
 
 
 class NotFound(Exception):
@@ -128,9 +130,12 @@ def _row(trace: models.Trace) -> dict[str, Any]:
 
 
 # -- get_postmortem, lint, get_call -------------------------------------------------------------
-def get_postmortem(who: Principal, trace_id: str, url: str = "") -> Answer:
+def get_postmortem(who: Principal, trace_id: str, base: str = "") -> Answer:
+    """The Markdown export of the post-mortem page, linking the trace's page when the
+    transport knows the site's address (`base`)."""
     trace = readable_trace(who, trace_id)
     pm = build_postmortem(trace.report, trace.name)
+    url = f"{base}{reverse('traces:detail', args=[trace.pk])}" if base else ""
     return Answer(
         render_markdown(pm, url),
         {
@@ -151,7 +156,9 @@ def lint(who: Principal, trace_id: str, severity: str = "") -> Answer:
     trace = readable_trace(who, trace_id)
     findings = list(trace.report.get("findings") or [])
     if severity:
-        findings = [f for f in findings if SEVERITY_ORDER[f["severity"]] <= SEVERITY_ORDER[severity]]
+        findings = [
+            f for f in findings if SEVERITY_ORDER[f["severity"]] <= SEVERITY_ORDER[severity]
+        ]
     findings = [mask_secrets(finding) for finding in findings]
     lines = [f"# Findings of {code(trace.name)}", "", f"{len(findings)} finding(s).", ""]
     for finding in findings:

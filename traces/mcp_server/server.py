@@ -39,14 +39,18 @@ INSTRUCTIONS = (
     "then get_postmortem(trace_id) for what went wrong and the fixes that would have "
     "saved the most; lint, get_call, what_if and compare go deeper; usage sums the spend."
 )
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
 
 SecretOf = Callable[[Context], str | None]
 """How a transport finds the API token of a tool call."""
-UrlOf = Callable[[Context, str], str]
-"""How a transport links a trace's page (empty when it has no address)."""
+BaseOf = Callable[[Context], str]
+"""The site's address as the transport knows it, to link pages (empty: none, stdio)."""
 
 TraceId = Annotated[str, Field(description="A trace id, as list_traces returns it.")]
+
+
+def read_only() -> ToolAnnotations:
+    """Every tool only reads: an agent may call it without asking its user."""
+    return ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
 
 
 def stdio_secret(ctx: Context) -> str | None:
@@ -58,7 +62,7 @@ def header_secret(ctx: Context) -> str | None:
     return our_token(headers.get("authorization"), headers.get(TOKEN_HEADER))
 
 
-def no_url(ctx: Context, trace_id: str) -> str:
+def no_base(ctx: Context) -> str:
     return ""
 
 
@@ -115,8 +119,8 @@ def _problem(error: Any) -> str:
     return f"{where}: {error.message[:200]}"
 
 
-def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> MCPServer:
-    """The server with its tools; `secret_of` and `url_of` are the transport's."""
+def build_server(secret_of: SecretOf = stdio_secret, base_of: BaseOf = no_base) -> MCPServer:
+    """The server with its tools; `secret_of` and `base_of` are the transport's."""
     from traces.cli import package_version
 
     server: MCPServer = MCPServer(
@@ -133,7 +137,7 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
         except (answers.NotFound, answers.BadArguments) as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def list_traces(
         ctx: Context,
         q: Annotated[str, Field(description="Search names, ids, models, tools and text.")] = "",
@@ -187,15 +191,15 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
         }
         return await run(ctx, lambda who: answers.list_traces(who, filters, failed, limit))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def get_postmortem(ctx: Context, trace_id: TraceId) -> CallToolResult:
         """The post-mortem of a run as Markdown: how it ended, where it first went wrong,
         the calls around it, error results, findings, cost, and the fixes that would
         have saved the most."""
-        url = url_of(ctx, trace_id)
-        return await run(ctx, lambda who: answers.get_postmortem(who, trace_id, url))
+        base = base_of(ctx)
+        return await run(ctx, lambda who: answers.get_postmortem(who, trace_id, base))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def get_call(
         ctx: Context,
         trace_id: TraceId,
@@ -205,7 +209,7 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
         tool calls it asked for and the findings on it."""
         return await run(ctx, lambda who: answers.get_call(who, trace_id, index))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def lint(
         ctx: Context,
         trace_id: TraceId,
@@ -217,7 +221,7 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
         """The loop lint findings of a trace (rule, severity, call, message)."""
         return await run(ctx, lambda who: answers.lint(who, trace_id, severity))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def what_if(
         ctx: Context,
         trace_id: TraceId,
@@ -247,7 +251,7 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
             ),
         )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def compare(
         ctx: Context,
         a: Annotated[str, Field(description="The first trace's id (A).")],
@@ -257,7 +261,7 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
         findings, B minus A, and where their transcripts first differ."""
         return await run(ctx, lambda who: answers.compare(who, a, b))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=read_only())
     async def usage(
         ctx: Context,
         period: Literal["day", "week", "month"] = "day",
@@ -268,4 +272,3 @@ def build_server(secret_of: SecretOf = stdio_secret, url_of: UrlOf = no_url) -> 
         return await run(ctx, lambda who: answers.usage(who, period, since, until))
 
     return server
-
