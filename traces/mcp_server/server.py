@@ -23,12 +23,19 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from traces.access.rules import Access, BadToken, Principal, local_mode, our_token, principal_from
+from traces.access.rules import (
+    TOKEN_HEADER,
+    Access,
+    BadToken,
+    Principal,
+    local_mode,
+    our_token,
+    principal_from,
+)
 from traces.mcp_server import answers
 
 TOKEN_VARIABLE = "LOOP_INSPECTOR_TOKEN"
 """Where `loop-inspector mcp` (stdio) takes the API token from in shared mode."""
-TOKEN_HEADER = "x-loop-inspector-token"
 NO_TOKEN = (
     "Loop Inspector runs in shared mode: send an API token with read scope "
     "('Authorization: Bearer li_…' over HTTP, LOOP_INSPECTOR_TOKEN for stdio)."
@@ -59,7 +66,7 @@ def stdio_secret(ctx: Context) -> str | None:
 
 def header_secret(ctx: Context) -> str | None:
     headers = {key.lower(): value for key, value in (ctx.headers or {}).items()}
-    return our_token(headers.get("authorization"), headers.get(TOKEN_HEADER))
+    return our_token(headers.get("authorization"), headers.get(TOKEN_HEADER.lower()))
 
 
 def no_base(ctx: Context) -> str:
