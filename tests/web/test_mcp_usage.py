@@ -76,7 +76,10 @@ def test_usage_per_day_week_and_month(traces):
         ("2025-06-30", 1),
     ]
     months = results["month"].structured_content["periods"]
-    assert [(row["start"], row["calls"]) for row in months] == [("2025-06-01", 9), ("2025-07-01", 2)]
+    assert [(row["start"], row["calls"]) for row in months] == [
+        ("2025-06-01", 9),
+        ("2025-07-01", 2),
+    ]
     total_cost = sum(trace.cost_usd for trace in models.Trace.objects.all())
     assert sum(row["cost_usd"] for row in months) == pytest.approx(total_cost)
     june = results["june"].structured_content["periods"]
