@@ -25,6 +25,7 @@ from inspector import nodelay  # noqa: E402
 from inspector.daphne_uploads import patch_daphne  # noqa: E402
 from traces.access.cross_site import SameOriginWebsocket  # noqa: E402
 from traces.capture.proxy_asgi import ProxyFastPath  # noqa: E402
+from traces.mcp_server.http import McpEndpoint  # noqa: E402
 from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
@@ -59,9 +60,10 @@ def _warm_up() -> None:
 _warm_up()
 application = ProtocolTypeRouter(
     {
+        # `/mcp` is the MCP server for agents (traces.mcp_server.http, its own access check);
         # `/proxy/…` model calls skip Django's request and middleware (traces.capture.proxy_asgi);
         # everything else, and any proxy request it does not serve as Django would, goes on.
-        "http": ProxyFastPath(django_asgi_app),
+        "http": McpEndpoint(ProxyFastPath(django_asgi_app)),
         # The origin must be this server's own host and port; the session's user (or a
         # bearer token, read by each consumer's @access rule) says who is connecting.
         "websocket": SameOriginWebsocket(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),

@@ -24,6 +24,7 @@ from tests.web.team_world import PRINCIPALS, build_world
 from traces.access.decisions import forget_decisions
 from traces.access.rules import DELEGATED_NAMESPACES, Access, rules_of
 from traces.capture import proxy, proxy_asgi
+from traces.mcp_server.http import MCP_PATH, McpEndpoint
 from traces.routing import websocket_urlpatterns
 from traces.services.upload import trace_upload
 
@@ -336,6 +337,67 @@ def test_proxy_fast_path_matrix(settings):
             denied = "x-access-denied" in headers or response["status"] in (401, 403)
             assert response["status"] < 500, (url, who, response["status"])
             assert denied != expected(Access.INGEST, scope, who), (url, who, response["status"])
+
+
+TOKEN_PRINCIPALS = {"read_token", "ingest_token", "revoked_token"}
+MCP_INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}'
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_mcp_endpoint_matrix(settings):
+    """`/mcp` (traces.mcp_server.http, mounted before Django in the ASGI app) declares READ
+    and answers it for API tokens only: a browser session (cookie, share link) is not read
+    there, so the allowed are READ's token holders, and everyone else is refused with
+    401/403 before the MCP server runs."""
+    settings.INSPECTOR_AUTH = True
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    world = build_world()
+    assert rules_of(McpEndpoint) == {"*": Access.READ}
+    cookies = {
+        who: client.cookies["sessionid"].value
+        for who, client in world.clients.items()
+        if "sessionid" in client.cookies
+    }
+
+    def scope_headers(who: str) -> list[tuple[bytes, bytes]]:
+        headers = [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+        ]
+        if who in cookies:
+            headers.append((b"cookie", f"sessionid={cookies[who]}".encode()))
+        for value in world.headers(who).values():
+            headers.append((b"authorization", value.encode()))
+        return headers
+
+    async def scenario():
+        results = {}
+        try:
+            for who in PRINCIPALS:
+                communicator = HttpCommunicator(
+                    application, "POST", MCP_PATH, body=MCP_INITIALIZE, headers=scope_headers(who)
+                )
+                results[who] = await communicator.get_response(timeout=20)
+                await communicator.wait(timeout=10)
+        finally:
+            forget_decisions()
+            await database_sync_to_async(connections.close_all)()
+        return results
+
+    results = run_async(scenario)
+    allowed = ALLOWED[(Access.READ, "none")] & TOKEN_PRINCIPALS
+    assert allowed == {"read_token"}
+    assert results["read_token"]["status"] == 200
+    for who in PRINCIPALS:
+        response = results[who]
+        headers = {k.decode().lower(): v for k, v in response["headers"]}
+        denied = "x-access-denied" in headers or response["status"] in (401, 403)
+        assert response["status"] < 500, (who, response["status"])
+        assert denied != (who in allowed), (who, response["status"], response["body"][:200])
 
 
 def test_lists_show_only_the_users_projects(world):
