@@ -58,3 +58,30 @@ def test_hostile_names_stay_inside_code(transactional_db):
         for marker in ("evil.example", "<img", "<script", "onerror"):
             assert marker not in rest, (name, marker, rest)
     assert EVIL_TOOL in results["get_call"].content[0].text.replace("\\|", "|")
+
+
+def test_the_postmortem_carries_the_notes_and_their_markdown_stays_inert(transactional_db):
+    """A person's root-cause note reaches an agent asking for the post-mortem, hostile
+    Markdown in it fenced like the rest (the Markdown export's rendering)."""
+    from traces.access.principals import Principal
+    from traces.services.notes import note_add
+
+    trace = trace_upload(
+        files=[("run.jsonl", ndjson(agent_lines(4)))], name="run", project=models.Project.default()
+    ).trace
+    note_add(
+        who=Principal(),
+        trace=trace,
+        call_index=2,
+        root_cause=True,
+        text="The search tool timed out [here](javascript:alert(1)) <script>alert(3)</script>",
+    )
+
+    async def scenario():
+        async with Client(build_server()) as client:
+            return await client.call_tool("get_postmortem", {"trace_id": str(trace.pk)})
+
+    text = anyio.run(scenario).content[0].text
+    assert "The search tool timed out" in text and "root cause" in text.lower()
+    rest = outside_code(text)
+    assert "javascript:" not in rest and "<script" not in rest

@@ -31,9 +31,9 @@ from traces.core.formatting import count, money
 from traces.core.outputs.compare_text import render_runs
 from traces.core.outputs.export_md import block, code, render_markdown
 from traces.core.outputs.listquery import ListQuery
-from traces.core.outputs.postmortem import build_postmortem
 from traces.core.reading.credentials import mask_secrets
 from traces.selectors.compare import traces_comparison
+from traces.selectors.notes import postmortem_of
 from traces.selectors.traces import trace_get, trace_search
 from traces.selectors.usage_by_day import PERIODS, usage_by_period
 
@@ -134,7 +134,7 @@ def get_postmortem(who: Principal, trace_id: str, base: str = "") -> Answer:
     """The Markdown export of the post-mortem page, linking the trace's page when the
     transport knows the site's address (`base`)."""
     trace = readable_trace(who, trace_id)
-    pm = build_postmortem(trace.report, trace.name)
+    pm = postmortem_of(trace)  # with its notes and root causes
     url = f"{base}{reverse('traces:detail', args=[trace.pk])}" if base else ""
     return Answer(
         render_markdown(pm, url),
