@@ -136,9 +136,9 @@ def test_a_request_over_the_size_limit_is_refused_with_413(inspector_server, ups
 
 
 def test_unknown_paths_and_bad_sessions_are_clear_4xx(inspector_server):
-    reply = httpx.post(f"{inspector_server.base}/proxy/gemini/v1beta/models", json={}, timeout=10)
+    reply = httpx.post(f"{inspector_server.base}/proxy/mistral/v1/models", json={}, timeout=10)
     assert reply.status_code == 404
-    assert "/proxy/anthropic" in reply.json()["error"]
+    assert "/proxy/anthropic" in reply.json()["error"]["message"]
     reply = httpx.post(
         f"{inspector_server.base}/proxy/anthropic/v1/messages",
         json=BODY,

@@ -140,7 +140,7 @@ def plan_call(
         f"/proxy/s/{session}/" if session else "/proxy/",
     )
     if hint is not None:
-        return vendor_error(vendor, 404, "not_found_error", hint)
+        return vendor_error(hint.vendor, 404, "not_found_error", hint.message)
     base = upstream_base(vendor)
     if not base:
         return vendor_error(

@@ -6,8 +6,8 @@ Gemini SDKs add their version (`/v1beta`). A base URL set the other way gives
 `/proxy/openai/v1/v1/chat/completions` or `/proxy/anthropic/messages`, which the vendor
 would answer with a bare 404; pointing one vendor's SDK at the other's route gives
 `/proxy/openai/v1/messages`. `misdirected` names the URL to use instead, and the proxy
-answers it in the vendor's error shape (`traces.capture.vendor_errors`) without calling
-the upstream.
+answers it in the error shape of the SDK that made the call (`traces.capture.vendor_errors`:
+the other vendor's, when the path is another vendor's) without calling the upstream.
 """
 
 from __future__ import annotations
@@ -15,6 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VENDORS = ("anthropic", "openai", "gemini")
+
+
+@dataclass(frozen=True)
+class Misdirection:
+    """A URL that cannot be the one meant: whose SDK sent it (its error shape) and why."""
+
+    vendor: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,7 @@ def owner_of(endpoint: str) -> str | None:
     return None
 
 
-def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> str | None:
+def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> Misdirection | None:
     """Why this proxied path cannot be the one meant, and the URL to use; None when it
     may be right. `path` follows `/proxy/<vendor>/` (for OpenAI: including its `v1/`)."""
     route = ROUTES[vendor]
@@ -63,10 +71,11 @@ def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> str | None:
     if owner is not None and owner != vendor:
         other = ROUTES[owner]
         version = other.versions[0]
-        return (
-            f"{prefix}{vendor}/{path} is a {other.label} API path, and this route is "
+        return Misdirection(
+            owner,
+            f"{prefix}{vendor}/{path} is a path of the {other.label} API, and this route is "
             f"{route.label}'s: point the {other.label} SDK at the base URL "
-            f"{prefix}{other.base} (this call would be {prefix}{owner}/{version}/{endpoint})."
+            f"{prefix}{other.base} (this call would be {prefix}{owner}/{version}/{endpoint}).",
         )
     if len(versions) == 1 or (vendor == "gemini" and parts[:1] == ["upload"]):
         return None
@@ -74,9 +83,10 @@ def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> str | None:
     fixed = f"{prefix}{vendor}/{version}/{endpoint}"
     problem = f"/{version} twice" if len(versions) > 1 else f"no /{version}"
     adds = f" (the SDK adds {route.adds} itself)" if route.adds else f" (with /{version})"
-    return (
+    return Misdirection(
+        vendor,
         f"{prefix}{vendor}/{path} has {problem}: set the {route.label} base URL to "
-        f"{prefix}{route.base}{adds}, and this call goes to {fixed}."
+        f"{prefix}{route.base}{adds}, and this call goes to {fixed}.",
     )
 
 
@@ -92,7 +102,7 @@ def unknown_path(rest: str) -> tuple[str | None, str]:
     if vendor is not None:
         hint = misdirected(vendor, "/".join(parts[1:]), prefix)
         if hint is not None:
-            return vendor, hint
+            return hint.vendor, hint.message
     return vendor, (
         f"Unknown proxy path {'/proxy/' + rest}. Point the SDKs at /proxy/anthropic "
         "(Anthropic Messages), /proxy/openai/v1 (OpenAI Chat Completions and Responses) or "
