@@ -81,7 +81,8 @@ class GeminiScript:
             return gemini_error(404, "NOT_FOUND", f"Method {method} not found.")
         if "alt=sse" in query:
             chunks = [b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in events]
-            return Reply(200, {"content-type": "text/event-stream"}, chunks)
+            cut = 1 if model == "cut" else None  # the connection drops after one event
+            return Reply(200, {"content-type": "text/event-stream"}, chunks, cut_after=cut)
         # The JSON-array stream: '[' then one element per chunk, ',' between them, ']'.
         chunks = [
             (b"[" if n == 0 else b",\r\n") + json.dumps(e).encode() for n, e in enumerate(events)

@@ -163,6 +163,22 @@ def test_an_upstream_error_reaches_the_sdk_and_is_a_failed_call(inspector_server
     assert [(c["status"], c["http_status"]) for c in report["calls"]] == [("error", 429)]
 
 
+def test_a_stream_the_upstream_breaks_off_raises_in_the_sdk(inspector_server, upstream):
+    """The proxy ends the stream with an error event in Gemini's shape, which the SDK
+    raises on, and records a failed call."""
+    client = gemini_client(inspector_server, "/proxy/s/genai-cut/gemini")
+    received = []
+    with pytest.raises(errors.ServerError) as caught:
+        for chunk in client.models.generate_content_stream(model="cut", contents=QUESTION):
+            received.append(chunk)
+    assert len(received) == 1  # the event sent before the cut reached the SDK
+    assert caught.value.code == 502 and caught.value.status == "UNAVAILABLE"
+    assert "Loop Inspector proxy: the upstream connection failed" in caught.value.message
+    trace_id = inspector_server.trace_id("proxy:gemini:genai-cut")
+    report = inspector_server.wait_report(trace_id, calls=1)
+    assert report["calls"][0]["status"] == "error"
+
+
 def test_the_proxys_own_errors_reach_the_sdk_in_the_gemini_shape(inspector_server):
     client = gemini_client(inspector_server, "/proxy/s/bad name/gemini")
     with pytest.raises(errors.ClientError) as caught:

@@ -13,6 +13,7 @@ the other vendor's, when the path is another vendor's) without calling the upstr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 VENDORS = ("anthropic", "openai", "gemini")
 
@@ -35,11 +36,13 @@ class Route:
     """What the vendor's SDK puts between the base URL and the endpoint."""
 
 
-ROUTES = {
-    "anthropic": Route("Anthropic", "anthropic", ("v1",), "/v1"),
-    "openai": Route("OpenAI", "openai/v1", ("v1",), ""),
-    "gemini": Route("Gemini", "gemini", ("v1beta", "v1", "v1alpha"), "its API version"),
-}
+ROUTES = MappingProxyType(
+    {
+        "anthropic": Route("Anthropic", "anthropic", ("v1",), "/v1"),
+        "openai": Route("OpenAI", "openai/v1", ("v1",), ""),
+        "gemini": Route("Gemini", "gemini", ("v1beta", "v1", "v1alpha"), "its API version"),
+    }
+)
 
 ANTHROPIC_ENDPOINTS = ("messages", "complete")
 OPENAI_ENDPOINTS = ("chat/completions", "responses", "completions", "embeddings")

@@ -16,38 +16,43 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from functools import wraps
+from types import MappingProxyType
 from typing import Any
 
 from django.http import HttpResponse, JsonResponse
 
 PREFIX = "Loop Inspector proxy: "
 
-GOOGLE_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    405: "INVALID_ARGUMENT",
-    409: "ABORTED",
-    413: "INVALID_ARGUMENT",
-    429: "RESOURCE_EXHAUSTED",
-    499: "CANCELLED",
-    500: "INTERNAL",
-    501: "UNIMPLEMENTED",
-    502: "UNAVAILABLE",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
+GOOGLE_STATUS = MappingProxyType(
+    {
+        400: "INVALID_ARGUMENT",
+        401: "UNAUTHENTICATED",
+        403: "PERMISSION_DENIED",
+        404: "NOT_FOUND",
+        405: "INVALID_ARGUMENT",
+        409: "ABORTED",
+        413: "INVALID_ARGUMENT",
+        429: "RESOURCE_EXHAUSTED",
+        499: "CANCELLED",
+        500: "INTERNAL",
+        501: "UNIMPLEMENTED",
+        502: "UNAVAILABLE",
+        503: "UNAVAILABLE",
+        504: "DEADLINE_EXCEEDED",
+    }
+)
 """google.rpc.Code names as the Gemini API pairs them with HTTP statuses."""
 
-KIND_OF_STATUS = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-}
+KIND_OF_STATUS = MappingProxyType(
+    {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+    }
+)
 """The Anthropic/OpenAI error `type` of a refusal that was written without one."""
 
 
