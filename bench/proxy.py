@@ -258,6 +258,12 @@ def floor(base: str, upstream: str, folder: Path, calls: int) -> None:
                 f"{base}/proxy/s/bench-cpu/anthropic/v1/messages",
                 body(False),
             ),
+            (
+                "proxied and recorded (Gemini)",
+                "POST",
+                f"{base}/proxy/s/bench-cpu/gemini{GEMINI_PATH}generateContent",
+                GEMINI_BODY,
+            ),
         )
         for label, method, url, content in cases:
             time.sleep(1.0)  # earlier recordings done
@@ -409,10 +415,10 @@ def main() -> int:
             print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
             print("\n".join(verdicts))
             print()
-            if args.only:
-                return 0
             floor(base, upstream.base, Path(folder), args.calls)
             print()
+            if args.only:
+                return 0
             expected = script.tool_use_stream.body
             done, corrupted, seconds = asyncio.run(concurrent_streams(base, args.streams, expected))
             print(
