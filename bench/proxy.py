@@ -6,6 +6,8 @@ one run, alternating direct and proxied requests so both see the same machine:
 
 - non-streamed Messages calls: latency p50 / p95, direct vs proxied, and what the proxy adds;
 - streamed calls: time to the first SSE byte, direct vs proxied, and what the proxy adds;
+- the same two for Gemini (`generateContent`, `streamGenerateContent?alt=sse`, the key
+  in `x-goog-api-key`) through `/proxy/gemini`;
 - the Responses API's WebSocket mode (the Codex CLI's default transport): time to the
   first event and to `response.completed`, direct to a stand-in of the vendor's socket
   vs through the proxy's relay;
@@ -17,7 +19,7 @@ one run, alternating direct and proxied requests so both see the same machine:
   daphne process's CPU time per request (proxied unrecorded and recorded), read from
   /proc, which the other processes on a shared machine do not change.
 
-    .venv/bin/python bench/proxy.py [--calls 200] [--streams 100]
+    .venv/bin/python bench/proxy.py [--calls 200] [--streams 100] [--only gemini]
 
 The client runs in this process beside the server and the fake upstream, on the same
 cores: its work is part of the figures. The fake upstream is a threaded stdlib server.
@@ -48,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.capture.fake_socket import FakeResponsesSocket, corpus_events  # noqa: E402
 from tests.capture.fake_upstream import FakeUpstream  # noqa: E402
+from tests.capture.gemini_script import GEMINI_SECRET  # noqa: E402
 from tests.capture.scenario import SECRET, Script, ports  # noqa: E402
 from tests.conftest import CORPUS  # noqa: E402
 from tests.live.servers import daphne, free_port, migrate, server_env  # noqa: E402
@@ -55,6 +58,11 @@ from tests.live.wsclient import connect  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "What is the weather like in New York?"}]
 HEADERS = {"x-api-key": SECRET, "anthropic-version": "2023-06-01"}
+GEMINI_HEADERS = {"x-goog-api-key": GEMINI_SECRET, "content-type": "application/json"}
+GEMINI_BODY = json.dumps(
+    {"contents": [{"role": "user", "parts": [{"text": "What is the capital of my country?"}]}]}
+).encode()
+GEMINI_PATH = "/v1beta/models/gemini-3-pro-preview:"
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -68,12 +76,16 @@ def body(stream: bool) -> bytes:
     ).encode()
 
 
-def timed(client: httpx.Client, url: str, stream: bool) -> tuple[float, float, bytes]:
-    """(ms to the first body byte, ms to the last, body) of one POST."""
+def timed(
+    client: httpx.Client, url: str, stream: bool, gemini: bool = False
+) -> tuple[float, float, bytes]:
+    """(ms to the first body byte, ms to the last, body) of one POST (Anthropic's, or
+    Gemini's: its URL says whether it streams)."""
     started = time.perf_counter()
     first = None
     data = b""
-    with client.stream("POST", url, content=body(stream), headers=HEADERS) as response:
+    content, headers = (GEMINI_BODY, GEMINI_HEADERS) if gemini else (body(stream), HEADERS)
+    with client.stream("POST", url, content=content, headers=headers) as response:
         for chunk in response.iter_raw():
             if first is None:
                 first = time.perf_counter()
@@ -83,20 +95,26 @@ def timed(client: httpx.Client, url: str, stream: bool) -> tuple[float, float, b
 
 
 def overhead(
-    base: str, upstream: str, calls: int, stream: bool, gap: float
+    base: str, upstream: str, calls: int, stream: bool, gap: float, gemini: bool = False
 ) -> tuple[list, list, list, list]:
-    direct_url = f"{upstream}/v1/messages"
-    proxied_url = f"{base}/proxy/s/bench-{'stream' if stream else 'plain'}/anthropic/v1/messages"
+    session = f"bench-{'gemini-' if gemini else ''}{'stream' if stream else 'plain'}"
+    if gemini:
+        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        direct_url = f"{upstream}{GEMINI_PATH}{method}"
+        proxied_url = f"{base}/proxy/s/{session}/gemini{GEMINI_PATH}{method}"
+    else:
+        direct_url = f"{upstream}/v1/messages"
+        proxied_url = f"{base}/proxy/s/{session}/anthropic/v1/messages"
     with httpx.Client(timeout=60) as client:
         for url in (direct_url, proxied_url):  # warm the connections and the server
             for _ in range(5):
-                timed(client, url, stream)
+                timed(client, url, stream, gemini)
         direct_first, direct_total, proxied_first, proxied_total = [], [], [], []
         for _ in range(calls):
-            first, total, _ = timed(client, direct_url, stream)
+            first, total, _ = timed(client, direct_url, stream, gemini)
             direct_first.append(first)
             direct_total.append(total)
-            first, total, _ = timed(client, proxied_url, stream)
+            first, total, _ = timed(client, proxied_url, stream, gemini)
             proxied_first.append(first)
             proxied_total.append(total)
             time.sleep(gap)
@@ -240,6 +258,12 @@ def floor(base: str, upstream: str, folder: Path, calls: int) -> None:
                 f"{base}/proxy/s/bench-cpu/anthropic/v1/messages",
                 body(False),
             ),
+            (
+                "proxied and recorded (Gemini)",
+                "POST",
+                f"{base}/proxy/s/bench-cpu/gemini{GEMINI_PATH}generateContent",
+                GEMINI_BODY,
+            ),
         )
         for label, method, url, content in cases:
             time.sleep(1.0)  # earlier recordings done
@@ -300,7 +324,7 @@ def row(label: str, direct: list[float], proxied: list[float]) -> str:
     p50p, p95p = percentile(proxied, 0.5), percentile(proxied, 0.95)
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
     return (
-        f"{label:<28} direct {p50d:6.2f} / {p95d:6.2f}   proxied {p50p:6.2f} / {p95p:6.2f}   "
+        f"{label:<36} direct {p50d:6.2f} / {p95d:6.2f}   proxied {p50p:6.2f} / {p95p:6.2f}   "
         f"added {percentile(added, 0.5):5.2f} / {percentile(added, 0.95):5.2f} "
         f"(p95 difference {p95p - p95d:5.2f})"
     )
@@ -320,9 +344,25 @@ def verdict(label: str, direct: list[float], proxied: list[float]) -> str:
     difference = percentile(proxied, 0.95) - percentile(direct, 0.95)
     met = "met" if max(per_call, difference) < TARGET_MS else "NOT met"
     return (
-        f"  {label:<26} added p95 {per_call:5.2f} ms per call, p95 difference "
+        f"  {label:<36} added p95 {per_call:5.2f} ms per call, p95 difference "
         f"{difference:5.2f} ms: target < {TARGET_MS:.0f} ms {met}"
     )
+
+
+def vendor_rows(label: str, base: str, upstream: str, calls: int, gap: float) -> list[str]:
+    """One vendor's non-streamed and streamed rows; the target's verdicts when `gap`."""
+    gemini = label == "Gemini"
+    verdicts = []
+    first_d, total_d, first_p, total_p = overhead(base, upstream, calls, False, gap, gemini)
+    print(row(f"{label} non-streamed: latency", total_d, total_p))
+    if gap:
+        verdicts.append(verdict(f"{label} non-streamed latency", total_d, total_p))
+    first_d, total_d, first_p, total_p = overhead(base, upstream, calls, True, gap, gemini)
+    print(row(f"{label} streamed: first byte", first_d, first_p))
+    print(row(f"{label} streamed: whole stream", total_d, total_p))
+    if gap:
+        verdicts.append(verdict(f"{label} first SSE byte", first_d, first_p))
+    return verdicts
 
 
 def main() -> int:
@@ -331,6 +371,7 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--viewer-calls", type=int, default=50)
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
+    parser.add_argument("--only", choices=("gemini",), help="measure this vendor's calls only")
     args = parser.parse_args()
     script = Script(CORPUS)
     with (
@@ -343,6 +384,7 @@ def main() -> int:
             REDIS_URL="",
             INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
             INSPECTOR_UPSTREAM_OPENAI=f"http://127.0.0.1:{vendor_socket.port}/v1",
+            INSPECTOR_UPSTREAM_GEMINI=upstream.base,
         )
         migrate(env)
         with daphne(env, Path(folder) / "daphne.log", ports() or None) as base:
@@ -358,19 +400,11 @@ def main() -> int:
                     )
                     + "; ms p50 / p95"
                 )
-                first_d, total_d, first_p, total_p = overhead(
-                    base, upstream.base, args.calls, False, gap
-                )
-                print(row("non-streamed: latency", total_d, total_p))
-                if gap:
-                    verdicts.append(verdict("non-streamed latency", total_d, total_p))
-                first_d, total_d, first_p, total_p = overhead(
-                    base, upstream.base, args.calls, True, gap
-                )
-                print(row("streamed: first SSE byte", first_d, first_p))
-                print(row("streamed: whole stream", total_d, total_p))
-                if gap:
-                    verdicts.append(verdict("first SSE byte", first_d, first_p))
+                for label, wanted in (("Anthropic", not args.only), ("Gemini", True)):
+                    if wanted:
+                        verdicts += vendor_rows(label, base, upstream.base, args.calls, gap)
+                if args.only:
+                    continue
                 first_d, total_d, first_p, total_p = socket_overhead(
                     base, vendor_socket.port, args.calls, gap
                 )
@@ -383,6 +417,8 @@ def main() -> int:
             print()
             floor(base, upstream.base, Path(folder), args.calls)
             print()
+            if args.only:
+                return 0
             expected = script.tool_use_stream.body
             done, corrupted, seconds = asyncio.run(concurrent_streams(base, args.streams, expected))
             print(

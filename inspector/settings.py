@@ -318,6 +318,9 @@ INSPECTOR_UPSTREAM_ANTHROPIC = os.environ.get(
     "INSPECTOR_UPSTREAM_ANTHROPIC", "https://api.anthropic.com"
 )
 INSPECTOR_UPSTREAM_OPENAI = os.environ.get("INSPECTOR_UPSTREAM_OPENAI", "https://api.openai.com/v1")
+INSPECTOR_UPSTREAM_GEMINI = os.environ.get(
+    "INSPECTOR_UPSTREAM_GEMINI", "https://generativelanguage.googleapis.com"
+)
 
 LOGGING = {
     "version": 1,

@@ -105,5 +105,6 @@ def inspector_server(upstream, tmp_path_factory):
         tmp_path_factory.mktemp("capture-server"),
         INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
         INSPECTOR_UPSTREAM_OPENAI=upstream.base + "/v1",
+        INSPECTOR_UPSTREAM_GEMINI=upstream.base,
     ) as server:
         yield server

@@ -34,6 +34,9 @@ class Reply:
     """Seconds to wait before answering at all (upstream timeouts)."""
     cut_after: int | None = None
     """Close the connection after this many chunks, without ending the body."""
+    chunked: bool = False
+    """Send the chunks one by one (chunked encoding) though the body is not an event
+    stream: Gemini's JSON-array stream."""
 
     @property
     def body(self) -> bytes:
@@ -132,7 +135,7 @@ class FakeUpstream:
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
                 streamed = "event-stream" in reply.headers.get("content-type", "")
-                if streamed or reply.cut_after is not None:
+                if streamed or reply.chunked or reply.cut_after is not None:
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
                     self._chunked(reply)

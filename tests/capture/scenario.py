@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 
 from tests.capture.fake_upstream import Reply, nock_reply, vcr_replies
+from tests.capture.gemini_script import GeminiScript
 
 ANTHROPIC = "anthropic_messages_api"
 CHAT = "openai_chat_completions_api"
@@ -58,10 +59,13 @@ class Script:
             corpus / RESPONSES / "agent_framework_test_agent_with_tool_calls.yaml"
         )
         self.responses_call, self.responses_final = responses[0][1], responses[1][1]
+        self.gemini = GeminiScript(corpus)
 
-    def __call__(self, path: str, body: bytes) -> Reply:
-        path = path.split("?", 1)[0]
+    def __call__(self, target: str, body: bytes) -> Reply:
+        path = target.split("?", 1)[0]
         request = json.loads(body) if body else {}
+        if "/models/" in path and ":" in path.rsplit("/", 1)[-1]:
+            return self.gemini(target, request)
         model = str(request.get("model") or "")
         special = self._special(path, model)
         if special is not None:

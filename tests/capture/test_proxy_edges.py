@@ -20,6 +20,8 @@ import pytest
 import zstandard
 from django.test import AsyncClient, override_settings
 
+from tests.capture.gemini_calls import gemini_calls_with_keys
+from tests.capture.gemini_script import GEMINI_SECRET
 from tests.capture.scenario import OPENAI_SECRET, SECRET
 from tests.live.conftest import run_async
 from tests.live.wsclient import connect
@@ -136,9 +138,9 @@ def test_a_request_over_the_size_limit_is_refused_with_413(inspector_server, ups
 
 
 def test_unknown_paths_and_bad_sessions_are_clear_4xx(inspector_server):
-    reply = httpx.post(f"{inspector_server.base}/proxy/gemini/v1beta/models", json={}, timeout=10)
+    reply = httpx.post(f"{inspector_server.base}/proxy/mistral/v1/models", json={}, timeout=10)
     assert reply.status_code == 404
-    assert "/proxy/anthropic" in reply.json()["error"]
+    assert "/proxy/anthropic" in reply.json()["error"]["message"]
     reply = httpx.post(
         f"{inspector_server.base}/proxy/anthropic/v1/messages",
         json=BODY,
@@ -357,12 +359,17 @@ def test_no_credential_is_stored_or_shown(inspector_server):
         max_retries=0,
     )
     gpt.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}])
+    gemini_recorded = gemini_calls_with_keys(inspector_server, "secrets")  # header and ?key=
+    gemini_trace = inspector_server.trace_id("proxy:gemini:secrets")
+    inspector_server.wait_report(gemini_trace, calls=gemini_recorded)
     anthropic_trace = inspector_server.trace_id("proxy:anthropic-messages:secrets")
     openai_trace = inspector_server.trace_id("proxy:openai-chat:secrets")
     inspector_server.wait_report(anthropic_trace, calls=3)
     inspector_server.wait_report(openai_trace, calls=1)
 
-    secrets = [SECRET.encode(), OPENAI_SECRET.encode()]
+    secrets = [SECRET.encode(), OPENAI_SECRET.encode(), GEMINI_SECRET.encode()]
+    log = inspector_server.log.read_bytes()
+    assert b"/gemini/" in log and GEMINI_SECRET.encode() not in log  # nor logged
     for table, column, value in stored_values(inspector_server.database):
         for secret in secrets:
             assert secret not in value, f"a credential is stored in {table}.{column}"
@@ -393,6 +400,8 @@ def test_no_credential_is_stored_or_shown(inspector_server):
                 assert secret not in shown, f"a credential is shown at {path}"
     line = recorded_line(inspector_server, anthropic_trace)
     assert line["request"]["headers"]["Authorization"] == "[masked]"
+    line = recorded_line(inspector_server, gemini_trace)  # the last: `?key=` on a stream
+    assert line["request"]["url"].endswith("?alt=sse&key=%5Bmasked%5D")
 
 
 def stored_files(folder: Path) -> list[tuple[Path, bytes]]:

@@ -175,6 +175,7 @@ def world(db, settings):
     # The recording proxy answers "no upstream configured" instead of calling out.
     settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
     settings.INSPECTOR_UPSTREAM_OPENAI = ""
+    settings.INSPECTOR_UPSTREAM_GEMINI = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return build_world()
 
@@ -290,10 +291,11 @@ def test_proxy_fast_path_matrix(settings):
     settings.INSPECTOR_AUTH = True
     settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
     settings.INSPECTOR_UPSTREAM_OPENAI = ""
+    settings.INSPECTOR_UPSTREAM_GEMINI = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     world = build_world()
     routes = [fill(route, world) for route in proxy_routes()]
-    assert len(routes) == 4
+    assert len(routes) == 6  # anthropic, openai, gemini; each with and without a session
     cookies = {
         who: client.cookies["sessionid"].value
         for who, client in world.clients.items()

@@ -1,7 +1,8 @@
 """The recording proxy: agents point their base URL here, calls go on to the vendor.
 
 `/proxy/anthropic/<path>` goes to INSPECTOR_UPSTREAM_ANTHROPIC, `/proxy/openai/v1/<path>`
-to INSPECTOR_UPSTREAM_OPENAI; `/proxy/s/<session>/…` or the `X-Loop-Inspector-Session`
+to INSPECTOR_UPSTREAM_OPENAI, `/proxy/gemini/<path>` to INSPECTOR_UPSTREAM_GEMINI (its
+`?key=` forwarded, never recorded); `/proxy/s/<session>/…` or the `X-Loop-Inspector-Session`
 header names the live trace (else the default session's). The upstream host comes from
 settings only: no request can make this an open proxy.
 
@@ -10,13 +11,16 @@ go to the client chunk by chunk as they arrive. The bytes the client gets are th
 the upstream sent; a copy (up to PROXY_MAX_RESPONSE_BYTES) is kept, and once the exchange
 ends (completed, failed, cut off by the client or a timeout) it is recorded off the
 response path as one line through `record_lines`, the live tail's own path.
-Model calls (Messages, Chat Completions, Responses) are recorded; other paths
-(`models`, `count_tokens`…) pass through unrecorded. Credentials are forwarded, never
-stored: the recorded headers are masked.
+Model calls (Messages, Chat Completions, Responses, Gemini's generateContent and
+streamGenerateContent) are recorded; other paths (`models`, `count_tokens`, `countTokens`…)
+pass through unrecorded. Credentials are forwarded, never stored: the recorded headers are
+masked.
 
 This module decides what a request becomes (`plan_call`: the one place its vendor,
 session, project and size are checked) and holds the Django view; sending it on and
-relaying the answer is `traces.capture.proxy_upstream`.
+relaying the answer is `traces.capture.proxy_upstream`. Every error the proxy answers
+itself is in the calling vendor's shape (`traces.capture.vendor_errors`), and a wrong URL
+says which one to use (`traces.capture.proxy_paths`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from traces.access.rules import TOKEN_HEADER, Access, access, ingest_project, our_token
 from traces.capture.lines import DEFAULT_SESSION
+from traces.capture.proxy_paths import misdirected, unknown_path
 from traces.capture.proxy_upstream import (
     Plan,
     open_upstream,
@@ -40,6 +45,7 @@ from traces.capture.proxy_upstream import (
     vendor_error,
 )
 from traces.capture.recording import ExchangeRecording
+from traces.capture.vendor_errors import vendor_json, vendor_shaped
 from traces.conf import inspector_settings
 from traces.core.reading.capture import (
     CapturedExchange,
@@ -72,7 +78,11 @@ as it is. `Authorization` goes on unless it carries our token (`outgoing_headers
 
 def upstream_base(vendor: str) -> str:
     """The configured base URL of a vendor, or '' when the vendor is off or unknown."""
-    name = {"anthropic": "INSPECTOR_UPSTREAM_ANTHROPIC", "openai": "INSPECTOR_UPSTREAM_OPENAI"}
+    name = {
+        "anthropic": "INSPECTOR_UPSTREAM_ANTHROPIC",
+        "openai": "INSPECTOR_UPSTREAM_OPENAI",
+        "gemini": "INSPECTOR_UPSTREAM_GEMINI",
+    }
     return str(getattr(settings, name[vendor], "") or "") if vendor in name else ""
 
 
@@ -111,7 +121,8 @@ def plan_call(
     received: int | None = None,
 ) -> Plan | JsonResponse:
     """The call to make for a request (headers as Django names them), or the vendor-shaped
-    refusal: unconfigured vendor, bad session name, no project to record in, too large.
+    refusal: a wrong URL (`proxy_paths.misdirected`), unconfigured vendor, bad session
+    name, no project to record in, too large.
 
     The one check of PROXY_MAX_REQUEST_BYTES, by the Content-Length declared and by the
     bytes `received` (the fast path keeps no more of a body than the limit; by default,
@@ -123,6 +134,13 @@ def plan_call(
             "invalid_request_error",
             f"{method} is not a method the vendors' APIs take ({', '.join(VENDOR_METHODS)}).",
         )
+    hint = misdirected(
+        vendor,
+        f"v1/{path}" if vendor == "openai" else path,
+        f"/proxy/s/{session}/" if session else "/proxy/",
+    )
+    if hint is not None:
+        return vendor_error(hint.vendor, 404, "not_found_error", hint.message)
     base = upstream_base(vendor)
     if not base:
         return vendor_error(
@@ -199,6 +217,7 @@ def too_large(vendor: str, limit: int) -> JsonResponse:
     )
 
 
+@vendor_shaped
 @access(Access.INGEST)
 @csrf_exempt
 async def relay(
@@ -236,11 +255,7 @@ async def relay(
 @access(Access.PUBLIC)
 @csrf_exempt
 async def unknown_vendor(request: HttpRequest, rest: str) -> JsonResponse:
-    return JsonResponse(
-        {
-            "error": "Unknown proxy path. Point the SDKs at /proxy/anthropic (Anthropic "
-            "Messages) or /proxy/openai/v1 (OpenAI Chat Completions and Responses); name a "
-            "session with /proxy/s/<session>/anthropic or /proxy/s/<session>/openai/v1."
-        },
-        status=404,
-    )
+    """A path no vendor route takes: the URL meant when it can be told (a missing `/v1`),
+    else the routes there are; in the shape of the vendor it names, or of all three."""
+    vendor, message = unknown_path(rest)
+    return vendor_json(vendor, 404, "not_found_error", message)

@@ -41,6 +41,7 @@ from traces.access.rules import TOKEN_HEADER, Access, our_token, rate_limited
 from traces.capture import proxy
 from traces.capture.proxy_upstream import Plan, open_upstream, passed_headers, relay_body
 from traces.capture.site_rules import ScopeRequest, django_would_serve, site_headers
+from traces.capture.vendor_errors import reshaped
 from traces.core.reading.capture import is_event_stream
 from traces.storage.db_scope import connection_scope
 from traces.stores import store
@@ -348,6 +349,7 @@ async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task) -> None:
 
 
 async def _send_response(response: HttpResponse, send: Send, request: _Request) -> None:
+    response = reshaped(response, request.kwargs["vendor"])  # a refusal as the vendor's error
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.items()]
     present = {k.lower() for k in response.headers}
     headers += site_headers(request.checked, response.status_code, present)

@@ -20,6 +20,7 @@ import httpx
 from django.http import JsonResponse
 
 from traces.capture.recording import ExchangeRecording
+from traces.capture.vendor_errors import vendor_json
 from traces.conf import inspector_settings
 from traces.core.reading.capture import HOP_BY_HOP, is_event_stream, sse_error_event
 from traces.stores import store
@@ -99,12 +100,7 @@ def passed_headers(upstream: httpx.Response) -> list[tuple[str, str]]:
 
 def vendor_error(vendor: str, status: int, kind: str, message: str) -> JsonResponse:
     """An error in the shape the vendor's SDK reads, so the agent shows our message."""
-    text = f"Loop Inspector proxy: {message}"
-    if vendor == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": text}}
-    else:
-        body = {"error": {"message": text, "type": kind, "param": None, "code": None}}
-    return JsonResponse(body, status=status)
+    return vendor_json(vendor, status, kind, message)
 
 
 def _failed(

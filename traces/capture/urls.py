@@ -10,6 +10,7 @@ app_name = "capture"
 urlpatterns = [
     path("proxy/anthropic/<path:path>", proxy.relay, {"vendor": "anthropic"}, name="anthropic"),
     path("proxy/openai/v1/<path:path>", proxy.relay, {"vendor": "openai"}, name="openai"),
+    path("proxy/gemini/<path:path>", proxy.relay, {"vendor": "gemini"}, name="gemini"),
     path(
         "proxy/s/<str:session>/anthropic/<path:path>",
         proxy.relay,
@@ -21,6 +22,12 @@ urlpatterns = [
         proxy.relay,
         {"vendor": "openai"},
         name="session-openai",
+    ),
+    path(
+        "proxy/s/<str:session>/gemini/<path:path>",
+        proxy.relay,
+        {"vendor": "gemini"},
+        name="session-gemini",
     ),
     path("proxy/s/<str:session>/", session_page, name="session-page"),
     path("api/captures/<str:session>", session_status, name="session-status"),

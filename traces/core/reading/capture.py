@@ -10,6 +10,7 @@ line: headers are masked and secret query parameters dropped before it is writte
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -49,8 +50,13 @@ def recorded_format(vendor: str, path: str) -> str | None:
         return "openai-chat"
     if vendor == "openai" and clean.endswith("/responses"):
         return "openai-responses"
+    if vendor == "gemini" and GEMINI_TURN.search(clean):
+        return "gemini"
     return None
 
+
+GEMINI_TURN = re.compile(r"/models/[^/:]+:(stream)?[gG]enerateContent$")
+"""Gemini's model turns (`countTokens`, `embedContent`… pass through unrecorded)."""
 
 PATH_SAFE = "!$&'()*+,;=:@~"
 """RFC 3986 sub-delimiters, ':' and '@' stay as they are in a path segment (Gemini's
@@ -98,6 +104,9 @@ def sse_error_event(vendor: str, message: str) -> bytes:
     if vendor == "anthropic":
         body = {"type": "error", "error": {"type": "api_error", "message": message}}
         return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
+    if vendor == "gemini":
+        body = {"error": {"code": 502, "message": message, "status": "UNAVAILABLE"}}
+        return b"data: " + orjson.dumps(body) + b"\r\n\r\n"
     body = {"error": {"message": message, "type": "proxy_error", "param": None, "code": None}}
     return b"data: " + orjson.dumps(body) + b"\n\n"
 
