@@ -70,8 +70,10 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
         # 10,000 traces never holds SQLite's write lock for the whole request.
         "OTLP_BATCH_TRACES": 100,
         # The "On this machine" page's watching (traces.live.machine): seconds between two
-        # passes over a watched store.
+        # passes over a watched store; and between them, seconds between two looks at the
+        # sessions followed live (a stat each: an append reaches an open page within it).
         "WATCH_INTERVAL_SECONDS": 2.0,
+        "WATCH_FOLLOW_SECONDS": 0.2,
     }
 )
 

@@ -61,3 +61,35 @@ async def _growing(home, session, lines, half):
     os.utime(session, (old, old))  # the agent went quiet: the trace closes
     fourth = await passes(home=home, env={})
     assert fourth.closed == 1
+
+
+def test_between_passes_the_live_sessions_alone_are_followed(tmp_path, corpus):
+    """`follow_pass` appends a live session's new lines without listing any store (a
+    document beside it, rewritten meanwhile, waits for the next full pass), and does
+    nothing when no live file changed."""
+    from traces.live.watch import follow_pass
+
+    lines = (corpus / "claude_code_jsonl/spotter/tool_heavy.jsonl").read_bytes().splitlines(True)
+    home = tmp_path / "home"
+    session = home / ".claude/projects/-work-spotter/growing.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_bytes(b"".join(lines[:4]))
+    document = home / ".continue/sessions/one.json"
+    document.parent.mkdir(parents=True)
+    document.write_bytes(
+        (corpus.parent / "agents/continue_sessions/continue-debug")
+        .glob("8*.json")
+        .__next__()
+        .read_bytes()
+    )
+    assert watch_pass(home=home, env={}).imported == 2
+    assert follow_pass().found == 0  # nothing changed
+    with open(session, "ab") as handle:
+        handle.write(b"".join(lines[4:9]))
+    document.write_bytes(document.read_bytes() + b"\n")
+    followed = follow_pass(only=("claude-code",))
+    assert (followed.found, followed.appended_lines, followed.replaced) == (1, 5, 0)
+    row = models.WatchedSession.objects.get(path=str(session))
+    assert (row.lines_sent, row.offset) == (9, session.stat().st_size)
+    assert follow_pass(only=("codex",)).found == 0  # another store's sessions are not looked at
+    assert models.WatchedSession.objects.get(path=str(document)).size != document.stat().st_size

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -27,7 +28,7 @@ from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from traces.conf import inspector_settings
-from traces.live.watch import watch_pass
+from traces.live.watch import follow_until, watch_pass
 
 log = logging.getLogger(__name__)
 
@@ -127,10 +128,22 @@ class MachineWatcher:
                     if stop.is_set():
                         break
                     self._pass(watch, stop)
-                self._wake.wait(float(inspector_settings()["WATCH_INTERVAL_SECONDS"]))
+                self._follow(watches, stop)
                 self._wake.clear()
         finally:
             connections.close_all()  # this thread's own connections
+
+    def _follow(self, watches: list[StoreWatch], stop: threading.Event) -> None:
+        """Until the next pass is due: the live sessions of these stores, followed."""
+        deadline = time.monotonic() + float(inspector_settings()["WATCH_INTERVAL_SECONDS"])
+        try:
+            follow_until(
+                deadline,
+                only=[watch.key for watch in watches],
+                wait=lambda seconds: self._wake.wait(seconds) or stop.is_set(),
+            )
+        except Exception:  # as a failed pass: logged, and the watching goes on
+            log.exception("following the live sessions failed")
 
     def _pass(self, watch: StoreWatch, stop: threading.Event) -> None:
         close_old_connections()

@@ -33,6 +33,7 @@ from traces.core.discovery import (
     scan,
     session_files,
     session_hints,
+    store_named,
 )
 from traces.core.reading.limits import InputRejected
 from traces.live.follow import FileFollower
@@ -108,6 +109,49 @@ def watch_pass(
             _sync(candidate, rows.get(str(candidate.path)), report)
     _gone(rows, seen, scans, only, report)
     return report
+
+
+def follow_pass(*, only: Collection[str] = ()) -> PassReport:
+    """Between two passes: only the sessions followed live (of the stores keyed in `only`),
+    each looked at with one stat and its new complete lines appended. No folder is listed,
+    so this runs every WATCH_FOLLOW_SECONDS and an append reaches an open trace page well
+    within a second, while the stores are scanned every interval. A file gone or gone
+    quiet is left to the next full pass (which says so, or closes its trace)."""
+    report = PassReport()
+    rows = models.WatchedSession.objects.filter(state=State.LIVE)
+    if only:
+        rows = rows.filter(store__in=list(only))
+    for row in rows:
+        store = store_named(row.store)
+        try:
+            info = Path(row.path).stat()
+        except OSError:
+            continue
+        if store is None or (info.st_size, info.st_mtime) == (row.size, row.mtime):
+            continue
+        candidate = Candidate(
+            store, Path(row.location), Path(row.path), "file", info.st_size, info.st_mtime
+        )
+        if candidate.appends:
+            report.found += 1
+            _sync(candidate, row, report)
+    return report
+
+
+def follow_until(
+    deadline: float,
+    *,
+    only: Collection[str] = (),
+    wait: Callable[[float], bool] = lambda seconds: time.sleep(seconds) or False,
+) -> None:
+    """`follow_pass` every WATCH_FOLLOW_SECONDS until `deadline` (time.monotonic): the wait
+    between two full passes, spent following live sessions. `wait(seconds)` sleeps and
+    says whether to stop now (the machine page's Stop, a new store to watch)."""
+    step = float(inspector_settings()["WATCH_FOLLOW_SECONDS"])
+    while (left := deadline - time.monotonic()) > 0:
+        if wait(min(step, left)):
+            return
+        follow_pass(only=only)
 
 
 def _sync(candidate: Candidate, row: models.WatchedSession | None, report: PassReport) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from traces.core.discovery import STORES, default_home
-from traces.live.watch import watch_pass
+from traces.live.watch import follow_until, watch_pass
 
 
 class Command(BaseCommand):
@@ -62,6 +62,8 @@ class Command(BaseCommand):
                         self.stderr.write(f"  {problem}")
                 if once:
                     return
-                time.sleep(interval)
+                # Until the next pass: the live sessions followed (a stat each, 5 times a
+                # second), so an append reaches an open page well within a second.
+                follow_until(time.monotonic() + interval, only=only)
         except KeyboardInterrupt:
             pass
