@@ -29,6 +29,9 @@ from traces.account_models import (
     Project as Project,
 )
 from traces.account_models import (
+    ModelPrice as ModelPrice,
+)
+from traces.account_models import (
     ShareLink as ShareLink,
 )
 from traces.account_models import (
