@@ -26,10 +26,10 @@ from traces.account_models import (
     Membership as Membership,
 )
 from traces.account_models import (
-    Project as Project,
+    ModelPrice as ModelPrice,
 )
 from traces.account_models import (
-    ModelPrice as ModelPrice,
+    Project as Project,
 )
 from traces.account_models import (
     ShareLink as ShareLink,

@@ -74,7 +74,11 @@ def test_costs_agree_with_the_librarys_own_calc_price(model, usage, at):
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
-            **({"cache_write_1h_tokens": usage.cache_write_1h_tokens} if usage.cache_write_1h_tokens else {}),
+            **(
+                {"cache_write_1h_tokens": usage.cache_write_1h_tokens}
+                if usage.cache_write_1h_tokens
+                else {}
+            ),
         ),
         model,
         genai_request_timestamp=datetime.fromtimestamp(at, tz=UTC),
@@ -96,7 +100,9 @@ def test_a_model_nobody_prices_is_unknown_and_named():
     accounting = account(analyze_bytes(dated_calls("acme-frontier-9", AFTER)))
     assert accounting.calls[0].cost_usd is None
     assert accounting.unpriced_models == ("acme-frontier-9",)
-    priced = library_table().merged(load_overrides(b'{"acme-frontier-9": {"input": 4, "output": 8}}'))
+    priced = library_table().merged(
+        load_overrides(b'{"acme-frontier-9": {"input": 4, "output": 8}}')
+    )
     again = account(analyze_bytes(dated_calls("acme-frontier-9", AFTER)), priced)
     assert again.calls[0].cost_usd == pytest.approx((1000 * 4 + 100 * 8) / 1e6)
     assert again.unpriced_models == ()

@@ -43,6 +43,14 @@ def list_context(
             Prefetch("labels", queryset=models.Label.objects.only("name"))
         )
     )
+    # Unpriced rows link to their project's prices form: the slugs in one query.
+    slugs = dict(
+        models.Project.objects.filter(pk__in={row.project_id for row in rows}).values_list(
+            "pk", "slug"
+        )
+    )
+    for row in rows:
+        row.project_slug = slugs.get(row.project_id, "")
     if query.q and rows:
         # The snippet of each listed trace whose calls' text matched (others matched by name).
         listed = who.traces(models.Trace.objects.filter(pk__in=[row.pk for row in rows]))

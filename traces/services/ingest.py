@@ -23,9 +23,9 @@ from traces import models
 from traces.access.rules import local_mode
 from traces.conf import limits, price_table
 from traces.core.analysis.ingest import Progress, analyze_bytes, analyze_files
+from traces.core.analysis.pricing import PriceTable
 from traces.core.gcpause import without_cycle_collection
 from traces.core.model import Trace as CoreTrace
-from traces.core.analysis.pricing import PriceTable
 from traces.core.outputs.report import build_report
 from traces.core.reading import archive
 from traces.core.reading.mapping import Mapping

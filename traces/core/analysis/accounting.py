@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model import Block, Call, Message, Trace
 from ..report_types import BucketsEntry, CostTotals
-from .pricing import Price, PriceTable, library_table, call_cost, refused_by_api
+from .pricing import Price, PriceTable, call_cost, library_table, refused_by_api
 from .tokens import TokenCounter, encoding_name
 
 BUCKETS = ("prefix", "tool_results", "replayed_output", "other")

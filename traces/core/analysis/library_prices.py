@@ -15,13 +15,11 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import version
-from typing import TYPE_CHECKING
 
 from genai_prices import data_snapshot
 from genai_prices import types as gp
 
-if TYPE_CHECKING:
-    from .pricing import Price
+from .price import Price
 
 SOURCE = "genai-prices"
 
@@ -58,7 +56,10 @@ class LibraryPrices:
                 provider, info = snapshot.find_provider_model(name, None, None, None)
             except LookupError:
                 continue
-            found = (info.id if provider.id in _PLAIN_PROVIDERS else f"{provider.id}/{info.id}", info)
+            found = (
+                info.id if provider.id in _PLAIN_PROVIDERS else f"{provider.id}/{info.id}",
+                info,
+            )
             break
         self._models[key] = found
         return found
@@ -87,12 +88,21 @@ def _day_key(info: gp.ModelInfo, moment: datetime) -> str:
 def _price(model_price: gp.ModelPrice) -> Price:
     """The library's text-token prices as a `Price`: a missing cache price is the input
     price (as the library bills it), and each long-context tier a `Price` of its own."""
-    from .pricing import Price
-
-    keys = ("input_mtok", "output_mtok", "cache_write_mtok", "cache_read_mtok", "cache_write_1h_mtok")
+    keys = (
+        "input_mtok",
+        "output_mtok",
+        "cache_write_mtok",
+        "cache_read_mtok",
+        "cache_write_1h_mtok",
+    )
     raw = {key: getattr(model_price, key, None) for key in keys}
     starts = sorted(
-        {tier.start for value in raw.values() if isinstance(value, gp.TieredPrices) for tier in value.tiers}
+        {
+            tier.start
+            for value in raw.values()
+            if isinstance(value, gp.TieredPrices)
+            for tier in value.tiers
+        }
     )
 
     def at_tier(start: int | None) -> Price:
@@ -112,7 +122,9 @@ def _price(model_price: gp.ModelPrice) -> Price:
     if not starts:
         return base
     tiers = tuple((start, at_tier(start)) for start in starts)
-    return Price(base.input, base.output, base.cache_write, base.cache_read, base.cache_write_1h, tiers)
+    return Price(
+        base.input, base.output, base.cache_write, base.cache_read, base.cache_write_1h, tiers
+    )
 
 
 def _tier_value(value: Decimal | gp.TieredPrices | None, start: int | None) -> float | None:

@@ -10,51 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 import orjson
 
 from ..model import Usage
 from .library_prices import LibraryPrices, described
+from .price import Price
+
+__all__ = ["Price", "PriceTable", "call_cost", "library_table", "load_overrides", "refused_by_api"]
 
 _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-v\d+(:\d+)?|-latest)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_write: float
-    cache_read: float
-    cache_write_1h: float | None = None
-    tiers: tuple[tuple[int, Price], ...] = ()
-    """Long-context tiers: (threshold, prices) for calls whose total input exceeds the
-    threshold (the whole call at the tier's prices, as providers bill it)."""
-
-    def for_input(self, total_input: int) -> Price:
-        """The prices for a call of `total_input` tokens in, tiers applied."""
-        chosen = self
-        for start, price in self.tiers:
-            if total_input > start:
-                chosen = price
-        return chosen
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Price:
-        input_price = float(raw["input"])
-        return cls(
-            input=input_price,
-            output=float(raw["output"]),
-            cache_write=float(raw.get("cache_write", input_price)),
-            cache_read=float(raw.get("cache_read", input_price)),
-            cache_write_1h=_float_or_none(raw.get("cache_write_1h")),
-        )
-
-
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 @dataclass(frozen=True, slots=True)
