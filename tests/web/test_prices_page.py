@@ -78,7 +78,7 @@ def test_a_member_sets_a_price_and_the_project_is_repriced(world, unpriced):  # 
     assert unpriced.cost_usd == pytest.approx(2 * (1000 * 4 + 100 * 8) / 1e6)
     assert unpriced.report["accounting"]["unpriced_models"] == []
     page = html.unescape(client.get(f"/traces/{unpriced.pk}/").content.decode())
-    assert "Cost unknown" not in page and "prices set in project" in page
+    assert "Cost unknown" not in page and "prices set in the project" in page
     # A later ingest of that project uses it; another project does not.
     later = trace_upload(
         files=[("b.jsonl", dated_calls(MODEL, AFTER))], name="later", project=world.alpha

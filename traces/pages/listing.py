@@ -43,11 +43,12 @@ def list_context(
             Prefetch("labels", queryset=models.Label.objects.only("name"))
         )
     )
-    # Unpriced rows link to their project's prices form: the slugs in one query.
-    slugs = dict(
-        models.Project.objects.filter(pk__in={row.project_id for row in rows}).values_list(
-            "pk", "slug"
-        )
+    # Unpriced rows link to their project's prices form: the slugs in one query, if any.
+    unpriced = {row.project_id for row in rows if row.cost_usd is None and row.model}
+    slugs = (
+        dict(models.Project.objects.filter(pk__in=unpriced).values_list("pk", "slug"))
+        if unpriced
+        else {}
     )
     for row in rows:
         row.project_slug = slugs.get(row.project_id, "")

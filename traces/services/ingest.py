@@ -274,7 +274,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             limits=limits(),
             mapping=mapping,
         )
-    report = build_report(core, prices=price_table_for(trace.project))
+    report = build_report(core, prices=price_table_for(trace.project_id))
 
     def replace_rows() -> None:
         with transaction.atomic():

@@ -11,10 +11,11 @@ from traces.core.analysis.pricing import Price, PriceTable
 from traces.services import team
 
 
-def project_overrides(project: models.Project | None) -> dict[str, Price]:
-    """The prices set for a project, by lower-cased model name."""
+def project_overrides(project: models.Project | int | None) -> dict[str, Price]:
+    """The prices set for a project (or its id), by lower-cased model name."""
     if project is None:
         return {}
+    project_id = project.pk if isinstance(project, models.Project) else project
     return {
         row.model.lower(): Price(
             input=row.input,
@@ -23,17 +24,18 @@ def project_overrides(project: models.Project | None) -> dict[str, Price]:
             cache_read=row.input if row.cache_read is None else row.cache_read,
             cache_write_1h=row.cache_write_1h,
         )
-        for row in models.ModelPrice.objects.filter(project=project)
+        for row in models.ModelPrice.objects.filter(project_id=project_id)
     }
 
 
-def price_table_for(project: models.Project | None) -> PriceTable:
-    """The library, then the PRICES file, then the prices set in the project's UI."""
+def price_table_for(project: models.Project | int | None) -> PriceTable:
+    """The library, then the PRICES file, then the prices set in the project's UI (one
+    query; a project or its id, so the live paths need not load the project)."""
     table = conf.price_table()
     overrides = project_overrides(project)
     if not overrides:
         return table
-    return table.merged(overrides, f"prices set in project {project}")
+    return table.merged(overrides, "prices set in the project")
 
 
 def price_set(
