@@ -10,6 +10,7 @@ itself is computed here in floats from those prices, the way the library defines
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -28,8 +29,8 @@ SOURCE = "genai-prices"
 class LibraryPrices:
     """The library's prices, remembered per model name and per model and day."""
 
-    _models: dict[str, tuple[str, gp.ModelInfo] | None] = field(default_factory=dict)
-    _prices: dict[tuple[str, str], Price] = field(default_factory=dict)
+    _models: dict[str, tuple[str, gp.ModelInfo, int] | None] = field(default_factory=dict)
+    _prices: dict[tuple[str, int], Price] = field(default_factory=dict)
 
     def lookup(self, names: tuple[str, ...], at: float | None) -> tuple[str, Price] | None:
         """The first of `names` the library knows, priced on the day of `at` (epoch
@@ -37,29 +38,28 @@ class LibraryPrices:
         found = self._model(names)
         if found is None:
             return None
-        model_id, info = found
-        moment = _moment(at)
-        key = (model_id, _day_key(info, moment))
+        model_id, info, step = found
+        moment = time.time() if at is None else at
+        key = (model_id, int(moment // step))
         price = self._prices.get(key)
         if price is None:
-            price = self._prices[key] = _price(info.get_prices(moment))
+            when = datetime.fromtimestamp(moment, tz=UTC)
+            price = self._prices[key] = _price(info.get_prices(when))
         return model_id, price
 
-    def _model(self, names: tuple[str, ...]) -> tuple[str, gp.ModelInfo] | None:
+    def _model(self, names: tuple[str, ...]) -> tuple[str, gp.ModelInfo, int] | None:
         key = names[0] if names else ""
         if key in self._models:
             return self._models[key]
         snapshot = data_snapshot.get_snapshot()
-        found: tuple[str, gp.ModelInfo] | None = None
+        found: tuple[str, gp.ModelInfo, int] | None = None
         for name in names:
             try:
                 provider, info = snapshot.find_provider_model(name, None, None, None)
             except LookupError:
                 continue
-            found = (
-                info.id if provider.id in _PLAIN_PROVIDERS else f"{provider.id}/{info.id}",
-                info,
-            )
+            plain = provider.id in _PLAIN_PROVIDERS
+            found = (info.id if plain else f"{provider.id}/{info.id}", info, _step(info))
             break
         self._models[key] = found
         return found
@@ -67,22 +67,17 @@ class LibraryPrices:
 
 _PLAIN_PROVIDERS = frozenset({"anthropic", "openai", "google"})
 """Providers whose models are named without a provider prefix (the names users know)."""
+DAY = 86_400
 
 
-def _moment(at: float | None) -> datetime:
-    if at is None:
-        return datetime.now(tz=UTC)
-    return datetime.fromtimestamp(at, tz=UTC)
-
-
-def _day_key(info: gp.ModelInfo, moment: datetime) -> str:
-    """Prices change by day (a start date); a few models also by time of day (off-peak
-    hours): those are remembered per minute."""
+def _step(info: gp.ModelInfo) -> int:
+    """How long one price holds, in seconds: prices change by day (a UTC start date); a
+    few models also by time of day (off-peak hours): those are remembered per minute."""
     if isinstance(info.prices, list) and any(
         isinstance(p.constraint, gp.TimeOfDateConstraint) for p in info.prices
     ):
-        return moment.strftime("%Y-%m-%dT%H:%M")
-    return moment.strftime("%Y-%m-%d")
+        return 60
+    return DAY
 
 
 def _price(model_price: gp.ModelPrice) -> Price:
