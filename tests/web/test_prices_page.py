@@ -112,3 +112,17 @@ def test_removing_a_price_is_audit_logged(world):  # noqa: F811
         )
     )
     assert sorted(actions) == ["price.change", "price.delete", "price.set"]
+
+
+def test_a_viewer_sees_the_unpriced_model_named_without_a_link_to_a_form_it_cannot_use(
+    world,  # noqa: F811
+    unpriced,
+):
+    for page, url in pages(world, unpriced).items():
+        body = html.unescape(world.clients["viewer"].get(url).content.decode())
+        assert MODEL in body, page
+        assert "/prices/" not in body, page
+    trace_page = html.unescape(
+        world.clients["viewer"].get(pages(world, unpriced)["trace"]).content.decode()
+    )
+    assert "A member of the project can set its price." in trace_page
