@@ -63,6 +63,17 @@ def test_the_same_model_on_two_dates_is_priced_at_each_dates_price():
         ("claude-sonnet-4-5", Usage(150_000, 1_000, 60_000, 0), AFTER),
         ("gemini-2.5-pro", Usage(250_000, 2_000, 0, 0), AFTER),
         ("gpt-5.6-terra", Usage(300_000, 1_000, 0, 0), BEFORE + 400 * 86400),
+        # DeepSeek's off-peak hours: the same day, two prices by time of day.
+        (
+            "deepseek-chat",
+            Usage(1_000, 100, 500, 0),
+            datetime(2026, 5, 1, 3, tzinfo=UTC).timestamp(),
+        ),
+        (
+            "deepseek-chat",
+            Usage(1_000, 100, 500, 0),
+            datetime(2026, 5, 1, 20, tzinfo=UTC).timestamp(),
+        ),
     ],
 )
 def test_costs_agree_with_the_librarys_own_calc_price(model, usage, at):
@@ -106,3 +117,11 @@ def test_a_model_nobody_prices_is_unknown_and_named():
     again = account(analyze_bytes(dated_calls("acme-frontier-9", AFTER)), priced)
     assert again.calls[0].cost_usd == pytest.approx((1000 * 4 + 100 * 8) / 1e6)
     assert again.unpriced_models == ()
+
+
+def test_off_peak_hours_are_told_apart_within_one_day():
+    table = library_table()
+    peak = table.lookup("deepseek-chat", datetime(2026, 5, 1, 3, tzinfo=UTC).timestamp())
+    off_peak = table.lookup("deepseek-chat", datetime(2026, 5, 1, 20, tzinfo=UTC).timestamp())
+    assert peak is not None and off_peak is not None
+    assert peak[1].input != off_peak[1].input
