@@ -126,3 +126,14 @@ def test_a_viewer_sees_the_unpriced_model_named_without_a_link_to_a_form_it_cann
         world.clients["viewer"].get(pages(world, unpriced)["trace"]).content.decode()
     )
     assert "A member of the project can set its price." in trace_page
+
+
+def test_a_hostile_model_name_stays_text_in_the_note_and_the_link(world):  # noqa: F811
+    hostile = '<img src=x onerror="alert(1)">'
+    trace = trace_upload(
+        files=[("h.jsonl", dated_calls(hostile, AFTER))], name="hostile", project=world.alpha
+    ).trace
+    body = world.clients["member"].get(f"/traces/{trace.pk}/").content.decode()
+    assert hostile not in body
+    assert "Cost unknown for &lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in body
+    assert f"?model={quote(hostile)}" in body
