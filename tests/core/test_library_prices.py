@@ -125,3 +125,16 @@ def test_off_peak_hours_are_told_apart_within_one_day():
     off_peak = table.lookup("deepseek-chat", datetime(2026, 5, 1, 20, tzinfo=UTC).timestamp())
     assert peak is not None and off_peak is not None
     assert peak[1].input != off_peak[1].input
+
+
+@pytest.mark.parametrize(
+    "model, priced_as",
+    [
+        ("moonshot.kimi-k2-thinking", "moonshotai/kimi-k2-thinking"),  # Bedrock, in the corpus
+        ("us.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-3-7-sonnet-latest"),
+        ("claude-sonnet-4.5", "claude-sonnet-4-5"),  # a dot, not a vendor
+    ],
+)
+def test_bedrock_and_dotted_names_find_the_librarys_model(model, priced_as):
+    found = library_table().lookup(model, AFTER)
+    assert found is not None and found[0] == priced_as

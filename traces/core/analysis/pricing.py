@@ -19,6 +19,11 @@ from .price import Price
 
 __all__ = ["Price", "PriceTable", "call_cost", "library_table", "load_overrides", "refused_by_api"]
 
+_BEDROCK_REGIONS = frozenset({"us", "eu", "apac", "jp", "global", "us-gov", "ca", "au"})
+_BEDROCK_VENDORS = frozenset(
+    {"anthropic", "moonshot", "moonshotai", "meta", "mistral", "amazon", "cohere", "ai21"}
+    | {"deepseek", "qwen", "openai", "writer", "minimax", "zai"}
+)
 _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-v\d+(:\d+)?|-latest)$")
 
 
@@ -83,9 +88,13 @@ def _candidates(model: str) -> tuple[str, ...]:
         if separator in name and not name.endswith(":0"):
             names.append(name.rsplit(separator, 1)[-1])
     tail = name.rsplit("/", 1)[-1]
-    if "." in tail and tail.split(".", 1)[0] in ("anthropic", "us", "eu", "apac", "jp", "global"):
-        tail = tail.split("anthropic.", 1)[-1]
-    names.append(tail)
+    # Bedrock: an optional region (`us.`), then the vendor (`anthropic.`, `moonshot.`).
+    parts = tail.split(".")
+    if len(parts) > 1 and parts[0] in _BEDROCK_REGIONS:
+        parts = parts[1:]
+    if len(parts) > 1 and parts[0] in _BEDROCK_VENDORS:
+        parts = parts[1:]
+    names.append(".".join(parts))
     out: list[str] = []
     for item in names:
         stripped = item
