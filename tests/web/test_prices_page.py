@@ -6,6 +6,7 @@ ingests use it; exports say it in words."""
 from __future__ import annotations
 
 import html
+import io
 from urllib.parse import quote
 
 import pytest
@@ -137,3 +138,27 @@ def test_a_hostile_model_name_stays_text_in_the_note_and_the_link(world):  # noq
     assert hostile not in body
     assert "Cost unknown for &lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in body
     assert f"?model={quote(hostile)}" in body
+
+
+def test_reanalyze_picks_up_a_price_set_without_re_pricing(world, unpriced):  # noqa: F811
+    from django.core.management import call_command
+
+    from traces.services.prices import price_set
+
+    price_set(
+        who="test",
+        project=world.alpha,
+        model=MODEL,
+        values={
+            "input": 3.0,
+            "output": 15.0,
+            "cache_write": None,
+            "cache_read": None,
+            "cache_write_1h": None,
+        },
+    )
+    unpriced.refresh_from_db()
+    assert unpriced.cost_usd is None  # stored traces keep their cost until re-priced
+    call_command("reanalyze", str(unpriced.pk), stdout=io.StringIO())
+    unpriced.refresh_from_db()
+    assert unpriced.cost_usd == pytest.approx(2 * (1000 * 3 + 100 * 15) / 1e6)
