@@ -43,6 +43,8 @@ class LibraryPrices:
         key = (model_id, int(moment // step))
         price = self._prices.get(key)
         if price is None:
+            if len(self._prices) >= MAX_REMEMBERED:
+                self._prices.clear()
             when = datetime.fromtimestamp(moment, tz=UTC)
             price = self._prices[key] = _price(info.get_prices(when))
         return model_id, price
@@ -61,6 +63,8 @@ class LibraryPrices:
             plain = provider.id in _PLAIN_PROVIDERS
             found = (info.id if plain else f"{provider.id}/{info.id}", info, _step(info))
             break
+        if len(self._models) >= MAX_REMEMBERED:  # a process lives long; names are input
+            self._models.clear()
         self._models[key] = found
         return found
 
@@ -68,6 +72,9 @@ class LibraryPrices:
 _PLAIN_PROVIDERS = frozenset({"anthropic", "openai", "google"})
 """Providers whose models are named without a provider prefix (the names users know)."""
 DAY = 86_400
+MAX_REMEMBERED = 20_000
+"""Model names and (model, day) prices kept at most: trace text names models, so a long
+process must not keep every name it ever read."""
 
 
 def _step(info: gp.ModelInfo) -> int:
