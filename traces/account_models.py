@@ -130,3 +130,23 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-at"]
+
+
+class ModelPrice(models.Model):
+    """A price a person set in the UI for a model, per project: it wins over the library
+    and the price file for that project's later ingests and `reanalyze`."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="model_prices")
+    model = NulSafeCharField(max_length=200, help_text="Model name as traces name it.")
+    input = models.FloatField(help_text="USD per million uncached input tokens.")
+    output = models.FloatField(help_text="USD per million output tokens.")
+    cache_write = models.FloatField(null=True, blank=True)
+    cache_read = models.FloatField(null=True, blank=True)
+    cache_write_1h = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model"]
+        constraints = [
+            models.UniqueConstraint("project", "model", name="unique_model_price_per_project")
+        ]

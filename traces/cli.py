@@ -27,14 +27,14 @@ class CliError(Exception):
 
 
 def price_table(path: Path | None) -> PriceTable:
-    """The bundled prices, overridden by a user price file when one is named."""
-    from traces.core.analysis.pricing import bundled_table, load_overrides
+    """The `genai-prices` prices, overridden by a user price file when one is named."""
+    from traces.core.analysis.pricing import library_table, load_overrides
 
-    table = bundled_table()
+    table = library_table()
     if path is None:
         return table
     try:
-        return table.merged(load_overrides(path.read_bytes()))
+        return table.merged(load_overrides(path.read_bytes()), f"the price file {path}")
     except (OSError, ValueError) as exc:
         raise CliError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
 

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from traces.core.analysis.pricing import PriceTable, bundled_table, load_overrides
+from traces.core.analysis.pricing import PriceTable, library_table, load_overrides
 from traces.core.reading.limits import Limits
 from traces.environment import Environment
 
@@ -113,12 +113,13 @@ def _forget_settings(*, setting: str, **kwargs: Any) -> None:
 
 @cache
 def price_table() -> PriceTable:
-    """The bundled prices, overridden by the file the PRICES key names (INSPECTOR_PRICES):
-    `{"model": {"input": 3.0, "output": 15.0, ...}}` per million."""
-    table = bundled_table()
+    """The `genai-prices` prices, overridden by the file the PRICES key names
+    (INSPECTOR_PRICES): `{"model": {"input": 3.0, "output": 15.0, ...}}` per million.
+    Prices set in the UI win over both (`traces.services.prices.price_table_for`)."""
+    table = library_table()
     path = inspector_settings()["PRICES"]
     if path:
-        table = table.merged(load_overrides(Path(path).read_bytes()))
+        table = table.merged(load_overrides(Path(path).read_bytes()), f"the price file {path}")
     return table
 
 

@@ -26,6 +26,9 @@ from traces.account_models import (
     Membership as Membership,
 )
 from traces.account_models import (
+    ModelPrice as ModelPrice,
+)
+from traces.account_models import (
     Project as Project,
 )
 from traces.account_models import (

@@ -8,7 +8,7 @@ import pytest
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces.core.analysis.accounting import account
 from traces.core.analysis.ingest import analyze_bytes
-from traces.core.analysis.pricing import Price, bundled_table, load_overrides
+from traces.core.analysis.pricing import Price, library_table, load_overrides
 from traces.core.outputs.report import build_report
 from traces.core.reading.sample import sample_bytes
 
@@ -36,7 +36,7 @@ def test_calendar_task_reproduces_the_seed_to_the_token():
 
 def test_calendar_costs_at_the_seed_prices():
     trace = analyze_bytes(sample_bytes())
-    table = bundled_table().merged(
+    table = library_table().merged(
         load_overrides(
             b'{"claude-sonnet-4-5": {"input": 3, "output": 15, '
             b'"cache_write": 3.75, "cache_read": 0.3}}'
@@ -90,7 +90,7 @@ def test_unknown_models_have_tokens_but_no_cost():
 @pytest.mark.parametrize(
     "model, family",
     [
-        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4-0"),  # the library's id
         ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
         ("anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
         ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
@@ -98,7 +98,7 @@ def test_unknown_models_have_tokens_but_no_cost():
     ],
 )
 def test_dated_and_prefixed_model_names_find_their_family(model, family):
-    found = bundled_table().lookup(model)
+    found = library_table().lookup(model)
     assert found is not None and found[0] == family
 
 

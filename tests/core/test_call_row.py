@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from traces.core.analysis.ingest import analyze_bytes
-from traces.core.analysis.pricing import bundled_table
+from traces.core.analysis.pricing import library_table
 from traces.core.model import Call, Usage
 from traces.core.outputs.call_row import call_row_marks, usage_cost
 from traces.core.report_types import FindingEntry
@@ -65,7 +65,7 @@ def test_a_report_written_before_a_key_existed_reads_as_unknown():
 
 
 def test_the_usage_cost_is_the_reports_rounding_and_unknown_without_usage_or_price():
-    prices = bundled_table()
+    prices = library_table()
     usage = Usage(
         input_tokens=1_000, output_tokens=2_000, cache_read_tokens=30_000, cache_write_tokens=7
     )

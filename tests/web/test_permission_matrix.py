@@ -44,6 +44,7 @@ ALLOWED: dict[tuple[Access, str], set[str]] = {
     (Access.INGEST, "trace"): ALPHA_MEMBERS | {"ingest_token"},
     (Access.ORIGINAL, "trace"): ALPHA_MEMBERS | {"read_token"},
     (Access.MEMBER, "trace"): ALPHA_MEMBERS | {"ingest_token"},
+    (Access.MEMBER, "project"): ALPHA_MEMBERS | {"ingest_token"},
     (Access.OWNER, "project"): {"owner"},
     (Access.LOCAL, "none"): set(),  # shared mode: nobody, not even an owner
 }
@@ -67,6 +68,7 @@ EXPECTED_RULES = {
     "team:share-revoke": Access.MEMBER,
     "team:shared": Access.PUBLIC,
     "team:project": Access.OWNER,
+    "team:prices": Access.MEMBER,
     "team:tokens": Access.ACCOUNT,
     "accounts:login": Access.PUBLIC,
     "accounts:password": Access.ACCOUNT,

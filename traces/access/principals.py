@@ -20,6 +20,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 
 from traces import models
 from traces.access.cross_site import local_mode
@@ -232,9 +233,32 @@ def principal(request: HttpRequest) -> Principal:
     return found
 
 
+class _Everywhere:
+    """Every project (local mode): `id in price_project_ids` is always true."""
+
+    def __contains__(self, project_id: object) -> bool:
+        return True
+
+
+def _price_project_ids(request: HttpRequest) -> Any:
+    """The projects whose prices the caller may set (Access.MEMBER), asked only when a
+    page shows an unknown cost: the link to the Prices form is offered only there."""
+    if local_mode():
+        return _Everywhere()
+    try:
+        who = principal(request)
+    except BadToken:
+        return frozenset()
+    return frozenset(pk for pk in who.roles if who.allows(Access.MEMBER, pk))
+
+
 def context(request: HttpRequest) -> dict[str, Any]:
-    """Template context: the mode, so the top bar shows account links only when shared."""
-    return {"shared_mode": not local_mode()}
+    """Template context: the mode, so the top bar shows account links only when shared;
+    where the caller may set prices (lazy: no query unless a page asks)."""
+    return {
+        "shared_mode": not local_mode(),
+        "price_project_ids": SimpleLazyObject(lambda: _price_project_ids(request)),
+    }
 
 
 def ingest_project(request: HttpRequest, slug: str | None = None) -> models.Project | None:

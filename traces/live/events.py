@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from traces import models
-from traces.conf import inspector_settings, price_table
+from traces.conf import inspector_settings
 from traces.core.analysis.ingest import TraceSession
 from traces.core.analysis.pricing import PriceTable
 from traces.core.analysis.rebuild import TraceBuilder
@@ -35,6 +35,7 @@ from traces.core.report_types import (
     LiveToolRunEntry,
 )
 from traces.live.broadcast import broadcast, may_listen
+from traces.services.prices import price_table_for
 from traces.storage.row_writer import insert_rows
 from traces.storage.rows import store_calls, store_line_errors, store_tool_runs
 
@@ -92,7 +93,7 @@ def store_changes(
     if new_calls:
         names = _tool_names(changed_runs)
         url = _call_url(trace)
-        prices = price_table()
+        prices = price_table_for(trace.project_id)
         events += [
             ("call", live_call(call, names.get(call.index, []), url, prices)) for call in new_calls
         ]

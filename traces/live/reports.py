@@ -27,6 +27,7 @@ from traces.live.events import (
     state_payload,
 )
 from traces.live.sessions import locked_trace
+from traces.services.prices import price_table_for
 from traces.storage.rows import store_rule_counts
 from traces.stores import store
 
@@ -101,6 +102,6 @@ def report_of(trace_id: Any) -> tuple[int, dict[str, Any]] | None:
             covered = entry.lines_fed
             snapshot = session.snapshot(covered)
             held = session.held()
-    report = build_report(snapshot, prices=price_table())
+    report = build_report(snapshot, prices=price_table_for(trace.project_id))
     report["held"] = held
     return covered, report

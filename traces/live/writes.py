@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from traces import models
 from traces.access.rules import local_mode
-from traces.conf import inspector_settings, limits, price_table
+from traces.conf import inspector_settings, limits
 from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.gcpause import cycle_collector_paused
 from traces.core.outputs.report import build_report
@@ -65,6 +65,7 @@ from traces.live.sessions import (
 )
 from traces.live.worker import request_refresh, request_refresh_of_new
 from traces.services.ingest import redacts
+from traces.services.prices import price_table_for
 from traces.storage import originals
 from traces.storage.rows import store_rule_counts, summary_fields
 from traces.stores import store
@@ -312,7 +313,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
         session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
         before = Marks.of(session)
         core = session.finish(trace.lines_total)
-    report = build_report(core, prices=price_table())
+    report = build_report(core, prices=price_table_for(trace.project_id))
     events = store_changes(trace, session, before, core)
     events += account_events(trace.report, report) + finding_events(trace.report, report)
     digest = hashlib.sha256()

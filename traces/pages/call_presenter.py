@@ -66,6 +66,7 @@ def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
         "bucket_labels": BUCKET_LABELS,
         "trace": trace,
         "call": call,
+        "call_models": [call.model] if call.model else [],
         "request": request,
         "appended": appended,
         "response": response,

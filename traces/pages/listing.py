@@ -43,6 +43,15 @@ def list_context(
             Prefetch("labels", queryset=models.Label.objects.only("name"))
         )
     )
+    # Unpriced rows link to their project's prices form: the slugs in one query, if any.
+    unpriced = {row.project_id for row in rows if row.cost_usd is None and row.model}
+    slugs = (
+        dict(models.Project.objects.filter(pk__in=unpriced).values_list("pk", "slug"))
+        if unpriced
+        else {}
+    )
+    for row in rows:
+        row.project_slug = slugs.get(row.project_id, "")
     if query.q and rows:
         # The snippet of each listed trace whose calls' text matched (others matched by name).
         listed = who.traces(models.Trace.objects.filter(pk__in=[row.pk for row in rows]))

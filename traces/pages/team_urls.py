@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from traces.pages import prices as price_views
 from traces.pages import team as team_views
 
 app_name = "team"
@@ -11,6 +12,7 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke", team_views.token_revoke, name="token-revoke"),
     path("projects/", team_views.projects, name="projects"),
     path("projects/<slug:project>/", team_views.project, name="project"),
+    path("projects/<slug:project>/prices/", price_views.project_prices, name="prices"),
     path("traces/<uuid:trace_id>/share", team_views.share, name="share"),
     path(
         "traces/<uuid:trace_id>/share/<int:link_id>/revoke",

@@ -31,6 +31,7 @@ SET_COLUMNS = (
     "cache_read_tokens",
     "cache_write_tokens",
     "cost_usd",
+    "model",
     "outcome_kind",
     "started_at",
     "ended_at",
@@ -188,6 +189,9 @@ def set_context(run_set: models.RunSet, *, projects: Any = None) -> dict[str, An
         "runs_total": len(runs),
         "total_cost": sum(costs) if costs else None,
         "priced_runs": len(costs),
+        "unpriced_models": sorted(
+            {run.model for run in runs if run.cost_usd is None and run.model}
+        ),
         "outcomes": outcome_rows(runs),
         "rules": rule_rows(run_set),
         "figures": distributions(runs),

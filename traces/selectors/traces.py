@@ -43,6 +43,7 @@ LIST_COLUMNS = (
     "working_dir",
     "error_results",
     "run_set",
+    "project",  # unpriced rows link to their project's prices form
 )
 """What a row of the list shows: summary columns only, never the report."""
 

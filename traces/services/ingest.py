@@ -23,6 +23,7 @@ from traces import models
 from traces.access.rules import local_mode
 from traces.conf import limits, price_table
 from traces.core.analysis.ingest import Progress, analyze_bytes, analyze_files
+from traces.core.analysis.pricing import PriceTable
 from traces.core.gcpause import without_cycle_collection
 from traces.core.model import Trace as CoreTrace
 from traces.core.outputs.report import build_report
@@ -33,6 +34,7 @@ from traces.core.reading.upload_redaction import redact_upload
 from traces.selectors.traces import trace_source_bytes, trace_source_files
 from traces.services.labels import trace_set_labels
 from traces.services.mappings import stored_mapping
+from traces.services.prices import price_table_for
 from traces.storage import originals, search_index
 from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
 from traces.storage.transient import retrying
@@ -81,13 +83,17 @@ def ingest_prepare(
     mapping: Mapping | None = None,
     redact_credentials: bool = False,
     progress: Progress | None = None,
+    prices: PriceTable | None = None,
 ) -> PreparedIngest:
     """Parse, rebuild, report and compress: the slow, CPU-bound half of an ingest. It needs
     no database, so the web layer runs it in its ingest pool (see `traces.services.offload`).
 
     With `redact_credentials` (shared mode, see `redacts`) the credentials are removed
-    first, so nothing derived holds them. Raises InputRejected for non-traces.
+    first, so nothing derived holds them. `prices`: the project's price table
+    (`traces.services.prices.price_table_for`); the instance's when None. Raises
+    InputRejected for non-traces.
     """
+    prices = prices or price_table()
     redacted: dict[str, int] = {}
     if redact_credentials:
         cleaned = [redact_upload(filename, data, limits()) for filename, data in files]
@@ -106,7 +112,7 @@ def ingest_prepare(
                 mapping=mapping,
                 progress=progress,
             )
-            report = build_report(core, prices=price_table())
+            report = build_report(core, prices=prices)
             compressed, sha256 = archived.result()
         return PreparedIngest(
             core,
@@ -119,7 +125,7 @@ def ingest_prepare(
             redacted,
         )
     core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
-    report = build_report(core, prices=price_table())
+    report = build_report(core, prices=prices)
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
     compressed_files = [archive.compress(data) for _, data in files]
     return PreparedIngest(core, report, files, compressed_files, "", name or label, label, redacted)
@@ -268,7 +274,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             limits=limits(),
             mapping=mapping,
         )
-    report = build_report(core, prices=price_table())
+    report = build_report(core, prices=price_table_for(trace.project_id))
 
     def replace_rows() -> None:
         with transaction.atomic():

@@ -29,6 +29,7 @@ from traces.services.ingest import (
     redacts,
 )
 from traces.services.offload import off_thread
+from traces.services.prices import price_table_for
 
 Who = Principal | str | None
 """Who uploads: the request's principal; a label (a background job keeps its uploader's
@@ -61,6 +62,7 @@ class TraceUpload:
             mapping=self.mapping,
             redact_credentials=redacts(self.project),
             progress=self.progress,
+            prices=price_table_for(self.project),
         )
 
     def store(self, prepared: PreparedIngest) -> IngestResult:

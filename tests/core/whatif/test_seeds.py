@@ -137,3 +137,19 @@ def test_tools_that_already_overlapped_save_nothing():
     concurrent = scenario(report["what_if"], "concurrent-tools")
     assert concurrent["items"][0]["wall_s"] == 2.0
     assert concurrent["seconds_saved"] == 0.0
+
+
+def test_clinic_054_033_exact_with_the_seeds_prices_as_an_override():
+    """The seed's illustrative prices ($3 / $15, writes 1.25x, reads 0.1x) set as a user
+    override: whatever the library's prices, the seed's figures come out exactly."""
+    from traces.core.analysis.pricing import library_table, load_overrides
+
+    seed = load_overrides(
+        b'{"claude-sonnet-4-5": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}'
+    )
+    report = build_report(analyze_bytes(clinic_visit()), prices=library_table().merged(seed))
+    cache = scenario(report["what_if"], "prompt-cache")
+    assert cache["uncached_usd"] == pytest.approx(0.054)
+    assert round(cache["prefix_cached_usd"]["5m"], 3) == 0.033
+    assert cache["prefix_cached_usd"]["5m"] == pytest.approx(0.033075)
+    assert report["accounting"]["unpriced_models"] == []

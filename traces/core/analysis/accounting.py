@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model import Block, Call, Message, Trace
 from ..report_types import BucketsEntry, CostTotals
-from .pricing import Price, PriceTable, bundled_table, call_cost, refused_by_api
+from .pricing import Price, PriceTable, call_cost, library_table, refused_by_api
 from .tokens import TokenCounter, encoding_name
 
 BUCKETS = ("prefix", "tool_results", "replayed_output", "other")
@@ -177,7 +177,9 @@ class _LoopWalk:
 
 def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
     """Account every call of the trace (pure; deterministic)."""
-    table = prices or bundled_table()
+    table = (prices or library_table()).for_one_trace()
+    # A call without a time is priced on the date of the trace's first timed call.
+    undated_at = next((c.started_at for c in trace.calls if c.started_at is not None), None)
     counter = TokenCounter()
     runs_by_result = {
         (run.loop, run.id, run.result_call): position
@@ -237,7 +239,7 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         walk.calls_seen += 1
         walk.buckets = buckets
         walk.previous = call
-        accounts.append(_priced(call, buckets, exact, residual, table, unpriced))
+        accounts.append(_priced(call, buckets, exact, residual, table, unpriced, undated_at))
     for walk in walks.values():
         for run, _ in walk.active_results:
             carrying[run] = walk.calls_seen - carried_from[run]
@@ -256,7 +258,8 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         results=results,
         encoding=encoding_name(),
         prices_taken=table.taken,
-        prices_source=table.source,
+        prices_source=table.source
+        + (f"; overridden by {table.overrides_source}" if table.overrides_source else ""),
         estimated_calls=sum(1 for a in accounts if not a.tokens_exact),
         unpriced_models=tuple(sorted(unpriced)),
         table=table,
@@ -390,8 +393,10 @@ def _priced(
     residual: int,
     table: PriceTable,
     unpriced: set[str],
+    undated_at: float | None = None,
 ) -> CallAccount:
-    found = table.lookup(call.model)
+    at = call.started_at if call.started_at is not None else undated_at
+    found = table.lookup(call.model, at)
     if found is None and call.model:
         unpriced.add(call.model)
     name, price = found if found else (None, None)

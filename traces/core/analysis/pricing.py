@@ -1,71 +1,81 @@
-"""Prices per million tokens and the cost of a call: bundled table, user overrides.
+"""Prices per million tokens and the cost of a call: overrides, then `genai-prices`.
 
-Unknown models get no price: their cost is "unknown", never a guess.
+A price set by the user (a price file, or a price set in the UI and stored per project)
+wins; otherwise the `genai-prices` library prices the call on the date it was made
+(`library_prices`). Unknown models get no price: their cost is "unknown", never a guess.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cache, lru_cache
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import orjson
 
 from ..model import Usage
+from .library_prices import LibraryPrices, described
+from .price import Price
 
-BUNDLED = Path(__file__).resolve().parent / "data" / "prices.json"
+__all__ = ["Price", "PriceTable", "call_cost", "library_table", "load_overrides", "refused_by_api"]
+
+_BEDROCK_REGIONS = frozenset({"us", "eu", "apac", "jp", "global", "us-gov", "ca", "au"})
+_BEDROCK_VENDORS = frozenset(
+    {"anthropic", "moonshot", "moonshotai", "meta", "mistral", "amazon", "cohere", "ai21"}
+    | {"deepseek", "qwen", "openai", "writer", "minimax", "zai"}
+)
 _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-v\d+(:\d+)?|-latest)$")
 
 
 @dataclass(frozen=True, slots=True)
-class Price:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_write: float
-    cache_read: float
-    cache_write_1h: float | None = None
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Price:
-        input_price = float(raw["input"])
-        return cls(
-            input=input_price,
-            output=float(raw["output"]),
-            cache_write=float(raw.get("cache_write", input_price)),
-            cache_read=float(raw.get("cache_read", input_price)),
-            cache_write_1h=_float_or_none(raw.get("cache_write_1h")),
-        )
-
-
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-@dataclass(frozen=True, slots=True)
 class PriceTable:
-    prices: dict[str, Price]
+    """Overrides (by model name) over the library; `overrides_source` says where they came
+    from (a file, the project's prices) for the report's price note."""
+
+    overrides: dict[str, Price]
     taken: str
     source: str
+    library: LibraryPrices | None = field(default_factory=LibraryPrices)
+    overrides_source: str = ""
+    _given: dict[str, Price] = field(default_factory=dict)
 
-    def lookup(self, model: str | None) -> tuple[str, Price] | None:
-        """The price of a model, matching dated and provider-prefixed names to the family.
+    @property
+    def prices(self) -> dict[str, Price]:
+        """Every price this table has given out or holds as an override, by the name it
+        was priced as (the latest one given for a name whose price changed over time)."""
+        return {**self._given, **self.overrides}
+
+    def lookup(self, model: str | None, at: float | None = None) -> tuple[str, Price] | None:
+        """The price of a model at `at` (epoch seconds; None: today), matching dated and
+        provider-prefixed names to the family.
 
         `claude-sonnet-4-20250514`, `anthropic/claude-sonnet-4` and Bedrock's
-        `anthropic.claude-sonnet-4-20250514-v1:0` all price as `claude-sonnet-4`.
+        `anthropic.claude-sonnet-4-20250514-v1:0` all price as `claude-sonnet-4` when
+        that is an override; the library has its own names (`claude-sonnet-4-0`).
         """
         if not model:
             return None
-        for candidate in _candidates(model):
-            if candidate in self.prices:
-                return candidate, self.prices[candidate]
-        return None
+        candidates = _candidates(model)
+        for candidate in candidates:
+            if candidate in self.overrides:
+                return candidate, self.overrides[candidate]
+        found = self.library.lookup(candidates, at) if self.library is not None else None
+        if found is not None:
+            self._given[found[0]] = found[1]
+        return found
 
-    def merged(self, overrides: dict[str, Price]) -> PriceTable:
-        return PriceTable({**self.prices, **overrides}, self.taken, self.source)
+    def for_one_trace(self) -> PriceTable:
+        """This table with nothing given out yet (the library's lookups still shared)."""
+        return PriceTable(
+            self.overrides, self.taken, self.source, self.library, self.overrides_source
+        )
+
+    def merged(self, overrides: dict[str, Price], source: str = "") -> PriceTable:
+        """This table with `overrides` winning over it (and over earlier overrides)."""
+        named = "; ".join(s for s in (self.overrides_source, source) if s)
+        return PriceTable(
+            {**self.overrides, **overrides}, self.taken, self.source, self.library, named
+        )
 
 
 @lru_cache(maxsize=1024)
@@ -78,9 +88,13 @@ def _candidates(model: str) -> tuple[str, ...]:
         if separator in name and not name.endswith(":0"):
             names.append(name.rsplit(separator, 1)[-1])
     tail = name.rsplit("/", 1)[-1]
-    if "." in tail and tail.split(".", 1)[0] in ("anthropic", "us", "eu", "apac", "jp", "global"):
-        tail = tail.split("anthropic.", 1)[-1]
-    names.append(tail)
+    # Bedrock: an optional region (`us.`), then the vendor (`anthropic.`, `moonshot.`).
+    parts = tail.split(".")
+    if len(parts) > 1 and parts[0] in _BEDROCK_REGIONS:
+        parts = parts[1:]
+    if len(parts) > 1 and parts[0] in _BEDROCK_VENDORS:
+        parts = parts[1:]
+    names.append(".".join(parts))
     out: list[str] = []
     for item in names:
         stripped = item
@@ -93,11 +107,11 @@ def _candidates(model: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-@cache
-def bundled_table() -> PriceTable:
-    raw = orjson.loads(BUNDLED.read_bytes())
-    prices = {name: Price.from_json(entry) for name, entry in raw["models"].items()}
-    return PriceTable(prices, raw["taken"], raw["source"])
+def library_table() -> PriceTable:
+    """The `genai-prices` prices with no override (a new table: it remembers the prices
+    it gave out, so each analysis starts its own)."""
+    taken, source = described()
+    return PriceTable({}, taken, source)
 
 
 def load_overrides(data: bytes) -> dict[str, Price]:
@@ -116,6 +130,7 @@ def load_overrides(data: bytes) -> dict[str, Price]:
 
 def call_cost(usage: Usage, price: Price) -> float:
     """What a call cost, with cache writes at their TTL's price when the split is known."""
+    price = price.for_input(usage.total_input_tokens)
     write_1h = usage.cache_write_1h_tokens or 0
     write_5m = usage.cache_write_tokens - write_1h
     one_hour_price = price.cache_write_1h if price.cache_write_1h is not None else price.cache_write

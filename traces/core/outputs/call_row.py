@@ -48,5 +48,5 @@ def usage_cost(call: Call, prices: PriceTable) -> float | None:
     the estimates for calls that reported none); None when unknown or unpriced."""
     if call.usage is None:
         return None
-    price = prices.lookup(call.model)
+    price = prices.lookup(call.model, call.started_at)
     return None if price is None else round(call_cost(call.usage, price[1]), 6)

@@ -268,13 +268,18 @@ def tools_side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[
     return rows
 
 
+def _unpriced(report: Mapping[str, Any]) -> list[str]:
+    """The models of a run no price knew (their calls' cost is unknown)."""
+    return [str(m) for m in (report.get("accounting") or {}).get("unpriced_models") or []]
+
+
 def compare_runs(a: Side, b: Side) -> dict[str, Any]:
     """Everything /compare/<a>/<b>/ and `manage.py compare --json` show."""
     totals_a, totals_b = run_totals(a.report), run_totals(b.report)
     return {
         "schema": "loop-inspector/compare/v1",
-        "a": {"name": a.name, "totals": totals_a},
-        "b": {"name": b.name, "totals": totals_b},
+        "a": {"name": a.name, "totals": totals_a, "unpriced_models": _unpriced(a.report)},
+        "b": {"name": b.name, "totals": totals_b, "unpriced_models": _unpriced(b.report)},
         "delta": totals_delta(totals_a, totals_b),
         "calls": aligned_calls(a.report, b.report),
         "findings": findings_split(a.report, b.report),

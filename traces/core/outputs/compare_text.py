@@ -46,6 +46,10 @@ def render_runs(result: dict[str, Any]) -> str:
     out.append(
         f"{'findings':24}{a['findings']:>12}{b['findings']:>12}{_signed(delta['findings']):>12}"
     )
+    for side in ("a", "b"):
+        unpriced = result[side].get("unpriced_models") or []
+        if unpriced:
+            out.append(f"{side.upper()}: cost unknown for {', '.join(unpriced)} (no price known)")
     out += ["", "calls by loop position (input tokens; B - A):"]
     for row in result["calls"]:
         left = f"#{row['a']['call']} {row['a']['input']:,}" if row["a"] else "—"

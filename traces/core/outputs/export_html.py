@@ -147,7 +147,9 @@ def _tokens_section(pm: PostMortem) -> str:
         f'<td class="num">{approx}{count(total)}</td><td></td></tr></tfoot></table>'
         f"<p>Cost: actual {e(money(pm.cost.get('actual')))}, uncached "
         f"{e(money(pm.cost.get('uncached')))}, with the stable prefix cached "
-        f"{e(money(pm.cost.get('prefix_cached')))}.</p></section>"
+        f"{e(money(pm.cost.get('prefix_cached')))}.</p>"
+        + (f'<p class="unpriced">{e(pm.unpriced_words())}</p>' if pm.unpriced_models else "")
+        + "</section>"
     )
 
 

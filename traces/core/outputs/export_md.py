@@ -102,6 +102,8 @@ def render_markdown(pm: PostMortem, url: str = "") -> str:
         f"with the stable prefix cached {money(pm.cost.get('prefix_cached'))}.",
         "",
     ]
+    if pm.unpriced_models:
+        lines += [pm.unpriced_words(code), ""]
     if pm.estimated:
         lines += ["≈ marks tiktoken estimates (calls that reported no usage).", ""]
     lines += _notes(pm)

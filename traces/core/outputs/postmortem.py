@@ -6,6 +6,7 @@ the Markdown summary and the self-contained HTML export all say the same thing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,20 @@ class PostMortem:
     notes: tuple[Note, ...] = ()
     """People's notes on the trace, root causes first (given by the caller: the core
     never reads them from storage)."""
+    unpriced_models: list[str] = field(default_factory=list)
+    """Models no price knew: their calls' cost is unknown (named, never a silent $0)."""
+
+    def unpriced_words(self, name: Callable[[str], str] = str) -> str:
+        """The sentence exports print when some cost is unknown (words, no link); `name`
+        quotes each model name for the export's markup."""
+        if not self.unpriced_models:
+            return ""
+        names = ", ".join(name(model) for model in self.unpriced_models)
+        return (
+            f"Cost unknown for {names}: no price is known for "
+            f"{'this model' if len(self.unpriced_models) == 1 else 'these models'}; "
+            "set one on the project's Prices page or in a price file."
+        )
 
 
 def build_postmortem(
@@ -88,4 +103,5 @@ def build_postmortem(
         savings=list((report.get("what_if") or {}).get("top_savings") or []),
         what_if_known="what_if" in report,
         notes=tuple(sorted(notes, key=lambda note: not note.root_cause)),
+        unpriced_models=list((report.get("accounting") or {}).get("unpriced_models") or []),
     )

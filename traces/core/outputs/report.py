@@ -9,7 +9,7 @@ from typing import Any, Literal, cast
 
 from ..analysis.accounting import Accounting, account
 from ..analysis.failed_generation import attempted_tool_calls
-from ..analysis.pricing import PriceTable, bundled_table
+from ..analysis.pricing import PriceTable, library_table
 from ..analysis.rules.base import Finding
 from ..analysis.rules.registry import run_rules
 from ..analysis.whatif import build_what_if, what_if_inputs
@@ -77,7 +77,7 @@ def build_report(
         report["other_traffic"] = [_traffic(item) for item in trace.other_traffic]
     # What each fix would have saved, computed from the report itself (so the web can
     # recompute it with other parameters) plus the inputs only the trace holds.
-    table = accounting.table or prices or bundled_table()
+    table = accounting.table or prices or library_table()
     priced = {entry.model_priced_as for entry in accounting.calls}
     report["what_if"] = {"inputs": what_if_inputs(trace, priced, table)}
     report["what_if"] = build_what_if(report)

@@ -58,7 +58,7 @@ class CacheExpired(Rule):
                 gap = call.started_at - previous.started_at
                 if not expired(gap, lifetime):
                     continue
-                found = table.lookup(call.model) if table is not None else None
+                found = table.lookup(call.model, call.started_at) if table is not None else None
                 if found is None:
                     cost = read_cost = "unknown (no price for the model)"
                 else:

@@ -1,0 +1,157 @@
+"""Prices from the `genai-prices` library, at the date of each call.
+
+The library keeps the published prices of thousands of models with their history
+(a price that changed on a date is a new entry from that date) and long-context tiers.
+Pricing runs per call on loops of 20,000 calls, so the library is asked once per model
+name (which model it is) and once per model and day (the prices that day); the cost
+itself is computed here in floats from those prices, the way the library defines them
+(`tests/core/test_library_prices.py` checks both agree with `calc_price`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from functools import cache
+from importlib.metadata import version
+
+from genai_prices import data_snapshot
+from genai_prices import types as gp
+
+from .price import Price
+
+SOURCE = "genai-prices"
+
+
+@dataclass(slots=True)
+class LibraryPrices:
+    """The library's prices, remembered per model name and per model and day."""
+
+    _models: dict[str, tuple[str, gp.ModelInfo, int] | None] = field(default_factory=dict)
+    _prices: dict[tuple[str, int], Price] = field(default_factory=dict)
+
+    def lookup(self, names: tuple[str, ...], at: float | None) -> tuple[str, Price] | None:
+        """The first of `names` the library knows, priced on the day of `at` (epoch
+        seconds; None: today). The name returned is the library's model id."""
+        found = self._model(names)
+        if found is None:
+            return None
+        model_id, info, step = found
+        moment = time.time() if at is None else at
+        key = (model_id, int(moment // step))
+        price = self._prices.get(key)
+        if price is None:
+            if len(self._prices) >= MAX_REMEMBERED:
+                self._prices.clear()
+            when = datetime.fromtimestamp(moment, tz=UTC)
+            price = self._prices[key] = _price(info.get_prices(when))
+        return model_id, price
+
+    def _model(self, names: tuple[str, ...]) -> tuple[str, gp.ModelInfo, int] | None:
+        key = names[0] if names else ""
+        if key in self._models:
+            return self._models[key]
+        snapshot = data_snapshot.get_snapshot()
+        found: tuple[str, gp.ModelInfo, int] | None = None
+        for name in names:
+            try:
+                provider, info = snapshot.find_provider_model(name, None, None, None)
+            except LookupError:
+                continue
+            plain = provider.id in _PLAIN_PROVIDERS
+            found = (info.id if plain else f"{provider.id}/{info.id}", info, _step(info))
+            break
+        if len(self._models) >= MAX_REMEMBERED:  # a process lives long; names are input
+            self._models.clear()
+        self._models[key] = found
+        return found
+
+
+_PLAIN_PROVIDERS = frozenset({"anthropic", "openai", "google"})
+"""Providers whose models are named without a provider prefix (the names users know)."""
+DAY = 86_400
+MAX_REMEMBERED = 20_000
+"""Model names and (model, day) prices kept at most: trace text names models, so a long
+process must not keep every name it ever read."""
+
+
+def _step(info: gp.ModelInfo) -> int:
+    """How long one price holds, in seconds: prices change by day (a UTC start date); a
+    few models also by time of day (off-peak hours): those are remembered per minute."""
+    if isinstance(info.prices, list) and any(
+        isinstance(p.constraint, gp.TimeOfDateConstraint) for p in info.prices
+    ):
+        return 60
+    return DAY
+
+
+def _price(model_price: gp.ModelPrice) -> Price:
+    """The library's text-token prices as a `Price`: a missing cache price is the input
+    price (as the library bills it), and each long-context tier a `Price` of its own."""
+    keys = (
+        "input_mtok",
+        "output_mtok",
+        "cache_write_mtok",
+        "cache_read_mtok",
+        "cache_write_1h_mtok",
+    )
+    raw = {key: getattr(model_price, key, None) for key in keys}
+    starts = sorted(
+        {
+            tier.start
+            for value in raw.values()
+            if isinstance(value, gp.TieredPrices)
+            for tier in value.tiers
+        }
+    )
+
+    def at_tier(start: int | None) -> Price:
+        values = {key: _tier_value(value, start) for key, value in raw.items()}
+        input_price = values["input_mtok"] or 0.0
+        write = values["cache_write_mtok"]
+        read = values["cache_read_mtok"]
+        return Price(
+            input=input_price,
+            output=values["output_mtok"] or 0.0,
+            cache_write=input_price if write is None else write,
+            cache_read=input_price if read is None else read,
+            cache_write_1h=values["cache_write_1h_mtok"],
+        )
+
+    base = at_tier(None)
+    if not starts:
+        return base
+    tiers = tuple((start, at_tier(start)) for start in starts)
+    return Price(
+        base.input, base.output, base.cache_write, base.cache_read, base.cache_write_1h, tiers
+    )
+
+
+def _tier_value(value: Decimal | gp.TieredPrices | None, start: int | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, Decimal):
+        return float(value)
+    chosen = value.base
+    for tier in value.tiers:
+        if start is not None and tier.start <= start:
+            chosen = tier.price
+    return float(chosen)
+
+
+@cache
+def described() -> tuple[str, str]:
+    """(taken, source) for reports: the library's version and its newest price date."""
+    newest = date.min
+    for provider in data_snapshot.get_snapshot().providers:
+        for model in provider.models:
+            for conditional in model.prices if isinstance(model.prices, list) else ():
+                if isinstance(conditional.constraint, gp.StartDateConstraint):
+                    newest = max(newest, conditional.constraint.start_date)
+    name = f"{SOURCE} {version('genai-prices')}"
+    return (
+        f"{name}, price history to {newest.isoformat()}",
+        f"{name} (offline data with price history), each call priced on its own date",
+    )
