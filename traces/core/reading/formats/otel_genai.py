@@ -263,6 +263,8 @@ def _recognise(value: Any) -> Detection | None:
         return None
     if isinstance(value.get("resourceSpans"), list):
         return Detection(0.95, "an OTLP JSON trace export (resourceSpans)")
+    if isinstance(value.get("resourceLogs"), list):
+        return Detection(0.6, "an OTLP JSON log export (resourceLogs)")
     if is_span(value):
         attrs = otel.attributes(value.get("attributes"))
         if is_attribute_map(attrs) or any(k.startswith("ai.") for k in attrs):
