@@ -160,6 +160,11 @@ class OtelGenAIAdapter(Adapter):
         extra: dict[str, Any] = {"span": span_ids(span)}
         if finish is not None:
             extra["finish_reason"] = finish
+        elif attrs.get("gen_ai.operation.name") == "llm_call" and response and not span.error:
+            # Gemini CLI writes no finish reason; its turn goes on only after function
+            # calls, so a whole response without one ended the turn.
+            finish = "tool_calls" if has_tools else "stop"
+            extra["finish_reason_inferred"] = True
         if span.service:
             extra["service"] = span.service
         extra["attributes"] = {
