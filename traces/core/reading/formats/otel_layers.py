@@ -14,7 +14,9 @@ exports each span when it ends: the child first), so a layer that is not complet
 nothing can complete it any more: it is a root, its parent turned out not to be a chat
 span, a later call began after it ended, or the input ended. A layer that comes after
 its call was emitted (a late parent or child, or the same span exported twice) is
-dropped: the call is counted once.
+dropped: the call is counted once. So the content is kept whenever each exporter sends
+spans in the order they end (one exporter, or one per layer); a content layer that
+arrives after a later call's would find its call already emitted without it.
 """
 
 from __future__ import annotations
