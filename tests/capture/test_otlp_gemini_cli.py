@@ -22,6 +22,7 @@ import json
 import time
 import uuid
 
+import httpx
 import pytest
 from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.json.http._log_exporter import (
@@ -309,3 +310,24 @@ def test_logs_of_no_genai_trace_are_not_stored(inspector_server):
     assert not inspector_server.rows(
         "SELECT id FROM traces_trace WHERE capture_key = ?", f"otlp:{trace_id}"
     )
+
+
+@pytest.mark.parametrize("signal", ["logs", "metrics"])
+def test_logs_and_metrics_bad_input_is_a_clear_4xx(inspector_server, signal):
+    """The same checks and limits as /v1/traces."""
+    url = f"{inspector_server.base}/v1/{signal}"
+
+    def post(body: bytes, content_type: str):
+        return httpx.post(url, content=body, headers={"Content-Type": content_type}, timeout=60)
+
+    reply = post(b"\xff\xff\xff\xff not protobuf", "application/x-protobuf")
+    assert reply.status_code == 400
+    assert "not an OTLP protobuf export" in reply.json()["error"]
+    assert post(b"<logs/>", "application/xml").status_code == 415
+    key = "resourceLogs" if signal == "logs" else "resourceMetrics"
+    reply = post(json.dumps({key: 7}).encode(), "application/json")
+    assert reply.status_code == 400
+    assert key in reply.json()["error"]
+    reply = post(b"x" * (50 * 1024 * 1024), "application/x-protobuf")
+    assert reply.status_code == 413
+    assert httpx.get(url, timeout=60).status_code == 405
