@@ -384,6 +384,8 @@ def system_text(value: Any) -> str | None:
 def stop_reason(finish_reason: Any, has_tool_use: bool) -> str | None:
     """The canonical stop reason: end_turn, tool_use, max_tokens (others kept as is)."""
     if isinstance(finish_reason, str) and finish_reason:
+        if has_tool_use and finish_reason in ("stop", "STOP"):
+            return "tool_use"  # Gemini says STOP for a response with function calls
         return STOP_REASONS.get(finish_reason, finish_reason)
     return "tool_use" if has_tool_use else None
 

@@ -17,6 +17,11 @@ its call was emitted (a late parent or child, or the same span exported twice) i
 dropped: the call is counted once. So the content is kept whenever each exporter sends
 spans in the order they end (one exporter, or one per layer); a content layer that
 arrives after a later call's would find its call already emitted without it.
+
+A call's log record may also come with no span to link it (Gemini CLI logs a streamed
+response after the stream, outside its `llm_call` span): a call read from a log record
+and one read from a span of the same loop with the same token counts, ending within
+`SAME_CALL_SECONDS` of each other, are one call, the first one read kept.
 """
 
 from __future__ import annotations
@@ -26,9 +31,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...model import Exchange
+from .otel_logs import LOG_SPAN_PREFIX
 from .otel_spans import Span, chronological
 
 Layer = tuple[Span, Exchange]
+SAME_CALL_SECONDS = 10.0
+_Fingerprint = tuple[str | None, int, int, bool]
 
 
 @dataclass
@@ -55,6 +63,9 @@ class CallLayers:
         self._done_parents: set[str] = set()
         self._others: set[str] = set()
         """Span ids of the spans seen that are not chat spans."""
+        self._unmatched: dict[_Fingerprint, list[float]] = {}
+        """End times of emitted calls by (loop, input, output tokens, from a log record),
+        not yet matched by the same call read from the other signal."""
 
     def take(self, layers: Iterable[Layer], others: Iterable[Span] = ()) -> list[Layer]:
         """The calls to emit after this record's chat spans (`layers`) and its other
@@ -86,11 +97,31 @@ class CallLayers:
                     assert layer[0].span_id is not None
                     self._held[layer[0].span_id] = layer
         emitted.extend(self._released(emitted))
-        return sorted(emitted, key=lambda layer: chronological(layer[0]))
+        return self._once(sorted(emitted, key=lambda layer: chronological(layer[0])))
 
     def close(self) -> list[Layer]:
         """Every held call, as it is: the input has ended."""
-        return self._released([], everything=True)
+        return self._once(self._released([], everything=True))
+
+    def _once(self, calls: list[Layer]) -> list[Layer]:
+        """Without the calls already read from the other signal (span or log record)."""
+        kept: list[Layer] = []
+        for span, exchange in calls:
+            usage = exchange.usage
+            ended = span.ended_at
+            if usage is None or ended is None:
+                kept.append((span, exchange))
+                continue
+            from_log = bool(span.span_id and span.span_id.startswith(LOG_SPAN_PREFIX))
+            tokens = (exchange.loop_key, usage.input_tokens, usage.output_tokens)
+            others = self._unmatched.get((*tokens, not from_log), [])
+            match = next((t for t in others if abs(t - ended) <= SAME_CALL_SECONDS), None)
+            if match is not None:
+                others.remove(match)
+                continue
+            self._unmatched.setdefault((*tokens, from_log), []).append(ended)
+            kept.append((span, exchange))
+        return kept
 
     def _is_late(self, span: Span) -> bool:
         """A layer of a call already emitted (or a span exported again)."""

@@ -19,6 +19,8 @@ from ..dialects import otel_genai as otel
 OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
 RESPONSE_KEYS: tuple[str, ...] = ("gen_ai.output.messages", "gen_ai.usage.input_tokens")
 RESPONSE_KEYS += ("gen_ai.usage.output_tokens", "gen_ai.response.id")
+LOG_SPAN_PREFIX = "log:"
+"""The span id of a span made of a log record starts with it."""
 
 
 def as_resource_spans(resource_logs: list[Any]) -> list[Any]:
@@ -62,7 +64,7 @@ def _span(record: Any) -> dict[str, Any] | None:
     when = record.get("timeUnixNano") or record.get("observedTimeUnixNano")
     parent = record.get("spanId") or None
     span: dict[str, Any] = {
-        "spanId": f"log:{parent or ''}:{when}",
+        "spanId": f"{LOG_SPAN_PREFIX}{parent or ''}:{when}",
         "name": name,
         "startTimeUnixNano": when,
         "endTimeUnixNano": when,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model import Message
+from ..dialects import gemini
 from ..dialects import otel_genai as otel
 
 CONTENT_PREFIXES: tuple[str, ...] = ("gen_ai.prompt.", "gen_ai.completion.", "llm.input_messages.")
@@ -199,7 +200,7 @@ def system_of(attrs: Mapping[str, Any], messages: list[Any]) -> str | None:
 def tool_definitions(attrs: Mapping[str, Any]) -> list[Any]:
     value = otel.parse_json(attrs.get("gen_ai.tool.definitions"))
     if isinstance(value, list):
-        return value
+        return gemini.tools_of({"tools": value})  # Gemini's `functionDeclarations` flattened
     listed = otel.unflatten(attrs, "llm.tools")
     if listed:
         return [_tool_schema(item) for item in listed]
