@@ -1,4 +1,5 @@
-"""The OTLP/HTTP trace receiver: `POST /v1/traces` (and `/api/otlp/v1/traces`).
+"""The OTLP/HTTP receiver: `POST /v1/traces`, `/v1/logs` and `/v1/metrics` (and the
+same under `/api/otlp/`).
 
 Point an OpenTelemetry SDK's OTLP/HTTP exporter here (protobuf or JSON, gzip or not).
 Spans are split by trace id, and each trace id's spans are appended as one line to its
@@ -7,6 +8,14 @@ export: the trace page shows the loop while the agent runs, and the trace closes
 `LIVE_IDLE_SECONDS` without spans. Traces with no GenAI span (no `gen_ai.*`, `llm.*`,
 `openinference.*` or `ai.*` attribute: an app's HTTP or database spans) are not stored,
 unless their trace already has a live trace; the answer says how many were left out.
+Spans that name a `gen_ai.conversation.id` go to that conversation's live trace
+(`otlp:conversation:<id>`) whatever their trace id: Gemini CLI starts a trace per span.
+
+Log records are split and stored the same way (under their trace's or conversation's
+key, `session.id` naming the conversation too), beside the spans: the reader takes the
+GenAI events that carry a call (`gen_ai.client.inference.operation.details`) and ignores
+the rest. Metrics are decoded and dropped: agents that export all three signals (Gemini
+CLI does) get a 200 instead of printing export errors.
 """
 
 from __future__ import annotations
@@ -34,8 +43,24 @@ log = logging.getLogger(__name__)
 @access(Access.INGEST)
 @csrf_exempt
 async def receive(request: HttpRequest) -> HttpResponse:
+    return await _receive(request, otlp.TRACES)
+
+
+@access(Access.INGEST)
+@csrf_exempt
+async def receive_logs(request: HttpRequest) -> HttpResponse:
+    return await _receive(request, otlp.LOGS)
+
+
+@access(Access.INGEST)
+@csrf_exempt
+async def receive_metrics(request: HttpRequest) -> HttpResponse:
+    return await _receive(request, otlp.METRICS)
+
+
+async def _receive(request: HttpRequest, signal: otlp.Signal) -> HttpResponse:
     if request.method != "POST":
-        return JsonResponse({"error": "POST OTLP trace exports here."}, status=405)
+        return JsonResponse({"error": f"POST OTLP {signal.name} exports here."}, status=405)
     content_type = request.headers.get("Content-Type", "")
     protobuf = otlp.media_type(content_type) == otlp.PROTOBUF
     limit = int(inspector_settings()["OTLP_MAX_BYTES"])
@@ -48,13 +73,16 @@ async def receive(request: HttpRequest) -> HttpResponse:
         )
     # Decoding takes a while for a big batch: off the event loop.
     split = await sync_to_async(_split, thread_sensitive=False)(
-        request.body, content_type, request.headers.get("Content-Encoding", "")
+        request.body, content_type, request.headers.get("Content-Encoding", ""), signal
     )
     if isinstance(split, otlp.OtlpRejected):
         return _error(split.status, str(split))
     project = await sync_to_async(ingest_project)(request)
     if project is None:
         return _error(403, "This Loop Inspector token cannot record here.")
+    if signal is otlp.METRICS:  # decoded (a bad body is a 400) and dropped
+        body = otlp.response_body(protobuf=protobuf, rejected=0, message="", signal=signal)
+        return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
     token = getattr(getattr(request, "_principal", None), "token", None)
     stored = await sync_to_async(_store, thread_sensitive=False)(
         split, project, token.pk if token is not None else None
@@ -64,12 +92,14 @@ async def receive(request: HttpRequest) -> HttpResponse:
         response["Retry-After"] = str(stored)
         return response
     rejected, problems = stored
-    body = otlp.response_body(protobuf=protobuf, rejected=rejected, message="; ".join(problems))
+    body = otlp.response_body(
+        protobuf=protobuf, rejected=rejected, message="; ".join(problems), signal=signal
+    )
     return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
 
 
 def _split(
-    body: bytes, content_type: str, content_encoding: str
+    body: bytes, content_type: str, content_encoding: str, signal: otlp.Signal = otlp.TRACES
 ) -> otlp.SplitRequest | otlp.OtlpRejected:
     try:
         with cycle_collector_paused():  # a graph of small acyclic objects (traces.core.gcpause)
@@ -78,10 +108,14 @@ def _split(
                 content_type=content_type,
                 content_encoding=content_encoding,
                 max_bytes=int(inspector_settings()["OTLP_MAX_DECOMPRESSED_BYTES"]),
+                signal=signal,
             )
     except otlp.OtlpRejected as exc:
         return exc
-    return otlp.split_by_trace(decoded)
+    if signal is otlp.METRICS:
+        return otlp.SplitRequest()
+    keys = otlp.LOG_KEYS if signal is otlp.LOGS else otlp.SPAN_KEYS
+    return otlp.split_by_trace(decoded, keys)
 
 
 def _store(
@@ -102,10 +136,10 @@ def _store(
     ignored = 0
     request_sweep()  # a queue task: the idle traces are closed off this request
     groups = list(split.groups.values())
-    keys = {group.trace_id: in_project(f"otlp:{group.trace_id}", project) for group in groups}
+    keys = {group.key: in_project(group.key, project) for group in groups}
     with connection_scope():
         live_now = capturing(list(keys.values()))
-        created = sum(1 for g in groups if g.genai and keys[g.trace_id] not in live_now)
+        created = sum(1 for g in groups if g.genai and keys[g.key] not in live_now)
         wait = rate_limited(token_id, Access.INGEST, "POST", 0, uploads=created)
         if wait:
             return wait
@@ -113,18 +147,19 @@ def _store(
         for start in range(0, len(groups), size):
             batch = groups[start : start + size]
             with transaction.atomic():
-                live_now = capturing([keys[g.trace_id] for g in batch])
+                live_now = capturing([keys[g.key] for g in batch])
                 for group in batch:
-                    key = keys[group.trace_id]
+                    key = keys[group.key]
                     if not group.genai and key not in live_now:
                         ignored += group.spans
                         continue
                     _store_group(key, group, problems, project, absent=key not in live_now)
                     rejected += group.rejected
     if ignored:
+        what = "log record(s)" if split.logs else "span(s)"
         problems.append(
-            f"{ignored} span(s) of traces with no GenAI span (gen_ai.*, llm.*, openinference.*) "
-            "were not stored"
+            f"{ignored} {what} of traces with no GenAI span or event (gen_ai.*, llm.*, "
+            "openinference.*) were not stored"
         )
     return rejected, problems
 
@@ -143,7 +178,7 @@ def _store_group(
             record_lines(
                 key=key,
                 format_name="otel-genai",
-                name=f"OTel · {group.service or 'trace'} · {group.trace_id[:8]}",
+                name=f"OTel · {group.service or 'trace'} · {_short(group)}",
                 lines=[otlp.export_line(group)],
                 project=project,
                 sweep=False,
@@ -151,11 +186,15 @@ def _store_group(
             )
     except InputRejected as exc:
         group.rejected = group.spans
-        problems.append(f"trace {group.trace_id}: {exc}")
+        problems.append(f"trace {group.trace_id or group.conversation}: {exc}")
     except Exception:
         log.exception("could not store the spans of OTel trace %s", group.trace_id)
         group.rejected = group.spans
-        problems.append(f"trace {group.trace_id}: could not be stored")
+        problems.append(f"trace {group.trace_id or group.conversation}: could not be stored")
+
+
+def _short(group: otlp.TraceGroup) -> str:
+    return group.conversation[:13] if group.conversation else group.trace_id[:8]
 
 
 def _error(status: int, message: str) -> JsonResponse:

@@ -1,4 +1,5 @@
-"""URLs of the captures: the recording proxy and the OTLP/HTTP trace receiver."""
+"""URLs of the captures: the recording proxy and the OTLP/HTTP receiver (traces, logs,
+metrics)."""
 
 from django.urls import path
 
@@ -34,4 +35,8 @@ urlpatterns = [
     path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),
     path("v1/traces", otlp.receive, name="otlp"),
     path("api/otlp/v1/traces", otlp.receive, name="api-otlp"),
+    path("v1/logs", otlp.receive_logs, name="otlp-logs"),
+    path("api/otlp/v1/logs", otlp.receive_logs, name="api-otlp-logs"),
+    path("v1/metrics", otlp.receive_metrics, name="otlp-metrics"),
+    path("api/otlp/v1/metrics", otlp.receive_metrics, name="api-otlp-metrics"),
 ]

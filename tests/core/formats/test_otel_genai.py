@@ -137,7 +137,8 @@ def test_bad_lines_become_line_errors_and_the_rest_is_ingested():
         "gen_ai.output.messages": '[{"role":"assistant","parts":[{"type":"text","content":"yo"}]}]',
     }
     good = _span_line("s1", 1_700_000_000, chat)
-    odd_span = good.replace('"spans":[', '"spans":[7,')
+    # Another span: the same span id exported again is one call (otel_layers).
+    odd_span = _span_line("s2", 1_700_000_002, chat).replace('"spans":[', '"spans":[7,')
     lines = [
         good,
         good[:-40],

@@ -23,7 +23,7 @@ import orjson
 
 from ...coerce import parse_arguments, str_or_none
 from ...model import Block, Message, Usage
-from . import anthropic
+from . import anthropic, gemini
 
 INPUT_TOKEN_KEYS = (
     "gen_ai.usage.input_tokens",
@@ -49,6 +49,7 @@ CACHE_READ_KEYS = (
 )
 CACHE_WRITE_KEYS = (
     "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_creation_input_tokens",
     "gen_ai.usage.input_tokens.cache_write",
     "llm.token_count.prompt_details.cache_write",
@@ -63,6 +64,8 @@ STOP_REASONS = {
     "function_call": "tool_use",
     "tool_use": "tool_use",
     "length": "max_tokens",
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
     "max_tokens": "max_tokens",
 }
 
@@ -164,6 +167,8 @@ def normalize_message(raw: Any) -> Message:
     role = str(raw.get("role") or "unknown")
     blocks: list[Block] = []
     if isinstance(raw.get("parts"), list):
+        if is_gemini_content(raw):  # Gemini CLI writes `contents` as they were sent
+            return gemini.normalize_content(raw)
         blocks.extend(_part_block(part) for part in raw["parts"])
     blocks.extend(_content_blocks(raw))
     if isinstance(raw.get("contents"), list):
@@ -171,6 +176,26 @@ def normalize_message(raw: Any) -> Message:
     if isinstance(raw.get("tool_calls"), list):
         blocks.extend(_tool_call_block(call) for call in raw["tool_calls"])
     return Message(role, tuple(blocks))
+
+
+GEMINI_PART_KEYS = frozenset(
+    {"text", "functionCall", "functionResponse", "inlineData", "fileData", "thought"}
+    | {"thoughtSignature", "executableCode", "codeExecutionResult"}
+)
+
+
+def is_gemini_content(raw: dict[str, Any]) -> bool:
+    """A Gemini `Content` (`{role: user | model, parts: [{text} | {functionCall} …]}`),
+    not a semantic-conventions message (whose parts have a `type`)."""
+    parts = raw.get("parts")
+    return (
+        isinstance(parts, list)
+        and bool(parts)
+        and all(
+            isinstance(p, dict) and "type" not in p and bool(GEMINI_PART_KEYS & p.keys())
+            for p in parts
+        )
+    )
 
 
 def _content_blocks(raw: dict[str, Any]) -> list[Block]:
@@ -343,7 +368,8 @@ def system_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        value = [value]
+        # A Gemini `Content` (`{role, parts: [{text}]}`, Gemini CLI) is its parts.
+        value = value["parts"] if isinstance(value.get("parts"), list) else [value]
     if isinstance(value, list):
         texts = [
             str(part.get("content") or part.get("text") or "")
@@ -358,6 +384,8 @@ def system_text(value: Any) -> str | None:
 def stop_reason(finish_reason: Any, has_tool_use: bool) -> str | None:
     """The canonical stop reason: end_turn, tool_use, max_tokens (others kept as is)."""
     if isinstance(finish_reason, str) and finish_reason:
+        if has_tool_use and finish_reason in ("stop", "STOP"):
+            return "tool_use"  # Gemini says STOP for a response with function calls
         return STOP_REASONS.get(finish_reason, finish_reason)
     return "tool_use" if has_tool_use else None
 

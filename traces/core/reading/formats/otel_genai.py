@@ -28,6 +28,8 @@ from ...model import Exchange, LineError, ToolTiming
 from ..dialects import otel_genai as otel
 from ..records import Record
 from .base import Adapter, AdapterEvent, Detection
+from .otel_gemini_cli import gemini_cli_tool
+from .otel_layers import CallLayers
 from .otel_messages import (
     CONTENT_KEYS,
     CONTENT_PREFIXES,
@@ -52,9 +54,12 @@ from .registry import register
 __all__ = ["OtelGenAIAdapter", "Span", "extract_spans", "span_role"]
 
 SpanRole = Literal["chat", "tool", "skip"]
-CHAT_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
+CHAT_OPERATIONS = {"chat", "text_completion", "generate_content", "completion", "llm_call"}
 EMBEDDING_OPERATIONS = {"embeddings", "embedding"}
-TOOL_OPERATIONS = {"execute_tool"}
+TOOL_OPERATIONS = {"execute_tool", "tool_call"}
+"""`llm_call` and `tool_call` are Gemini CLI's own operation names."""
+TOOL_ID_KEYS: tuple[str, ...] = ("gen_ai.tool.call.id", "gen_ai.tool.call_id", "tool_call.id")
+TOOL_ID_KEYS += ("tool.call_id", "ai.toolCall.id")
 TOOL_ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value", "input")
 TOOL_RESULT_KEYS = ("gen_ai.tool.call.result", "ai.toolCall.result", "output.value", "output")
 """Where a tool-execution span keeps what the tool was given and what it returned."""
@@ -75,7 +80,9 @@ class OtelGenAIAdapter(Adapter):
         self._held: list[tuple[str, ToolTiming]] = []
         """Failed-tool timings waiting for the call that carries the tool's result."""
         self._latest_call: dict[str, float] = {}
-        """Start of the latest call emitted, per trace id."""
+        """Start of the latest call emitted, per loop (trace or conversation id)."""
+        self._layers = CallLayers()
+        """The span layers of each call, merged into one (`otel_layers`)."""
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
@@ -91,9 +98,12 @@ class OtelGenAIAdapter(Adapter):
             yield LineError(record.line, problem)
         calls: list[tuple[Span, Exchange]] = []
         timings: list[tuple[Span, ToolTiming]] = []
+        others: list[Span] = []
         for span in spans:
             try:
                 role = span_role(span)
+                if role != "chat":
+                    others.append(span)
                 if role == "chat":
                     calls.append((span, self._exchange(record.line, span)))
                 elif role == "tool":
@@ -103,21 +113,25 @@ class OtelGenAIAdapter(Adapter):
             except Exception as exc:  # one odd span must not sink the rest of the export
                 label = span.name or f"#{span.index + 1}"
                 yield LineError(record.line, f"span {label} could not be read: {exc}")
-        calls = _innermost(calls)
-        for span, exchange in sorted(calls, key=lambda pair: chronological(pair[0])):
-            yield exchange
-            if span.trace_id is not None and span.started_at is not None:
-                latest = self._latest_call.get(span.trace_id, span.started_at)
-                self._latest_call[span.trace_id] = max(latest, span.started_at)
+        yield from self._emit(self._layers.take(calls, others))
         for span, timing in sorted(timings, key=lambda pair: chronological(pair[0])):
             if timing.is_error and span.trace_id is not None:
-                self._held.append((span.trace_id, timing))
+                self._held.append((loop_of(span), timing))
             else:
                 yield timing
         yield from self._release()
 
     def close(self) -> Iterator[AdapterEvent]:
+        yield from self._emit(self._layers.close())
         yield from self._release(everything=True)
+
+    def _emit(self, calls: list[tuple[Span, Exchange]]) -> Iterator[AdapterEvent]:
+        for span, exchange in calls:
+            yield exchange
+            if span.trace_id is not None and span.started_at is not None:
+                loop = loop_of(span)
+                latest = self._latest_call.get(loop, span.started_at)
+                self._latest_call[loop] = max(latest, span.started_at)
 
     def _release(self, everything: bool = False) -> Iterator[AdapterEvent]:
         """Emit a failed tool's timing once a later call of its trace was emitted.
@@ -137,6 +151,7 @@ class OtelGenAIAdapter(Adapter):
 
     def _exchange(self, line: int, span: Span) -> Exchange:
         attrs = span.attrs
+        conversation = conversation_of(span)
         messages = input_messages(attrs)
         outputs, output_finish = output_messages(attrs)
         response = response_message(outputs)
@@ -145,6 +160,11 @@ class OtelGenAIAdapter(Adapter):
         extra: dict[str, Any] = {"span": span_ids(span)}
         if finish is not None:
             extra["finish_reason"] = finish
+        elif attrs.get("gen_ai.operation.name") == "llm_call" and response and not span.error:
+            # Gemini CLI writes no finish reason; its turn goes on only after function
+            # calls, so a whole response without one ended the turn.
+            finish = "tool_calls" if has_tools else "stop"
+            extra["finish_reason_inferred"] = True
         if span.service:
             extra["service"] = span.service
         extra["attributes"] = {
@@ -169,8 +189,8 @@ class OtelGenAIAdapter(Adapter):
             error=span.error,
             request_recorded=bool(messages),
             extra=extra,
-            loop_key=span.trace_id,
-            loop_label=f"trace {span.trace_id}" if span.trace_id else None,
+            loop_key=loop_of(span) if span.trace_id or conversation else None,
+            loop_label=_loop_label(span, conversation),
         )
 
 
@@ -202,30 +222,41 @@ def span_role(span: Span) -> SpanRole:
     return "skip"
 
 
-def _innermost(calls: list[tuple[Span, Exchange]]) -> list[tuple[Span, Exchange]]:
-    """Drop a chat span whose child is a chat span too (a framework's LLM span around the
-    provider instrumentation's span): the same model call, counted once."""
-    parents = {span.parent_id for span, _ in calls if span.parent_id is not None}
-    return [(span, exchange) for span, exchange in calls if span.span_id not in parents]
+def conversation_of(span: Span) -> str | None:
+    """`gen_ai.conversation.id`: Gemini CLI gives each span a trace of its own and links
+    them only by it, so it is the loop when present."""
+    value = span.attrs.get("gen_ai.conversation.id")
+    return value if isinstance(value, str) and value else None
+
+
+def loop_of(span: Span) -> str:
+    return conversation_of(span) or span.trace_id or ""
+
+
+def _loop_label(span: Span, conversation: str | None) -> str | None:
+    if conversation:
+        return f"conversation {conversation}"
+    return f"trace {span.trace_id}" if span.trace_id else None
 
 
 def _timing(line: int, span: Span) -> ToolTiming | None:
     attrs = span.attrs
-    tool_id = otel.tool_id(
-        otel.first(attrs, "gen_ai.tool.call.id", "tool_call.id", "tool.call_id", "ai.toolCall.id")
-    )
+    tool_id = otel.tool_id(otel.first(attrs, *TOOL_ID_KEYS))
     if tool_id is None:
         return None  # without an id the execution cannot be paired with any call
     name = otel.first(attrs, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
     arguments = otel.first(attrs, *TOOL_ARGUMENT_KEYS)
     result = otel.first(attrs, *TOOL_RESULT_KEYS)
+    failed = bool(span.error)
+    if "gen_ai.tool.call_id" in attrs:  # Gemini CLI: the request and the completed call
+        arguments, result, failed = gemini_cli_tool(attrs, failed)
     return ToolTiming(
         line,
         tool_id,
         name=name if isinstance(name, str) else None,
         started_at=span.started_at,
         ended_at=span.ended_at,
-        is_error=True if span.error else None,
+        is_error=True if failed else None,
         result_text=None if result is None else otel.result_text(result),
         input=None if arguments is None else parse_arguments(arguments),
     )
@@ -237,6 +268,8 @@ def _recognise(value: Any) -> Detection | None:
         return None
     if isinstance(value.get("resourceSpans"), list):
         return Detection(0.95, "an OTLP JSON trace export (resourceSpans)")
+    if isinstance(value.get("resourceLogs"), list):
+        return Detection(0.6, "an OTLP JSON log export (resourceLogs)")
     if is_span(value):
         attrs = otel.attributes(value.get("attributes"))
         if is_attribute_map(attrs) or any(k.startswith("ai.") for k in attrs):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...model import Message
+from ..dialects import gemini
 from ..dialects import otel_genai as otel
 
 CONTENT_PREFIXES: tuple[str, ...] = ("gen_ai.prompt.", "gen_ai.completion.", "llm.input_messages.")
@@ -57,7 +58,9 @@ def output_messages(attrs: Mapping[str, Any]) -> tuple[list[Any], Any]:
     """The response's messages, and a finish reason found beside them."""
     value = otel.parse_json(attrs.get("gen_ai.output.messages"))
     if isinstance(value, list):
-        return value, None
+        return _joined_gemini_chunks(value), None
+    if isinstance(value, dict) and otel.is_gemini_content(value):
+        return [value], None  # Gemini CLI: the candidate's content of a whole response
     completion = otel.parse_json(attrs.get("gen_ai.completion"))
     if completion is not None:
         return _output_object(completion)
@@ -72,6 +75,34 @@ def output_messages(attrs: Mapping[str, Any]) -> tuple[list[Any], Any]:
     if output is not None:
         return _output_object(output)
     return [], None
+
+
+def _joined_gemini_chunks(values: list[Any]) -> list[Any]:
+    """Gemini CLI writes a streamed response as each chunk's content (`null` for a chunk
+    without one): joined into one model message, text pieces of a kind run together."""
+    contents = [v for v in values if v is not None]
+    if not contents or not all(
+        isinstance(v, dict) and v.get("role") == "model" and otel.is_gemini_content(v)
+        for v in contents
+    ):
+        return values
+    if len(contents) == 1:
+        return contents
+    parts: list[dict[str, Any]] = []
+    for content in contents:
+        for part in content["parts"]:
+            last = parts[-1] if parts else None
+            if (
+                last is not None
+                and isinstance(part.get("text"), str)
+                and isinstance(last.get("text"), str)
+                and bool(part.get("thought")) == bool(last.get("thought"))
+                and "thoughtSignature" not in part
+            ):
+                parts[-1] = {**last, "text": last["text"] + part["text"]}
+            else:
+                parts.append(dict(part))
+    return [{"role": "model", "parts": parts}]
 
 
 def _output_object(value: Any) -> tuple[list[Any], Any]:
@@ -132,8 +163,9 @@ def finish_reason(attrs: Mapping[str, Any], outputs: list[Any], beside: Any) -> 
     if isinstance(reasons, str):
         parsed = otel.parse_json(reasons)
         return parsed[0] if isinstance(parsed, list) and parsed else parsed
-    if attrs.get("ai.response.finishReason"):
-        return attrs["ai.response.finishReason"]
+    for key in ("ai.response.finishReason", "anthropic.message.stop_reason", "llm.finish_reason"):
+        if attrs.get(key):
+            return attrs[key]
     if beside is not None:
         return beside
     output = otel.parse_json(attrs.get("output.value"))
@@ -168,7 +200,7 @@ def system_of(attrs: Mapping[str, Any], messages: list[Any]) -> str | None:
 def tool_definitions(attrs: Mapping[str, Any]) -> list[Any]:
     value = otel.parse_json(attrs.get("gen_ai.tool.definitions"))
     if isinstance(value, list):
-        return value
+        return gemini.tools_of({"tools": value})  # Gemini's `functionDeclarations` flattened
     listed = otel.unflatten(attrs, "llm.tools")
     if listed:
         return [_tool_schema(item) for item in listed]

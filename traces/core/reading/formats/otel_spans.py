@@ -10,6 +10,7 @@ from typing import Any
 
 from ..dialects import otel_genai as otel
 from ..timeparse import to_epoch_seconds
+from .otel_logs import as_resource_spans
 
 CONTENT_EVENTS = {
     "gen_ai.content.prompt",
@@ -44,6 +45,8 @@ def extract_spans(value: Any) -> tuple[list[Span], list[str]]:
         return [], ["expected a JSON object: an OTLP export, a span or an attribute map"]
     if isinstance(value.get("resourceSpans"), list):
         return _from_resources(value["resourceSpans"])
+    if isinstance(value.get("resourceLogs"), list):  # the receiver's /v1/logs
+        return _from_resources(as_resource_spans(value["resourceLogs"]))
     if isinstance(value.get("scopeSpans"), list) or isinstance(
         value.get("instrumentationLibrarySpans"), list
     ):
