@@ -17,14 +17,17 @@ nothing of it is recorded.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-VENDOR_HOSTS = {
-    "api.anthropic.com": "anthropic",
-    "api.openai.com": "openai",
-    "generativelanguage.googleapis.com": "gemini",
-}
+VENDOR_HOSTS = MappingProxyType(
+    {
+        "api.anthropic.com": "anthropic",
+        "api.openai.com": "openai",
+        "generativelanguage.googleapis.com": "gemini",
+    }
+)
 """The hosts whose calls are recorded, and the reverse proxy's route for each. Only
 vendors the reverse proxy has a route for: Bedrock and OpenRouter have none yet, so their
 hosts are tunnelled like any other."""

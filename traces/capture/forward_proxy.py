@@ -56,6 +56,7 @@ class ForwardProxy:
     ca_cert: Path
     bundle: Path
     log: Path
+    process: subprocess.Popen[bytes]
 
 
 def mitmdump_path(environ: Mapping[str, str] | None = None) -> str:
@@ -139,7 +140,8 @@ def forward_proxy(
         try:
             ca_cert = confdir / CA_CERT
             _wait_ready(process, port, ca_cert, log)
-            yield ForwardProxy(f"http://127.0.0.1:{port}", ca_cert, write_bundle(ca_cert), log)
+            bundle = write_bundle(ca_cert)
+            yield ForwardProxy(f"http://127.0.0.1:{port}", ca_cert, bundle, log, process)
         finally:
             process.terminate()
             try:
