@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The forward proxy's mitmdump, in its own environment: mitmproxy 11.0.2 (the last for
+# Python 3.11) pins asgiref and cryptography below what channels and daphne need.
+FORWARD := .venv-forward
+FORWARD_STAMP := $(FORWARD)/.installed-11.0.2
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -17,7 +21,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(FORWARD_STAMP):
+	$(PYTHON) -m venv $(FORWARD)
+	$(FORWARD)/bin/pip install --quiet 'mitmproxy==11.0.2'
+	touch $(FORWARD_STAMP)
+
+setup: $(STAMP) $(FORWARD_STAMP)
 
 migrate: setup
 	$(BIN)/python manage.py migrate --noinput
@@ -60,4 +69,4 @@ screenshots: setup
 	$(BIN)/python scripts/screenshots.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache
+	rm -rf $(VENV) $(FORWARD) db.sqlite3 .pytest_cache
