@@ -22,6 +22,7 @@ import ssl
 import sys
 import textwrap
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from cryptography.x509.oid import NameOID
 
 from tests.capture.scenario import OPENAI_SECRET, SECRET, ports
 from tests.capture.test_commands import manage
-from tests.capture.test_proxy_edges import stored_files, stored_values
+from tests.capture.test_proxy_edges import assert_nowhere
 from tests.live.servers import server_env
 from traces.capture.forward_addon import VENDOR_HOSTS, allow_patterns, routed_path
 from traces.capture.forward_proxy import (
@@ -163,18 +164,12 @@ def test_record_forward_records_sdks_calling_their_own_hosts(
     confdir = data_dir / "forward-proxy"
     assert (confdir / "mitmproxy-ca-cert.pem").is_file()  # generated on first use, there
     assert oct((confdir).stat().st_mode & 0o777) == "0o700"
-    secrets = [SECRET.encode(), OPENAI_SECRET.encode()]
-    logs = done.stdout.encode() + done.stderr.encode() + inspector_server.log.read_bytes()
-    files = stored_files(confdir) + stored_files(Path(os.environ["INSPECTOR_DATA_DIR"]))
-    for secret in secrets:
-        assert secret not in logs, "a credential reached a log"
-        for path, data in files:
-            assert secret not in data, f"a credential is stored in the file {path}"
-        for table, column, value in stored_values(inspector_server.database):
-            assert secret not in value, f"a credential is stored in {table}.{column}"
-    for path in (f"/traces/{trace_id}/", f"/traces/{trace_id}/calls/1/request.json"):
-        shown = inspector_server.get(path)
-        assert all(secret not in shown for secret in secrets), f"a credential is shown at {path}"
+    assert_nowhere(
+        inspector_server,
+        [SECRET.encode(), OPENAI_SECRET.encode()],
+        folders=(confdir,),
+        logs=done.stdout.encode() + done.stderr.encode(),
+    )
 
 
 # -- a host that is not a vendor's -------------------------------------------------------
@@ -299,3 +294,32 @@ def test_another_host_is_tunnelled_untouched_and_unrecorded(
     )
     assert captured == [("proxy:anthropic-messages:tunnelled",)]
     assert SECRET.encode() not in proxy.log.read_bytes()
+
+
+def test_a_vendor_stream_reaches_the_client_as_it_arrives(inspector_server, mitmdump, tmp_path):
+    """The upstream sends an event every 0.25 s: the first reaches the client through the
+    forward proxy long before the stream ends (mitmproxy would otherwise buffer it)."""
+    with forward_proxy(
+        server=inspector_server.base,
+        session="forward-stream",
+        data_dir=tmp_path,
+        environ={"INSPECTOR_MITMDUMP": mitmdump},
+    ) as proxy:
+        trust = ssl.create_default_context(cafile=str(proxy.bundle))
+        with httpx.Client(proxy=proxy.url, verify=trust, trust_env=False, timeout=30) as client:
+            started = time.monotonic()
+            arrivals = []
+            with client.stream(
+                "POST",
+                "https://api.anthropic.com/v1/messages",
+                json={"model": "slow", "max_tokens": 64, "stream": True, "messages": []},
+                headers={"x-api-key": SECRET, "anthropic-version": "2023-06-01"},
+            ) as reply:
+                assert reply.headers["content-type"].startswith("text/event-stream")
+                for chunk in reply.iter_raw():
+                    if chunk:
+                        arrivals.append(time.monotonic() - started)
+    assert len(arrivals) >= 3
+    assert arrivals[0] < arrivals[-1] - 0.5, arrivals
+    trace_id = inspector_server.trace_id("proxy:anthropic-messages:forward-stream")
+    assert len(inspector_server.wait_report(trace_id, calls=1)["calls"]) == 1
