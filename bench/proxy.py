@@ -57,7 +57,6 @@ from tests.capture.scenario import SECRET, Script, ports  # noqa: E402
 from tests.conftest import CORPUS  # noqa: E402
 from tests.live.servers import daphne, free_port, migrate, server_env  # noqa: E402
 from tests.live.wsclient import connect  # noqa: E402
-from traces.capture.forward_proxy import ForwardProxyUnavailable, forward_proxy  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "What is the weather like in New York?"}]
 HEADERS = {"x-api-key": SECRET, "anthropic-version": "2023-06-01"}
@@ -107,65 +106,6 @@ def overhead(
             proxied_total.append(total)
             time.sleep(gap)
     return direct_first, direct_total, proxied_first, proxied_total
-
-
-def forward_overhead(
-    base: str, upstream: str, folder: Path, calls: int, stream: bool, gap: float
-) -> tuple[list, list, list, list, list, list]:
-    """(first byte, total) ms of direct, reverse-proxied and forward-proxied calls, in turn:
-    the forward client trusts the local CA and calls the vendor's own host."""
-    import ssl
-
-    kind = "stream" if stream else "plain"
-    direct_url = f"{upstream}/v1/messages"
-    reverse_url = f"{base}/proxy/s/bench-forward-{kind}/anthropic/v1/messages"
-    vendor_url = "https://api.anthropic.com/v1/messages"
-    with forward_proxy(
-        server=base, session=f"bench-forward-{kind}", data_dir=folder / "forward"
-    ) as proxy:
-        trust = ssl.create_default_context(cafile=str(proxy.bundle))
-        with (
-            httpx.Client(timeout=60, trust_env=False) as client,
-            httpx.Client(timeout=60, proxy=proxy.url, verify=trust, trust_env=False) as forward,
-        ):
-            for _ in range(5):
-                timed(client, direct_url, stream)
-                timed(client, reverse_url, stream)
-                timed(forward, vendor_url, stream)
-            found: tuple[list, ...] = ([], [], [], [], [], [])
-            for _ in range(calls):
-                for index, (who, url) in enumerate(
-                    ((client, direct_url), (client, reverse_url), (forward, vendor_url))
-                ):
-                    first, total, _ = timed(who, url, stream)
-                    found[2 * index].append(first)
-                    found[2 * index + 1].append(total)
-                time.sleep(gap)
-    return found  # type: ignore[return-value]
-
-
-def forward_section(base: str, upstream: str, folder: Path, calls: int, gap: float) -> list:
-    """The forward proxy's rows and verdicts (none without mitmdump)."""
-    print(f"\nforward proxy: {calls} calls each, direct / reverse / forward in turn, ", end="")
-    print(f"{gap * 1000:.0f} ms apart; ms p50 / p95")
-    verdicts = []
-    try:
-        for stream in (False, True):
-            d_first, d_total, r_first, r_total, f_first, f_total = forward_overhead(
-                base, upstream, folder, calls, stream, gap
-            )
-            direct, reverse, forward = (
-                (d_first, r_first, f_first) if stream else (d_total, r_total, f_total)
-            )
-            label = "first SSE byte" if stream else "latency"
-            print(row(f"forward vs direct: {label}", direct, forward))
-            print(row(f"reverse vs direct: {label}", direct, reverse))
-            print(row(f"forward vs reverse: {label}", reverse, forward))
-            verdicts.append(verdict(f"forward {label}", direct, forward))
-            verdicts.append(verdict(f"forward hop {label}", reverse, forward))
-    except ForwardProxyUnavailable as exc:
-        print(f"  not measured: {exc}")
-    return verdicts
 
 
 def socket_overhead(base: str, vendor_port: int, calls: int, gap: float) -> tuple[list, ...]:
@@ -398,6 +338,8 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
     parser.add_argument("--forward-only", action="store_true", help="the forward proxy alone")
     args = parser.parse_args()
+    from bench.forward_proxy import forward_section  # it reads this module's helpers
+
     script = Script(CORPUS)
     with (
         FakeUpstream(script, port=ports()) as upstream,
