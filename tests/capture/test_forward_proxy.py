@@ -17,8 +17,10 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import signal
 import socket
 import ssl
+import subprocess
 import sys
 import textwrap
 import threading
@@ -36,12 +38,13 @@ from cryptography.x509.oid import NameOID
 from tests.capture.scenario import OPENAI_SECRET, SECRET, ports
 from tests.capture.test_commands import manage
 from tests.capture.test_proxy_edges import assert_nowhere
-from tests.live.servers import server_env
+from tests.live.servers import ROOT, server_env
 from traces.capture.forward_addon import VENDOR_HOSTS, allow_patterns, routed_path
 from traces.capture.forward_proxy import (
     ForwardProxyUnavailable,
     child_environment,
     forward_proxy,
+    free_port,
     mitmdump_path,
 )
 
@@ -323,3 +326,43 @@ def test_a_vendor_stream_reaches_the_client_as_it_arrives(inspector_server, mitm
     assert arrivals[0] < arrivals[-1] - 0.5, arrivals
     trace_id = inspector_server.trace_id("proxy:anthropic-messages:forward-stream")
     assert len(inspector_server.wait_report(trace_id, calls=1)["calls"]) == 1
+
+
+def test_proxy_forward_runs_until_interrupted_and_prints_what_to_set(
+    inspector_server, mitmdump, tmp_path
+):
+    listen = free_port()
+    env = server_env(
+        DATABASE_URL=f"sqlite:///{tmp_path}/missing/db.sqlite3",
+        REDIS_URL="",
+        INSPECTOR_DATA_DIR=str(tmp_path / "data"),
+        INSPECTOR_MITMDUMP=mitmdump,
+    )
+    command = [
+        sys.executable, "manage.py", "proxy", "--forward", "--server", inspector_server.base,
+        "--session", "standing", "--listen-port", str(listen),
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        printed = [process.stdout.readline() for _ in range(4)]
+        assert printed[0].startswith(f"forward proxy on http://127.0.0.1:{listen}"), printed
+        bundle = next(line for line in printed if "SSL_CERT_FILE=" in line)
+        bundle = bundle.split("SSL_CERT_FILE=")[1].split()[0]
+        trust = ssl.create_default_context(cafile=bundle)
+        proxy = f"http://127.0.0.1:{listen}"
+        with httpx.Client(proxy=proxy, verify=trust, trust_env=False, timeout=30) as client:
+            reply = client.post(
+                "https://api.anthropic.com/v1/messages",
+                json={"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": []},
+                headers={"x-api-key": SECRET, "anthropic-version": "2023-06-01"},
+            )
+        assert reply.status_code == 200
+        inspector_server.trace_id("proxy:anthropic-messages:standing")
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    with socket.socket() as probe:  # mitmdump stopped with it
+        assert probe.connect_ex(("127.0.0.1", listen)) != 0
