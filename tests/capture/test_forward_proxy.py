@@ -261,8 +261,9 @@ def test_another_host_is_tunnelled_untouched_and_unrecorded(
         data_dir=tmp_path,
         environ={"INSPECTOR_MITMDUMP": mitmdump},
     ) as proxy:
-        env = child_environment(proxy, {})
+        env = child_environment(proxy, {"NO_PROXY": "intranet.example"})
         assert env["HTTPS_PROXY"] == proxy.url and env["SSL_CERT_FILE"] == str(proxy.bundle)
+        assert env["NO_PROXY"] == "intranet.example,localhost,127.0.0.1,::1"
         # Trusting that server's certificate alone: the handshake proves it is its own.
         own_only = ssl.create_default_context(cafile=str(cert_path))
         with httpx.Client(proxy=proxy.url, verify=own_only, trust_env=False) as client:
