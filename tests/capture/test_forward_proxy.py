@@ -293,6 +293,7 @@ def test_another_host_is_tunnelled_untouched_and_unrecorded(
             )
         assert recorded.status_code == 200 and recorded.content == upstream.sent[-1]
     assert len(upstream.received) == before + 1
+    inspector_server.trace_id("proxy:anthropic-messages:tunnelled")  # recorded just after
     captured = inspector_server.rows(
         "SELECT capture_key FROM traces_trace WHERE capture_key LIKE ?", "%:tunnelled"
     )
