@@ -4,10 +4,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The forward proxy's mitmdump, in its own environment: mitmproxy 11.0.2 (the last for
+# Python 3.11) pins asgiref and cryptography below what channels and daphne need.
+FORWARD := .venv-forward
+FORWARD_STAMP := $(FORWARD)/.installed-11.0.2
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: serve test check setup migrate lint format bench screenshots clean
+.PHONY: serve test check setup forward migrate lint format bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +21,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+$(FORWARD_STAMP):
+	$(PYTHON) -m venv $(FORWARD)
+	$(FORWARD)/bin/pip install --quiet 'mitmproxy==11.0.2'
+	touch $(FORWARD_STAMP)
+
 setup: $(STAMP)
+
+# `make forward`: the forward proxy's mitmdump (`make test` sets it up for its tests).
+forward: $(FORWARD_STAMP)
 
 migrate: setup
 	$(BIN)/python manage.py migrate --noinput
@@ -26,7 +38,7 @@ serve: migrate
 	$(BIN)/python manage.py load_sample
 	$(BIN)/daphne -b $(HOST) -p $(PORT) inspector.asgi:application
 
-test: setup
+test: setup $(FORWARD_STAMP)
 	$(BIN)/python tests/browser_setup.py
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -60,4 +72,4 @@ screenshots: setup
 	$(BIN)/python scripts/screenshots.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache
+	rm -rf $(VENV) $(FORWARD) db.sqlite3 .pytest_cache

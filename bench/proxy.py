@@ -14,12 +14,17 @@ one run, alternating direct and proxied requests so both see the same machine:
 - 100 concurrent streams through the proxy: all complete, none corrupted (byte-compared);
 - proxied call -> live viewer: from the client's last byte to a websocket viewer of the
   session's trace receiving that call;
+- the forward proxy (`proxy --forward`, mitmdump from its own environment): the same
+  calls made to https://api.anthropic.com through it (TLS to the local CA, then the
+  reverse proxy), side by side with the direct call and the reverse-proxied one;
 - the floor, to judge the figures by: a bare ASGI app under daphne (bench/floor_asgi.py)
   and a 404 through Django's whole middleware stack, against the fake upstream; and the
   daphne process's CPU time per request (proxied unrecorded and recorded), read from
   /proc, which the other processes on a shared machine do not change.
 
-    .venv/bin/python bench/proxy.py [--calls 200] [--streams 100] [--only gemini]
+    .venv/bin/python bench/proxy.py [--calls 200] [--streams 100] [--only gemini] [--forward-only]
+
+The forward proxy's rows need mitmdump (`make forward`'s .venv-forward or INSPECTOR_MITMDUMP).
 
 The client runs in this process beside the server and the fake upstream, on the same
 cores: its work is part of the figures. The fake upstream is a threaded stdlib server.
@@ -372,7 +377,10 @@ def main() -> int:
     parser.add_argument("--viewer-calls", type=int, default=50)
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
     parser.add_argument("--only", choices=("gemini",), help="measure this vendor's calls only")
+    parser.add_argument("--forward-only", action="store_true", help="the forward proxy alone")
     args = parser.parse_args()
+    from bench.forward_proxy import forward_section  # it reads this module's helpers
+
     script = Script(CORPUS)
     with (
         FakeUpstream(script, port=ports()) as upstream,
@@ -389,6 +397,11 @@ def main() -> int:
         migrate(env)
         with daphne(env, Path(folder) / "daphne.log", ports() or None) as base:
             print(f"fake upstream at {upstream.base}, daphne at {base} (SQLite, in-memory layer)")
+            if args.forward_only:
+                verdicts = forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
+                print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
+                print("\n".join(verdicts))
+                return 0
             verdicts: list[str] = []
             for gap in (args.gap, 0.0):
                 print(
@@ -412,6 +425,8 @@ def main() -> int:
                 print(row("socket: whole response", total_d, total_p))
                 if gap:
                     verdicts.append(verdict("socket first event", first_d, first_p))
+            if not args.only:
+                verdicts += forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
             print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
             print("\n".join(verdicts))
             print()

@@ -2,7 +2,7 @@
 
 `analyze`, `lint` and `report` run the pure core straight away (the same functions as
 `manage.py analyze|lint|report`); `serve` migrates the database and runs daphne; `tail`,
-`ingest`, `watch`, `mcp` and `manage` hand their arguments to the management commands of
+`ingest`, `watch`, `mcp`, `proxy` and `manage` hand their arguments to the management commands of
 the same name.
 """
 
@@ -22,6 +22,7 @@ DJANGO_COMMANDS = MappingProxyType(
         "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
         "watch": "import and follow every agent's sessions on this machine (`watch --help`)",
         "mcp": "serve the MCP tools to an agent over stdio (see README, Ask from an agent)",
+        "proxy": "`proxy --forward`: the HTTPS forward proxy for agents with fixed endpoints",
         "manage": "any manage.py command: reanalyze, load_sample, close_idle_traces, migrate…",
     }
 )

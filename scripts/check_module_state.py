@@ -58,6 +58,9 @@ ALLOWED = {
     ("traces/pages/rule_urls.py", "urlpatterns"): _URLS,
     ("traces/pages/team_urls.py", "urlpatterns"): _URLS,
     ("inspector/urls.py", "urlpatterns"): _URLS,
+    ("traces/capture/forward_addon.py", "addons"): (
+        "mitmproxy's script convention: the list of addons mitmdump reads once on loading it"
+    ),
     ("traces/routing.py", "websocket_urlpatterns"): "Channels' URL convention, read once",
     ("traces/templatetags/inspector.py", "register"): (
         "Django's template library: filled at import by its decorators, read only after"

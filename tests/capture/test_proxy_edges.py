@@ -367,18 +367,36 @@ def test_no_credential_is_stored_or_shown(inspector_server):
     inspector_server.wait_report(anthropic_trace, calls=3)
     inspector_server.wait_report(openai_trace, calls=1)
 
-    secrets = [SECRET.encode(), OPENAI_SECRET.encode(), GEMINI_SECRET.encode()]
+    assert_nowhere(
+        inspector_server, [SECRET.encode(), OPENAI_SECRET.encode(), GEMINI_SECRET.encode()]
+    )
     log = inspector_server.log.read_bytes()
-    assert b"/gemini/" in log and GEMINI_SECRET.encode() not in log  # nor logged
-    for table, column, value in stored_values(inspector_server.database):
+    assert b"/gemini/" in log  # the Gemini calls went through, and their key is in no log
+    line = recorded_line(inspector_server, anthropic_trace)
+    assert line["request"]["headers"]["Authorization"] == "[masked]"
+    line = recorded_line(inspector_server, gemini_trace)  # the last: `?key=` on a stream
+    assert line["request"]["url"].endswith("?alt=sse&key=%5Bmasked%5D")
+
+
+def assert_nowhere(
+    server, secrets: list[bytes], *, folders: tuple[Path, ...] = (), logs: bytes = b""
+) -> None:
+    """None of `secrets` in the server's database, its stored files (and `folders`'), its
+    log (and `logs`), nor on any page, download or export of any of its traces. Every
+    route's credential test ends here: the reverse proxy's (below) and the forward
+    proxy's (tests/capture/test_forward_proxy.py)."""
+    for table, column, value in stored_values(server.database):
         for secret in secrets:
             assert secret not in value, f"a credential is stored in {table}.{column}"
     originals = stored_files(Path(os.environ["INSPECTOR_DATA_DIR"]))
     assert any(b"claude-sonnet-4-6" in data for _, data in originals)  # the calls are there
-    for path, data in originals:
+    for path, data in originals + [f for folder in folders for f in stored_files(folder)]:
         for secret in secrets:
             assert secret not in data, f"a credential is stored in the file {path}"
-    traces = [row[0] for row in inspector_server.rows("SELECT id FROM traces_trace")]
+    logged = server.log.read_bytes() + logs
+    for secret in secrets:
+        assert secret not in logged, "a credential reached a log"
+    traces = [row[0] for row in server.rows("SELECT id FROM traces_trace")]
     assert len(traces) >= 2
     for raw_id in traces:
         trace_id = str(raw_id)
@@ -395,13 +413,9 @@ def test_no_credential_is_stored_or_shown(inspector_server):
             f"/traces/{trace_id}/calls/1/request.json",
         ]
         for path in paths:
-            shown = inspector_server.get(path)
+            shown = server.get(path)
             for secret in secrets:
                 assert secret not in shown, f"a credential is shown at {path}"
-    line = recorded_line(inspector_server, anthropic_trace)
-    assert line["request"]["headers"]["Authorization"] == "[masked]"
-    line = recorded_line(inspector_server, gemini_trace)  # the last: `?key=` on a stream
-    assert line["request"]["url"].endswith("?alt=sse&key=%5Bmasked%5D")
 
 
 def stored_files(folder: Path) -> list[tuple[Path, bytes]]:

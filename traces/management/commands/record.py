@@ -4,6 +4,10 @@ Like claude-trace wrapping claude, for any agent that reads ANTHROPIC_BASE_URL o
 OPENAI_BASE_URL: a server is used if one answers (else one is started for the run), a
 session is named, the command runs with both base URLs pointing at that session, the
 live page is printed, and the session's traces are closed when the command exits.
+
+`--forward` is for agents that cannot be pointed elsewhere: the command runs with
+HTTPS_PROXY set to the forward proxy (traces.capture.forward_proxy) and trusting its
+local CA, so its calls to the vendors' own hosts are recorded into the session.
 """
 
 from __future__ import annotations
@@ -15,13 +19,19 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 
 import httpx
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from traces.capture.forward_proxy import (
+    ForwardProxyUnavailable,
+    child_environment,
+    forward_proxy,
+)
 from traces.capture.proxy import SESSION_NAME
 
 DEFAULT_PORT = 8000
@@ -32,7 +42,7 @@ class Command(BaseCommand):
     help = (
         "Run COMMAND with ANTHROPIC_BASE_URL and OPENAI_BASE_URL pointing at the recording "
         "proxy; print the live page; close the trace when COMMAND exits. "
-        "Usage: manage.py record [--server URL] [--session NAME] -- COMMAND ARGS..."
+        "Usage: manage.py record [--server URL] [--session NAME] [--forward] -- COMMAND ARGS..."
     )
 
     def add_arguments(self, parser):
@@ -45,9 +55,15 @@ class Command(BaseCommand):
             help="without --server: the local port to look for a server on, and to start "
             "one on when none answers (default 8000)",
         )
+        parser.add_argument(
+            "--forward",
+            action="store_true",
+            help="for agents that cannot be pointed elsewhere: run COMMAND behind the HTTPS "
+            "forward proxy (HTTPS_PROXY, trusting its local CA) instead of setting base URLs",
+        )
         parser.add_argument("command", nargs=argparse.REMAINDER)
 
-    def handle(self, *args, server, session, port, command, **_):
+    def handle(self, *args, server, session, port, command, forward=False, **_):
         command = command[1:] if command[:1] == ["--"] else command
         if not command:
             raise CommandError("Say what to run: manage.py record -- COMMAND ARGS...")
@@ -55,13 +71,28 @@ class Command(BaseCommand):
         session = session if session[-1] != "-" else session + secrets.token_hex(2)
         if not SESSION_NAME.match(session):
             raise CommandError("A session name is 1-100 letters, digits, '.', '_', ':' or '-'.")
-        with self._server(server, port) as base:
+        with self._server(server, port) as base, ExitStack() as stack:
             proxy = f"{base}/proxy/s/{session}"
-            env = {
-                **os.environ,
-                "ANTHROPIC_BASE_URL": f"{proxy}/anthropic",
-                "OPENAI_BASE_URL": f"{proxy}/openai/v1",
-            }
+            if forward:
+                try:
+                    forwarding = stack.enter_context(
+                        forward_proxy(
+                            server=base, session=session, data_dir=settings.INSPECTOR_DATA_DIR
+                        )
+                    )
+                except ForwardProxyUnavailable as exc:
+                    raise CommandError(str(exc)) from exc
+                env = child_environment(forwarding, os.environ)
+                self.stdout.write(
+                    f"forward proxy {forwarding.url} (local CA {forwarding.ca_cert}, trusted by "
+                    f"{command[0]} only)"
+                )
+            else:
+                env = {
+                    **os.environ,
+                    "ANTHROPIC_BASE_URL": f"{proxy}/anthropic",
+                    "OPENAI_BASE_URL": f"{proxy}/openai/v1",
+                }
             self.stdout.write(f"recording session {session}: live page {proxy}/")
             self.stdout.flush()
             try:
@@ -70,6 +101,7 @@ class Command(BaseCommand):
                 raise CommandError(f"could not run {command[0]}: {exc}") from exc
             except KeyboardInterrupt:
                 code = 130
+            stack.close()
             self._close(base, session)
         if code:
             raise CommandError(f"{command[0]} exited with status {code}", returncode=code)
