@@ -136,11 +136,12 @@ def test_an_upstream_that_drops_the_socket_closes_the_clients_and_fails_the_call
 
 def test_an_upstream_without_the_socket_mode_refuses_the_handshake(inspector_server):
     """The capture server's OpenAI upstream speaks HTTP only (as vLLM, Ollama…): the
-    client's handshake is refused at once, so Codex and the SDK go on over HTTP."""
+    client's handshake is refused at once with 426 Upgrade Required, the one status Codex
+    takes for "use HTTP" without retrying (a 403 it retried for 6.5 s)."""
     started = time.monotonic()
     with pytest.raises(websockets.InvalidStatus) as refused:
         connect(socket_url(inspector_server, "no-socket"), open_timeout=10)
-    assert refused.value.response.status_code == 403
+    assert refused.value.response.status_code == 426
     assert time.monotonic() - started < 5
     assert not inspector_server.rows(
         "SELECT id FROM traces_trace WHERE capture_key LIKE '%no-socket'"
