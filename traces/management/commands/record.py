@@ -4,6 +4,9 @@ Like claude-trace wrapping claude, for any agent that reads ANTHROPIC_BASE_URL o
 OPENAI_BASE_URL: a server is used if one answers (else one is started for the run), a
 session is named, the command runs with both base URLs pointing at that session, the
 live page is printed, and the session's traces are closed when the command exits.
+
+The Codex CLI reads no OPENAI_BASE_URL: when the command is `codex`, it is also given
+`-c openai_base_url=<the session's proxy URL>` (`with_proxy_flags`), which it honours.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import PurePath
 
 import httpx
 from django.core.management import call_command
@@ -26,6 +30,17 @@ from traces.capture.proxy import SESSION_NAME
 
 DEFAULT_PORT = 8000
 """Where a server is looked for (and one is started) when --server is not given."""
+CODEX_NAMES = frozenset({"codex", "codex.js", "codex.cmd", "codex.exe"})
+"""The Codex CLI's launchers (npm's script, its Windows shims, the native binary)."""
+
+
+def with_proxy_flags(command: list[str], openai_url: str) -> list[str]:
+    """The command as run: a Codex CLI gets the proxy as a config override (its global
+    `-c`, before any subcommand), since it ignores OPENAI_BASE_URL; others unchanged."""
+    if PurePath(command[0]).name.lower() not in CODEX_NAMES:
+        return command
+    # A TOML string: Codex parses each `-c` value as TOML.
+    return [command[0], "-c", f'openai_base_url="{openai_url}"', *command[1:]]
 
 
 class Command(BaseCommand):
@@ -62,6 +77,7 @@ class Command(BaseCommand):
                 "ANTHROPIC_BASE_URL": f"{proxy}/anthropic",
                 "OPENAI_BASE_URL": f"{proxy}/openai/v1",
             }
+            command = with_proxy_flags(command, f"{proxy}/openai/v1")
             self.stdout.write(f"recording session {session}: live page {proxy}/")
             self.stdout.flush()
             try:
