@@ -31,7 +31,8 @@ from traces.access.rules import Access, access, ingest_project_of, rate_limited
 from traces.capture import proxy
 from traces.capture.recording import schedule_recording
 from traces.conf import inspector_settings
-from traces.core.reading.capture import upstream_url
+from traces.core.reading.capture import CLIENT_LEFT as LEFT
+from traces.core.reading.capture import UPSTREAM_BROKE_OFF, upstream_url
 from traces.core.reading.socket_capture import SocketRecorder
 
 log = logging.getLogger(__name__)
@@ -178,7 +179,7 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
             async for message in upstream:
                 if not await self._to_client(message):
                     # The client is going away: `disconnect` follows and closes upstream.
-                    self._record_open(CLIENT_LEFT)
+                    self._record_open(CLIENT_LEFT, LEFT)
                     return
                 if isinstance(message, str):
                     line = recorder.server_frame(message, time.time())
@@ -190,7 +191,7 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         except Exception:
             log.exception("the Responses socket relay failed")
             code = 1011
-        self._record_open("the upstream closed the socket mid-response")
+        self._record_open("the upstream closed the socket mid-response", UPSTREAM_BROKE_OFF)
         await self.close(code=client_close_code(code))
 
     async def _to_client(self, message: str | bytes) -> bool:
@@ -215,12 +216,12 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
             self.pump.cancel()
         if self.upstream is not None:
             await self.upstream.close()
-        self._record_open(CLIENT_LEFT)
+        self._record_open(CLIENT_LEFT, LEFT)
 
-    def _record_open(self, problem: str) -> None:
+    def _record_open(self, problem: str, outcome: str) -> None:
         if self.recorder is None:
             return
-        for line in self.recorder.close(time.time(), problem):
+        for line in self.recorder.close(time.time(), problem, outcome):
             schedule_recording(FORMAT, self.session, line, self.project)
 
 
