@@ -1,10 +1,16 @@
-"""The Anthropic SDK's tool runner over server-held message threads, through the proxy.
+"""Calls recorded by the proxy land in the loops they belong to (issue 23).
+
+The Anthropic SDK's tool runner over server-held message threads, through the proxy.
 
 The runner asks the server to hold the conversation: later requests carry only the new
 turn (`thread: {"type": "continue", "previous_message_id": …}`, no `system`, no
 `tools`). The stand-in upstream implements the thread semantics (it keeps each reply's
 transcript by id and answers from the whole of it). Recorded, the run must be one loop
-whose later calls see the whole transcript, with no false `missing-tool-use-echo`."""
+whose later calls see the whole transcript, with no false `missing-tool-use-echo`.
+
+Sibling subagents given the same prompt (plain `messages.create` loops, their calls
+interleaved as parallel subagents' are) must each stay in their own loop, with no false
+`dangling-tool-call`."""
 
 from __future__ import annotations
 
@@ -153,3 +159,42 @@ def test_the_tool_runners_thread_is_one_loop_rebuilt_from_the_thread(thread_serv
         ("get_weather", 1, 2),
         ("get_weather", 2, 3),
     ]
+
+
+def _step(client: anthropic.Anthropic, messages: list) -> list:
+    """One model call of a hand-written agent loop; the transcript after its tools ran."""
+    reply = client.messages.create(model="claude-sonnet-4-6", max_tokens=256, messages=messages)
+    if reply.stop_reason != "tool_use":
+        return []
+    results = [
+        {"type": "tool_result", "tool_use_id": block.id, "content": get_weather(**block.input)}
+        for block in reply.content
+        if block.type == "tool_use"
+    ]
+    return [
+        *messages,
+        {"role": "assistant", "content": [block.model_dump() for block in reply.content]},
+        {"role": "user", "content": results},
+    ]
+
+
+def test_sibling_subagents_with_the_same_prompt_keep_their_own_loops(thread_server):
+    client = anthropic.Anthropic(
+        api_key=SECRET,
+        base_url=f"{thread_server.base}/proxy/s/siblings/anthropic",
+        max_retries=0,
+    )
+    prompt = [{"role": "user", "content": "Weather in Paris and Oslo?"}]
+    first = _step(client, prompt)  # sibling A, call 1
+    second = _step(client, prompt)  # sibling B, call 1: the same request
+    second = _step(client, second)  # B's call 2 comes first...
+    first = _step(client, first)  # ...then A's
+    assert _step(client, first) == [] and _step(client, second) == []  # A 3, B 3: the answers
+    trace_id = thread_server.trace_id("proxy:anthropic-messages:siblings")
+    report = thread_server.wait_report(trace_id, calls=6)
+    loops = [call["loop"] for call in report["calls"]]
+    assert loops[0] != loops[1]
+    assert loops == [loops[0], loops[1], loops[1], loops[0], loops[0], loops[1]]
+    rules = {finding["rule"] for finding in report["findings"]}
+    assert "dangling-tool-call" not in rules
+    assert all(run["status"] == "paired" for run in report["tool_runs"])
