@@ -22,6 +22,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from inspector import nodelay  # noqa: E402
+from inspector.daphne_denial import patch_daphne_denial  # noqa: E402
 from inspector.daphne_uploads import patch_daphne  # noqa: E402
 from traces.access.cross_site import SameOriginWebsocket  # noqa: E402
 from traces.capture.proxy_asgi import ProxyFastPath  # noqa: E402
@@ -29,6 +30,7 @@ from traces.mcp_server.http import McpEndpoint  # noqa: E402
 from traces.routing import websocket_urlpatterns  # noqa: E402
 
 patch_daphne()
+patch_daphne_denial()
 nodelay.enable()
 # The event loop shares the GIL with threads that work while it serves (recording proxied
 # calls, live report refreshes, sync views): a loop woken by a socket waits for the GIL at

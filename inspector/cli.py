@@ -20,6 +20,7 @@ DJANGO_COMMANDS = MappingProxyType(
     {
         "tail": "follow a JSONL log into a live trace (see `loop-inspector tail --help`)",
         "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
+        "record": "run an agent through the recording proxy (`loop-inspector record -- CMD`)",
         "watch": "import and follow every agent's sessions on this machine (`watch --help`)",
         "mcp": "serve the MCP tools to an agent over stdio (see README, Ask from an agent)",
         "proxy": "`proxy --forward`: the HTTPS forward proxy for agents with fixed endpoints",

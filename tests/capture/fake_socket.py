@@ -29,11 +29,25 @@ def corpus_events(corpus: Path) -> list[str]:
     ]
 
 
+def warm_up_events(response_id: str, model: object) -> list[str]:
+    """What the Responses API answers a `generate: false` request with: no output."""
+    response = {"id": response_id, "object": "response", "created_at": 1, "model": model,
+                "output": [], "status": "in_progress"}  # fmt: skip
+    usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    done = response | {"status": "completed", "usage": usage}
+    return [
+        json.dumps({"type": "response.created", "sequence_number": 0, "response": response}),
+        json.dumps({"type": "response.completed", "sequence_number": 1, "response": done}),
+    ]
+
+
 class FakeResponsesSocket:
     """The vendor's `…/v1/responses` socket, on a loopback port in a thread of its own.
 
     `response.create` with model "slow" sends two events and then nothing; "cut" sends
-    two and closes the socket (1011)."""
+    two and closes the socket (1011); one with `generate: false` (a warm-up, as the
+    Codex CLI sends) is answered as the vendor does, created and completed with no
+    output, its id `resp_warm_<n>`."""
 
     def __init__(self, events: list[str]) -> None:
         self.events = events
@@ -57,6 +71,10 @@ class FakeResponsesSocket:
             if event.get("type") != "response.create":
                 continue
             model = event.get("model")
+            if event.get("generate") is False:
+                for text in warm_up_events(f"resp_warm_{len(self.received)}", model):
+                    await socket.send(text)
+                continue
             if model in ("slow", "cut"):
                 for text in self.events[:2]:
                     await socket.send(text)

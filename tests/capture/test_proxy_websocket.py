@@ -36,6 +36,10 @@ from traces.conf import inspector_settings
 pytestmark = pytest.mark.corpus
 
 
+def recorded_lines(server: LiveServer, trace_id: str) -> list[bytes]:
+    return server.get(f"/traces/{trace_id}/download").splitlines()
+
+
 @pytest.fixture(scope="module")
 def vendor_socket(corpus) -> Iterator[FakeResponsesSocket]:
     with FakeResponsesSocket(corpus_events(corpus)) as fake:
@@ -136,11 +140,12 @@ def test_an_upstream_that_drops_the_socket_closes_the_clients_and_fails_the_call
 
 def test_an_upstream_without_the_socket_mode_refuses_the_handshake(inspector_server):
     """The capture server's OpenAI upstream speaks HTTP only (as vLLM, Ollama…): the
-    client's handshake is refused at once, so Codex and the SDK go on over HTTP."""
+    client's handshake is refused at once with 426 Upgrade Required, the one status Codex
+    takes for "use HTTP" without retrying (a 403 it retried for 6.5 s)."""
     started = time.monotonic()
     with pytest.raises(websockets.InvalidStatus) as refused:
         connect(socket_url(inspector_server, "no-socket"), open_timeout=10)
-    assert refused.value.response.status_code == 403
+    assert refused.value.response.status_code == 426
     assert time.monotonic() - started < 5
     assert not inspector_server.rows(
         "SELECT id FROM traces_trace WHERE capture_key LIKE '%no-socket'"
@@ -211,3 +216,32 @@ def wait_for_trace(key_end: str, project) -> models.Trace:
             return found
         time.sleep(0.05)
     raise AssertionError(f"no call was recorded under {key_end}")
+
+
+def test_a_warm_up_that_generates_nothing_is_no_billed_call(socket_server):
+    """The Codex CLI opens each turn with `generate: false` (the server takes the request
+    in and generates nothing), then continues from it with `previous_response_id`. The
+    warm-up is no model call: not counted, not priced, no `prefix-changed`; the call
+    after it inherits its input."""
+    client = openai.OpenAI(
+        api_key=OPENAI_SECRET, base_url=f"{socket_server.base}/proxy/s/warm-up/openai/v1"
+    )
+    with client.responses.connect() as connection:
+        connection.response.create(
+            model="gpt-4o-mini", input="What is 2+2?", instructions="Be brief.", generate=False
+        )
+        warm = next(e for e in connection if e.type == "response.completed")
+        assert warm.response.output == []
+        connection.response.create(
+            model="gpt-4o-mini", input=[], previous_response_id=warm.response.id
+        )
+        assert any(e.type == "response.completed" for e in connection)
+    trace_id = socket_server.trace_id("proxy:openai-responses:warm-up")
+    report = socket_server.wait_report(trace_id, calls=1)
+    assert len(recorded_lines(socket_server, trace_id)) == 2  # both stored as they came
+    assert len(report["calls"]) == 1  # ...but the warm-up is no call
+    call = report["calls"][0]
+    assert call["messages"] == 1  # the warm-up's input, kept by the server
+    rules = {finding["rule"] for finding in report["findings"]}
+    assert "prefix-changed" not in rules
+    assert report["other_traffic"][0]["summary"].startswith("Responses warm-up (generate: false)")

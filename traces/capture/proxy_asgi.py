@@ -234,7 +234,7 @@ async def _relay(plan: Plan, send: Send, request: _Request) -> None:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     except asyncio.CancelledError:
         if plan.recording is not None:
-            plan.recording.finish(interrupted=True, problem="the client disconnected mid-response")
+            plan.recording.client_left("the client disconnected mid-response")
         raise
     finally:
         await chunks.aclose()

@@ -22,7 +22,14 @@ from django.http import JsonResponse
 from traces.capture.recording import ExchangeRecording
 from traces.capture.vendor_errors import vendor_json
 from traces.conf import inspector_settings
-from traces.core.reading.capture import HOP_BY_HOP, is_event_stream, sse_error_event
+from traces.core.reading.capture import (
+    HOP_BY_HOP,
+    TIMEOUT,
+    UPSTREAM_BROKE_OFF,
+    UPSTREAM_UNREACHABLE,
+    is_event_stream,
+    sse_error_event,
+)
 from traces.stores import store
 
 DROP_RESPONSE_HEADERS = HOP_BY_HOP | {"content-length"}
@@ -56,13 +63,14 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
             plan.vendor,
             400,
             f"the request cannot be forwarded ({exc})",
+            UPSTREAM_UNREACHABLE,
             "invalid_request_error",
         )
     try:
         upstream = await client.send(outgoing, stream=True)
     except asyncio.CancelledError:  # the client left before the upstream answered
         if recording is not None:
-            recording.finish(interrupted=True, problem="the client disconnected before the answer")
+            recording.client_left("the client disconnected before the answer")
         raise
     except httpx.TimeoutException as exc:
         setting = (
@@ -72,11 +80,15 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
         )
         seconds = inspector_settings()[setting]
         return _failed(
-            recording, plan.vendor, 504, f"the upstream did not answer within {seconds} s"
+            recording, plan.vendor, 504, f"the upstream did not answer within {seconds} s", TIMEOUT
         )
     except httpx.HTTPError as exc:
         return _failed(
-            recording, plan.vendor, 502, f"could not reach the upstream ({exc.__class__.__name__})"
+            recording,
+            plan.vendor,
+            502,
+            f"could not reach the upstream ({exc.__class__.__name__})",
+            UPSTREAM_UNREACHABLE,
         )
     if recording is not None:
         recording.exchange.status = upstream.status_code
@@ -108,6 +120,7 @@ def _failed(
     vendor: str,
     status: int,
     problem: str,
+    outcome: str,
     kind: str = "api_error",
 ) -> JsonResponse:
     """The call could not be made (the upstream out of reach, a request no HTTP client
@@ -118,7 +131,7 @@ def _failed(
         exchange.status = status
         exchange.response_headers = {"content-type": "application/json"}
         exchange.response_body = response.content
-        recording.finish(problem=problem)
+        recording.finish(problem=problem, outcome=outcome)
     return response
 
 
@@ -141,16 +154,18 @@ async def relay_body(
             yield chunk
     except asyncio.CancelledError:
         if recording is not None:
-            recording.finish(interrupted=True, problem="the client disconnected mid-response")
+            recording.client_left("the client disconnected mid-response")
         raise
     except httpx.HTTPError as exc:
         if isinstance(exc, httpx.TimeoutException):
             seconds = inspector_settings()["PROXY_READ_TIMEOUT"]
             problem = f"the upstream sent nothing for {seconds} s (read timeout)"
+            outcome = TIMEOUT
         else:
             problem = f"the upstream connection failed mid-response ({exc})"
+            outcome = UPSTREAM_BROKE_OFF
         if recording is not None:
-            recording.finish(problem=problem)
+            recording.finish(problem=problem, outcome=outcome)
         if streamed:
             # ASGI cannot drop the client's connection: an error event, as the vendor
             # sends one mid-stream, tells its SDK that the stream did not complete.

@@ -21,7 +21,7 @@ from asgiref.sync import sync_to_async
 
 from traces.capture import lines as capture_lines
 from traces.conf import inspector_settings
-from traces.core.reading.capture import CapturedExchange
+from traces.core.reading.capture import CLIENT_LEFT, CapturedExchange
 from traces.stores import store
 
 log = logging.getLogger(__name__)
@@ -54,9 +54,21 @@ class ExchangeRecording:
 
     def on_task_done(self, task: asyncio.Task) -> None:
         if not self.done:
-            self.finish(interrupted=True, problem="the client disconnected mid-response")
+            self.client_left("the client disconnected mid-response")
 
-    def finish(self, *, interrupted: bool = False, problem: str | None = None) -> None:
+    def client_left(self, problem: str) -> None:
+        """The client hung up before the answer ended."""
+        self.finish(interrupted=True, problem=problem, outcome=CLIENT_LEFT)
+
+    def finish(
+        self,
+        *,
+        interrupted: bool = False,
+        problem: str | None = None,
+        outcome: str | None = None,
+    ) -> None:
+        """Record the exchange as it ended: completed (no `problem`), or not, `outcome`
+        saying how (`capture.CALL_OUTCOMES`: the client left, the upstream broke off…)."""
         if self.done:
             return
         self.done = True
@@ -65,6 +77,7 @@ class ExchangeRecording:
         exchange.response_body = exchange.response_body or bytes(self.body)
         exchange.interrupted = interrupted
         exchange.problem = problem
+        exchange.outcome = outcome
         self.line = exchange.line()
         if not self.held_back:
             self.release()

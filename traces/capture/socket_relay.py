@@ -8,8 +8,10 @@ events that answer it is recorded as the streamed HTTP call it stands for
 (`core.reading.socket_capture`), through the same per-session writer as the HTTP relay.
 
 When the upstream refuses the socket (a server without the WebSocket mode, such as vLLM
-or Ollama) or cannot be reached, the client's handshake is refused too, and Codex and the
-SDK go on over HTTP, which the proxy relays as usual.
+or Ollama) or cannot be reached, the client's handshake is refused with `426 Upgrade
+Required` (through daphne's denial extension, `inspector.daphne_denial`): Codex takes that
+status, and no other, as "no WebSocket here" and goes on over HTTP at once, which the
+proxy relays as usual (a 403 it retried with backoff for 6.5 s first).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from traces.access.rules import Access, access, ingest_project_of, rate_limited
 from traces.capture import proxy
 from traces.capture.recording import schedule_recording
 from traces.conf import inspector_settings
-from traces.core.reading.capture import upstream_url
+from traces.core.reading.capture import CLIENT_LEFT as LEFT
+from traces.core.reading.capture import UPSTREAM_BROKE_OFF, upstream_url
 from traces.core.reading.socket_capture import SocketRecorder
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,9 @@ HANDSHAKE_HEADERS = frozenset(
 )
 """The client's handshake with this server: the upstream handshake makes its own."""
 CLIENT_LEFT = "the client closed the socket mid-response"
+USE_HTTP = 4426
+"""The refusal that means "no WebSocket mode upstream: use HTTP" (sent as a 426)."""
+DENIAL = "websocket.http.response"
 
 
 def client_close_code(upstream_code: int) -> int:
@@ -74,11 +80,31 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         refusal = await self._open_upstream()
         if refusal is not None:
-            await self.close(code=refusal)  # before accept: the handshake is refused
+            await self._refuse(refusal)
             return
         await self.accept()
         self.pump = asyncio.ensure_future(self._from_upstream())
         self.pump.add_done_callback(_log_failure)
+
+    async def _refuse(self, code: int) -> None:
+        """Refuse the handshake: "use HTTP" as a 426 where the server takes an app's
+        status (daphne, patched), else (and for every other refusal) as a close before
+        accept, which servers answer 403."""
+        if code == USE_HTTP and DENIAL in self.scope.get("extensions", {}):
+            await self.send_denial(426, "The upstream has no Responses WebSocket mode: use HTTP.")
+            return
+        await self.close(code=code)
+
+    async def send_denial(self, status: int, message: str) -> None:
+        body = orjson.dumps({"error": {"message": f"Loop Inspector proxy: {message}"}})
+        await self.base_send(
+            {
+                "type": f"{DENIAL}.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await self.base_send({"type": f"{DENIAL}.body", "body": body})
 
     async def _open_upstream(self) -> int | None:
         """Connect upstream; None when connected, else the close code that says why not."""
@@ -112,11 +138,11 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
             )
         except websockets.InvalidStatus as exc:
             log.info("upstream refused the Responses socket (%s)", exc.response.status_code)
-            return 4502
+            return USE_HTTP
         except (OSError, TimeoutError, websockets.InvalidHandshake, websockets.InvalidURI) as exc:
             # The class only: the message may hold the URL, and its query a key.
             log.info("could not open the Responses socket upstream (%s)", type(exc).__name__)
-            return 4502
+            return USE_HTTP
         self.session, self.project = session, project
         self.token_id = who.token.pk if who is not None and who.token is not None else None
         self.recorder = SocketRecorder(http_url, sent, limit)
@@ -153,7 +179,7 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
             async for message in upstream:
                 if not await self._to_client(message):
                     # The client is going away: `disconnect` follows and closes upstream.
-                    self._record_open(CLIENT_LEFT)
+                    self._record_open(CLIENT_LEFT, LEFT)
                     return
                 if isinstance(message, str):
                     line = recorder.server_frame(message, time.time())
@@ -165,7 +191,7 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
         except Exception:
             log.exception("the Responses socket relay failed")
             code = 1011
-        self._record_open("the upstream closed the socket mid-response")
+        self._record_open("the upstream closed the socket mid-response", UPSTREAM_BROKE_OFF)
         await self.close(code=client_close_code(code))
 
     async def _to_client(self, message: str | bytes) -> bool:
@@ -190,12 +216,12 @@ class ResponsesSocketRelay(AsyncWebsocketConsumer):
             self.pump.cancel()
         if self.upstream is not None:
             await self.upstream.close()
-        self._record_open(CLIENT_LEFT)
+        self._record_open(CLIENT_LEFT, LEFT)
 
-    def _record_open(self, problem: str) -> None:
+    def _record_open(self, problem: str, outcome: str) -> None:
         if self.recorder is None:
             return
-        for line in self.recorder.close(time.time(), problem):
+        for line in self.recorder.close(time.time(), problem, outcome):
             schedule_recording(FORMAT, self.session, line, self.project)
 
 

@@ -87,6 +87,7 @@ class CallFacts(TypedDict):
     history_rewritten: bool
     hook_events: NotRequired[list[dict[str, Any]]]
     session_result: NotRequired[dict[str, Any]]
+    call_outcome: NotRequired[str]
     compaction: NotRequired[CompactionEntry]
     attempted_tool_calls: NotRequired[list[dict[str, Any]]]
 

@@ -9,6 +9,7 @@ from typing import Any
 from traces import models
 from traces.core.analysis.failed_generation import attempted_tool_calls, failed_generation
 from traces.core.model import Message
+from traces.core.reading.capture import OUTCOME_KEY, OUTCOME_LABELS
 from traces.core.report_types import StoredReport
 from traces.pages.accounting_presenter import BUCKET_LABELS, accounting_context
 from traces.pages.run_rows import annotate_runs
@@ -19,6 +20,16 @@ def _hook_events(extra: Any) -> list[dict[str, Any]]:
     """Hook round trips an adapter recorded for a call (Claude Agent SDK control messages)."""
     events = extra.get("hook_events") if isinstance(extra, dict) else None
     return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+
+
+def _outcome(extra: Any) -> dict[str, str] | None:
+    """How a proxied call that did not complete ended: its key, label and the proxy's
+    own words (`call_outcome`, `proxy_error` in the recorded line)."""
+    key = extra.get(OUTCOME_KEY) if isinstance(extra, dict) else None
+    if not isinstance(key, str) or key not in OUTCOME_LABELS:
+        return None
+    problem = extra.get("proxy_error")
+    return {"key": key, "label": OUTCOME_LABELS[key], "problem": str(problem or "")}
 
 
 MESSAGES_INLINE = 150
@@ -76,6 +87,7 @@ def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
         "extra": (extra := call_extra(call=call)),
         "hook_events": _hook_events(extra),
         "session_result": extra.get("session_result") if isinstance(extra, dict) else None,
+        "outcome": _outcome(extra),
         "asked_runs": asked,
         "answered_runs": answered,
         "previous_in_loop": loop_calls[position - 1] if position > 0 else None,

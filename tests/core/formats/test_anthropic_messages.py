@@ -7,6 +7,7 @@ each line with json, took `usage` from the body or from the `message_start` even
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -144,3 +145,47 @@ def test_streamed_and_plain_recordings_rebuild_the_same_message(corpus):
     assert [b.kind for b in plain.calls[0].response.blocks] == ["thinking", "text", "tool_use"]
     assert [b.kind for b in streamed.calls[0].response.blocks] == ["thinking", "text", "tool_use"]
     assert plain.tool_runs[0].name == streamed.tool_runs[0].name == "get_weather"
+
+
+def _thread_line(messages: list, reply: dict, thread: dict, **fields) -> bytes:
+    request = {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": messages, **fields}
+    record = {
+        "request": {
+            "url": "https://api.anthropic.com/v1/messages",
+            "body": request | {"thread": thread},
+        },
+        "response": {"status_code": 200, "body": reply},
+    }
+    return json.dumps(record).encode()
+
+
+def _reply(message_id: str, content: list, stop: str) -> dict:
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    return {"id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+            "content": content, "stop_reason": stop, "usage": usage}  # fmt: skip
+
+
+def test_a_message_thread_continued_in_the_file_is_rebuilt_and_one_missing_is_said():
+    """`thread: continue` requests carry only the new turn: with the reply they continue
+    in the file, their transcript, system and tools are the thread's; with it missing,
+    the call says so and is not taken for a loop that dropped its tool_use echo."""
+    ask = [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "x"}}]
+    result = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                            "content": "found"}]}]  # fmt: skip
+    tools = [{"name": "lookup", "input_schema": {"type": "object"}}]
+    lines = [
+        _thread_line([{"role": "user", "content": "find x"}], _reply("msg_1", ask, "tool_use"),
+                     {"type": "create"}, system="Be brief.", tools=tools),
+        _thread_line(result, _reply("msg_2", [{"type": "text", "text": "x is found"}], "end_turn"),
+                     {"type": "continue", "previous_message_id": "msg_1"}),
+        _thread_line(result, _reply("msg_3", [{"type": "text", "text": "again"}], "end_turn"),
+                     {"type": "continue", "previous_message_id": "msg_gone"}),
+    ]  # fmt: skip
+    trace = analyze_bytes(b"\n".join(lines), filename="threads.jsonl")
+    first, second, third = trace.calls
+    assert second.loop == first.loop and second.message_count == 3
+    assert second.extra["inherited_messages"] == 2
+    assert second.system == "Be brief." and list(second.tools) == tools
+    assert third.extra["previous_message_missing"] is True
+    report = build_report(trace)
+    assert "missing-tool-use-echo" not in {f["rule"] for f in report["findings"]}

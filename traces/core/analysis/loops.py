@@ -4,6 +4,13 @@ A loop is one conversation with the model. Formats that name their conversations
 loop key; for the others the transcript decides: a request continues a loop when the
 loop's latest request is a strict prefix of it, and rewrote that loop's history when it
 only shares the first message. `rebuild.TraceBuilder` asks this index for every request.
+
+Sibling subagents given the same prompt open loops whose requests are equal until their
+first answers differ, and their next requests may come in any order: a prefix shared by
+several loops goes to the loop that asked the tool calls whose results the request
+carries, and a request that names the tool call that spawned it (`parent_tool_id`) only
+to a loop of that call. Otherwise the first sibling's loop took both next requests, and
+each loop's calls looked dangling (issue 23).
 """
 
 from __future__ import annotations
@@ -60,15 +67,24 @@ class LoopIndex:
         if not messages:
             return None, 0
         candidates = self._by_first.get(key(messages[0]), [])
+        parent = exchange.parent_tool_id
         best: LoopState | None = None
         best_len = -1
         for loop in candidates:
             previous = loop.last_messages
             size = len(previous)
-            if size > len(messages) or best_len >= size:
+            if size > len(messages) or best_len > size:
                 continue
             if size == len(messages) and loop.last_status != "error":
                 continue
+            if parent is not None and loop.parent_tool_id not in (None, parent):
+                continue  # a sibling spawned by another tool call
+            if (
+                best is not None
+                and best_len == size
+                and (_answers(best, exchange, size) or not _answers(loop, exchange, size))
+            ):
+                continue  # a tie: the first such loop, unless only this one asked the results
             if equal_prefix(messages, previous, size):
                 best, best_len = loop, size
         if best is not None:
@@ -101,3 +117,13 @@ class LoopIndex:
         elif messages:
             self._by_first.setdefault(first_key, []).append(loop)
         return loop
+
+
+def _answers(loop: LoopState, exchange: Exchange, size: int) -> bool:
+    """Whether the request's messages after the first `size` carry the result of a tool
+    call `loop` asked (only read for loops tied on their shared prefix)."""
+    for raw in exchange.messages[size:]:
+        for block in exchange.normalize(raw).tool_results:
+            if block.tool_id is not None and block.tool_id in loop.runs_by_id:
+                return True
+    return False

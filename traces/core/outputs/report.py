@@ -34,9 +34,10 @@ from .summary import outcome_of
 SCHEMA = "loop-inspector/report/v1"
 RESULT_PREVIEW_CHARS = 300
 """How much of a tool result a report's tool-run entry previews (live events send the same)."""
-OPTIONAL_CALL_KEYS = ("hook_events", "session_result")
+OPTIONAL_CALL_KEYS = ("hook_events", "session_result", "call_outcome")
 """Recorded facts about a call that only some formats have (Claude Agent SDK hook round
-trips and the session's final result); present in the report only when recorded."""
+trips and the session's final result; how a proxied call that did not complete ended);
+present in the report only when recorded."""
 
 
 @without_cycle_collection

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -38,6 +39,32 @@ HOP_BY_HOP = frozenset(
     }
 )
 """Headers that describe one connection, never forwarded by a proxy (RFC 9110 §7.6.1)."""
+
+OUTCOME_KEY = "call_outcome"
+"""The line's key saying how a call that did not complete ended (`CapturedExchange.outcome`)."""
+CLIENT_LEFT = "client-left"
+"""The client hung up before the answer ended (the upstream was still answering)."""
+UPSTREAM_BROKE_OFF = "upstream-broke-off"
+"""The upstream's connection (or socket) ended mid-answer."""
+TIMEOUT = "timeout"
+"""The upstream did not answer, or sent nothing, within the proxy's timeout."""
+UPSTREAM_UNREACHABLE = "upstream-unreachable"
+"""The upstream could not be reached (or the request could not be sent on)."""
+API_ERROR = "api-error"
+"""The upstream answered, with an error status."""
+CALL_OUTCOMES = (CLIENT_LEFT, UPSTREAM_BROKE_OFF, TIMEOUT, UPSTREAM_UNREACHABLE, API_ERROR)
+OUTCOME_LABELS = MappingProxyType(
+    {
+        CLIENT_LEFT: "the client left",
+        UPSTREAM_BROKE_OFF: "the upstream broke off",
+        TIMEOUT: "timed out",
+        UPSTREAM_UNREACHABLE: "upstream unreachable",
+        API_ERROR: "API error",
+    }
+)
+"""How the call page names each outcome."""
+NOT_THE_API = frozenset({CLIENT_LEFT, UPSTREAM_BROKE_OFF, TIMEOUT, UPSTREAM_UNREACHABLE})
+"""Outcomes that are no answer of the API: no `api-error` finding for them."""
 
 
 def recorded_format(vendor: str, path: str) -> str | None:
@@ -128,6 +155,9 @@ class CapturedExchange:
     problem: str | None = None
     """Why the exchange did not complete: the client left, the upstream timed out…"""
     interrupted: bool = False
+    outcome: str | None = None
+    """How a call that did not complete ended (one of CALL_OUTCOMES); an error status
+    with none set is an API error."""
     truncated_at: int | None = None
     """The response passed the size limit: only this many bytes were kept."""
     transport: str | None = None
@@ -153,6 +183,11 @@ class CapturedExchange:
             value["proxy_error"] = self.problem
         if self.interrupted:
             value["interrupted"] = self.problem or "the client disconnected"
+        outcome = self.outcome or (
+            API_ERROR if self.status is not None and self.status >= 400 else None
+        )
+        if outcome:
+            value[OUTCOME_KEY] = outcome
         if self.transport:
             value["transport"] = self.transport
         if self.truncated_at is not None:

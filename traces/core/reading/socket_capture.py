@@ -95,12 +95,14 @@ class SocketRecorder:
         self._open.popleft()
         return _finished(current, now)
 
-    def close(self, now: float, problem: str) -> list[bytes]:
-        """The lines of the exchanges still open when the socket closed: interrupted."""
+    def close(self, now: float, problem: str, outcome: str) -> list[bytes]:
+        """The lines of the exchanges still open when the socket closed: interrupted, by
+        the client or the upstream (`outcome`, one of `capture.CALL_OUTCOMES`)."""
         lines = []
         while self._open:
             current = self._open.popleft()
             current.exchange.interrupted = True
+            current.exchange.outcome = outcome
             lines.append(_finished(current, now, problem))
         return lines
 

@@ -8,6 +8,9 @@ live page is printed, and the session's traces are closed when the command exits
 `--forward` is for agents that cannot be pointed elsewhere: the command runs with
 HTTPS_PROXY set to the forward proxy (traces.capture.forward_proxy) and trusting its
 local CA, so its calls to the vendors' own hosts are recorded into the session.
+
+The Codex CLI reads no OPENAI_BASE_URL: when the command is `codex`, it is also given
+`-c openai_base_url=<the session's proxy URL>` (`with_proxy_flags`), which it honours.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import time
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
+from pathlib import PurePath
 
 import httpx
 from django.conf import settings
@@ -36,6 +40,17 @@ from traces.capture.proxy import SESSION_NAME
 
 DEFAULT_PORT = 8000
 """Where a server is looked for (and one is started) when --server is not given."""
+CODEX_NAMES = frozenset({"codex", "codex.js", "codex.cmd", "codex.exe"})
+"""The Codex CLI's launchers (npm's script, its Windows shims, the native binary)."""
+
+
+def with_proxy_flags(command: list[str], openai_url: str) -> list[str]:
+    """The command as run: a Codex CLI gets the proxy as a config override (its global
+    `-c`, before any subcommand), since it ignores OPENAI_BASE_URL; others unchanged."""
+    if PurePath(command[0]).name.lower() not in CODEX_NAMES:
+        return command
+    # A TOML string: Codex parses each `-c` value as TOML.
+    return [command[0], "-c", f'openai_base_url="{openai_url}"', *command[1:]]
 
 
 class Command(BaseCommand):
@@ -92,7 +107,9 @@ class Command(BaseCommand):
                     **os.environ,
                     "ANTHROPIC_BASE_URL": f"{proxy}/anthropic",
                     "OPENAI_BASE_URL": f"{proxy}/openai/v1",
+                    "GOOGLE_GEMINI_BASE_URL": f"{proxy}/gemini",
                 }
+                command = with_proxy_flags(command, f"{proxy}/openai/v1")
             self.stdout.write(f"recording session {session}: live page {proxy}/")
             self.stdout.flush()
             try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...reading.capture import NOT_THE_API, OUTCOME_KEY
 from .base import Finding, LintContext, Rule
 from .registry import register
 
@@ -26,6 +27,10 @@ class ApiError(Rule):
     How to fix
     Read the message: fix the transcript for 400s; retry with backoff for 429/529
     (overloaded) and 5xx; check credentials for 401/403.
+
+    A proxied call that the client abandoned, that the upstream broke off, timed out or
+    could not be reached is none of this: `client-left`, `upstream-broke-off`,
+    `upstream-timeout` and `upstream-unreachable` report those.
     """
 
     id = "api-error"
@@ -34,5 +39,5 @@ class ApiError(Rule):
 
     def check(self, ctx: LintContext) -> Iterator[Finding]:
         for call in ctx.trace.calls:
-            if call.status == "error":
+            if call.status == "error" and call.extra.get(OUTCOME_KEY) not in NOT_THE_API:
                 yield self.finding(call, error=call.error or "no response")

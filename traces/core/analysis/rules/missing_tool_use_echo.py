@@ -10,8 +10,9 @@ from ...model import Message
 from .base import Finding, LintContext, Rule
 from .registry import register
 
-SERVER_STATE_KEYS = ("previous_response_id", "conversation")
-"""`Call.extra` keys of requests whose history the provider keeps (Responses API)."""
+SERVER_STATE_KEYS = ("previous_response_id", "conversation", "previous_message_id")
+"""`Call.extra` keys of requests whose history the provider keeps (the Responses API,
+Anthropic's message threads)."""
 
 
 @register
@@ -22,7 +23,8 @@ class MissingToolUseEcho(Rule):
     A request that appends `tool_result` blocks for calls an earlier response asked for,
     while the assistant message holding those `tool_use` blocks is not in its
     transcript. Requests that continue a conversation kept by the provider
-    (`previous_response_id`, `conversation`) are skipped: their history is on the server.
+    (`previous_response_id`, `conversation`, a message thread's `previous_message_id`)
+    are skipped: their history is on the server.
 
     Why it matters
     The API pairs every result with a `tool_use` of the previous assistant message; a

@@ -9,17 +9,21 @@ Shapes read (all seen in the wild):
   that hold only a response.
 
 The records are read by `request_log` (the envelopes by `http_record`), the bodies by
-`dialects.anthropic`; this module says how such a log is recognised.
+`dialects.anthropic`; this module says how such a log is recognised. A request that
+continues a server-held thread (`thread: {"type": "continue", …}`) gets its transcript
+back from the thread (`message_threads`).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...model import Exchange
 from ..dialects import anthropic
 from ..dialects.base import Dialect
 from .base import Detection
 from .http_record import other_keys
+from .message_threads import MessageThreads
 from .registry import register
 from .request_log import RecordedCall, RequestLogAdapter
 
@@ -37,6 +41,14 @@ class AnthropicMessagesAdapter(RequestLogAdapter):
     mapped_request_keys = frozenset({"model", "messages", "system", "tools"})
     not_a_record = "not an Anthropic request/response pair (no 'request' or 'response')"
     nock_fields_in_extra = False
+
+    def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
+        super().__init__(source_name, shared)
+        self._threads = MessageThreads()
+
+    def exchange(self, call: RecordedCall) -> Exchange:
+        extra = self.extra(call)
+        return self.build(self._threads.follow(call, extra), extra)
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:

@@ -11,6 +11,11 @@ named response is in the same file, the transcript the model really saw is rebui
 that request's transcript + that response's output items + the new input, so the loop
 and its tool calls (paired by `call_id`) read like a stateless one. `extra` records how
 many items were inherited and which previous response could not be found.
+
+A request with `generate: false` (the Codex CLI's warm-up before each turn over the
+WebSocket mode) has the server take its input in and generate nothing: it is kept as
+the turn a later request continues, and shown as other traffic, never as a model call
+(no tokens billed, no prefix to compare).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ...coerce import dict_or_empty, list_or_empty
-from ...model import Exchange
+from ...model import Exchange, HttpTraffic
+from ..credentials import mask_url
 from ..dialects import openai_responses as responses
 from ..dialects.base import Dialect
 from ..records import Record
@@ -112,6 +118,17 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
         body, error = responses.assemble_events(events)
         yield self.response_only(self._events_line, stream_outcome(body, error, responses))
 
+    def pair(
+        self, line: int, value: dict[str, Any], request: Any, response: Any
+    ) -> Iterator[AdapterEvent]:
+        """As every request log; a warm-up (`generate: false`) becomes other traffic
+        once `exchange` has kept its turn."""
+        for event in super().pair(line, value, request, response):
+            if isinstance(event, Exchange) and event.extra.get("warm_up"):
+                yield _warm_up(line, request, event)
+            else:
+                yield event
+
     def transcript(self, body: dict[str, Any]) -> Sequence[Any] | str:
         """The request's own input items (`exchange` prepends a server-kept history)."""
         if not isinstance(body.get("input"), (str, list, type(None))):
@@ -125,6 +142,8 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
         messages = own_items if parent is None else [*_transcript(parent), *own_items]
         if parent is not None:
             extra["inherited_items"] = len(messages) - len(own_items)
+        if call.body.get("generate") is False:
+            extra["warm_up"] = True
         self._remember(call.body, call.reply_body, parent, own_items, call.outcome)
         return self.build(replace(call, messages=messages), extra)
 
@@ -190,6 +209,20 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
         conversation = _conversation_id(body) or _conversation_id(reply_body)
         if conversation is not None:
             self._conversations[conversation] = turn
+
+
+def _warm_up(line: int, request: Any, exchange: Exchange) -> HttpTraffic:
+    sent = request if isinstance(request, dict) else {}
+    url = mask_url(str(sent.get("url") or sent.get("uri") or ""))
+    method = sent.get("method")
+    status = exchange.http_status
+    summary = (
+        f"Responses warm-up (generate: false) of {exchange.model or 'a model'}: no output, "
+        "not a model call" + (f" → {status}" if status else "")
+    )
+    return HttpTraffic(
+        line, "other", method if isinstance(method, str) else None, url, status, summary
+    )
 
 
 def _recognise(value: Any) -> Detection | None:
