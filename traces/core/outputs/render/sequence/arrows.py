@@ -33,14 +33,21 @@ def draw_arrow(
     head: str = "filled",
     label_at: str = "middle",
     tool_id: str | None = None,
+    focusable: bool = False,
 ) -> Element:
-    """One arrow, its own link: <a class data-*><title/><hit/><line/><head/><text/></a>."""
+    """One arrow, its own link: <a class data-*><title/><hit/><line/><head/><text/></a>.
+
+    Its accessible name starts with its visible label (then `aria` adds the words the
+    label leaves out), so what a speech user reads out is what names the link; only a
+    `focusable` arrow is a tab stop, the others are links for the mouse (tabindex -1).
+    """
     classes = " ".join(["arrow", "billed" if billed else "unbilled", kind, *states])
     group = parent.add(
         "a",
         {
             "href": scene.links.call(call),
-            "aria-label": aria,
+            "tabindex": None if focusable else -1,
+            "aria-label": f"{label} — {aria}",
             "class": classes,
             "data-kind": kind,
             "data-billed": billed,
@@ -150,7 +157,8 @@ def badges(
             {
                 "class": "badge-link",
                 "href": scene.links.call_findings(call),
-                "aria-label": f"{len(rest)} more findings on call {call}",
+                "tabindex": -1,
+                "aria-label": f"+{len(rest)}: {len(rest)} more findings on call {call}",
             },
         )
         group = link.add("g", {"class": "badge more", "data-call": call})
@@ -171,6 +179,7 @@ def _badge(parent: Element, scene: Scene, finding: Mapping[str, Any], x: float, 
         {
             "class": "badge-link",
             "href": scene.links.call_findings(call),
+            "tabindex": -1,
             "aria-label": f"{severity} finding on call {call}: {finding.get('rule')}",
         },
     )
