@@ -11,12 +11,13 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import CORPUS
+from traces.core.outputs.render.sequence import MAX_TOOL_LANES
 from traces.services.upload import trace_upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SESSION = CORPUS / "claude_code_jsonl" / "codemie_session-3fe1b6bc.jsonl"
-"""67 calls, six tools (one more than the diagram's lanes), five error results."""
+"""67 calls, six tools (more than the diagram's lanes), five error results."""
 ERROR_RED = {"light": "rgb(198, 40, 40)", "dark": "rgb(255, 123, 123)"}
 SHOTS = os.environ.get("DIAGRAM_SCREENSHOTS")
 """A folder to save the four screenshots in (looked at by hand), when set."""
@@ -62,6 +63,8 @@ def test_the_diagram_fits_shows_errors_red_and_stops_once_per_call(
         # No sideways page overflow, and the diagram itself fits its box on a phone.
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0
+        scroll = page.locator("#sequence .sequence-scroll")
+        assert scroll.evaluate("e => e.scrollWidth - e.clientWidth") <= 0  # no inner scroll
         box = diagram.bounding_box()
         assert box is not None
         if layout == "compact":
@@ -70,7 +73,7 @@ def test_the_diagram_fits_shows_errors_red_and_stops_once_per_call(
             assert lanes == ["model", "your code", "tools"]
         else:
             lanes = diagram.locator(".seq-lane-title").evaluate_all(LANES_JS)
-            assert lanes[-1] == "other tools" and len(lanes) == 2 + 5 + 1
+            assert lanes[-1] == "other tools" and len(lanes) == 2 + MAX_TOOL_LANES + 1
 
         # Error results are red, as the legend says.
         failed = diagram.locator("a.arrow.tool-error")
@@ -79,6 +82,13 @@ def test_the_diagram_fits_shows_errors_red_and_stops_once_per_call(
         assert stroke == ERROR_RED[scheme]
         fine = diagram.locator("a.arrow.tool-result:not(.tool-error):not(.orphan)").first
         assert fine.locator(".arrow-line").evaluate("e => getComputedStyle(e).stroke") != stroke
+
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            page.evaluate("document.getElementById('sequence').scrollIntoView()")
+            page.screenshot(path=f"{SHOTS}/diagram-{layout}-{scheme}.png")
+            failed.first.scroll_into_view_if_needed()
+            page.screenshot(path=f"{SHOTS}/diagram-{layout}-{scheme}-error.png")
 
         # One tab stop per call: the request arrow, and Tab walks call after call.
         stops = diagram.evaluate(TAB_STOPS_JS)
@@ -94,10 +104,6 @@ def test_the_diagram_fits_shows_errors_red_and_stops_once_per_call(
                 "[document.activeElement.dataset.call, document.activeElement.dataset.kind]"
             )
             assert focused == [call, "request"]
-
-        if SHOTS:
-            Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            page.locator("#sequence").screenshot(path=f"{SHOTS}/diagram-{layout}-{scheme}.png")
 
         # The skip link, before the diagram, moves the focus past it.
         skip = page.get_by_role("link", name="Skip the diagram")

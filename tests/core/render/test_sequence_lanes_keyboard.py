@@ -94,7 +94,9 @@ def test_tools_beyond_the_readable_number_share_one_other_tools_lane():
     root = parse(render_sequence(data, links=LINKS, window=60))
     titles = lane_titles(root)
     tools = [name for name in titles if name not in ("model", "your code")]
-    assert tools == [*order[:MAX_TOOL_LANES], OTHER_TOOLS]
+    assert tools == [
+        name[:17] + "…" if len(name) > 18 else name for name in order[:MAX_TOOL_LANES]
+    ] + [OTHER_TOOLS]
     grouped = next(e for e in root.iter(f"{NS}text") if "grouped" in classes(e))
     hover = grouped.find(f"{NS}title")
     assert hover is not None and all(name in (hover.text or "") for name in order[MAX_TOOL_LANES:])
@@ -218,3 +220,16 @@ def test_the_compact_layout_keeps_lane_titles_short():
     data = many_tools_report(tools=3)
     root = parse(render_sequence(data, links=LINKS, geometry=COMPACT))
     assert list(lane_titles(root)) == ["model", "your code", "tools"]
+
+
+def test_a_fan_on_a_phone_has_one_label_not_three_on_top_of_each_other():
+    runs = [run(f"g{n}", "grep", 1, 2, batch_size=3, is_error=n == 0) for n in range(3)]
+    root = parse(render_sequence(report([call(1), call(2)], runs), links=LINKS, geometry=COMPACT))
+    kinds = ("tool-call", "tool-result")
+    labels = {
+        kind: [visible_text(a) for a in root.iter(f"{NS}a") if a.get("data-kind") == kind]
+        for kind in kinds
+    }
+    assert labels["tool-call"] == ["grep ×3", "", ""]
+    assert labels["tool-result"] == ["3 results · 1 error", "", ""]
+    assert_one_tab_stop_per_call(root)

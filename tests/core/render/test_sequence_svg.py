@@ -144,9 +144,15 @@ def test_tool_lanes_one_per_name_most_used_first_and_the_rest_grouped(sample_rep
     runs = [run(f"t{n}", f"tool_{n}", n, n + 1) for n in range(1, 9)]
     root = parse(render_sequence(report(calls, runs), links=PrefixLinks(PREFIX)))
     titles = [e.text for e in root.iter(f"{NS}text") if has_class(e, "seq-lane-title")]
-    assert titles == ["model", "your code", *(f"tool_{n}" for n in range(1, 6)), "other tools"]
+    lanes = sequence.MAX_TOOL_LANES
+    assert titles == [
+        "model",
+        "your code",
+        *(f"tool_{n}" for n in range(1, lanes + 1)),
+        "other tools",
+    ]
     ends = {line_of(a).get("x2") for a in arrows(root, kind="tool-call")}
-    assert len(ends) == 6
+    assert len(ends) == lanes + 1
 
 
 # -- states: dangling, orphan, failed call, findings ----------------------------------------

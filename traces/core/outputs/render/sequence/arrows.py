@@ -47,7 +47,7 @@ def draw_arrow(
         {
             "href": scene.links.call(call),
             "tabindex": None if focusable else -1,
-            "aria-label": f"{label} — {aria}",
+            "aria-label": f"{label} — {aria}" if label else aria,
             "class": classes,
             "data-kind": kind,
             "data-billed": billed,
@@ -97,7 +97,8 @@ def draw_arrow(
                 "stroke-width": 1.5,
             },
         )
-    _label(group, label, start, end, label_at, width)
+    if label:
+        _label(group, label, start, end, label_at, width)
     return group
 
 

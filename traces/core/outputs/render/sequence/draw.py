@@ -63,7 +63,7 @@ def draw_sequence(
         scene.width if geometry.compact else max(scene.width, LEGEND_WIDTH),
         height,
         {
-            "class": "seq compact" if geometry.compact else "seq wide",
+            "class": _root_class(geometry),
             "font-family": FONT,
             "font-size": 12,
             "data-loop": meta.loop,
@@ -103,6 +103,12 @@ def draw_sequence(
         else:
             _results(body, scene, row)
     return root
+
+
+def _root_class(geometry: Geometry) -> str:
+    if geometry.compact:
+        return "seq compact"
+    return "seq wide all-lanes" if geometry.max_lanes is None else "seq wide"
 
 
 def _compaction(body: Element, scene: Scene, row: Row) -> None:
@@ -262,7 +268,7 @@ def _tool_calls(body: Element, scene: Scene, row: Row) -> None:
     origin_y = row.y + 12
     parallel = len(row.runs) > 1
     shown_end = scene.meta.last_call or 0
-    for run, end_y in zip(row.runs, fan_ys(row), strict=True):
+    for n, (run, end_y) in enumerate(zip(row.runs, fan_ys(row), strict=True)):
         status = run.get("status")
         x = scene.lane_x(run)
         name = lane_name(run)
@@ -285,6 +291,8 @@ def _tool_calls(body: Element, scene: Scene, row: Row) -> None:
         label = f"run {truncate(name, 18)} · {note}"
         if scene.geometry.compact:
             label = truncate(name, 10) + (" · no result" if status == "dangling" else "")
+            if parallel:
+                label = _compact_fan_label(row.runs, "tool-calls") if n == 0 else ""
         call = int(run["call"])
         draw_arrow(
             body,
@@ -309,11 +317,25 @@ def _tool_calls(body: Element, scene: Scene, row: Row) -> None:
         badges(body, scene, found, x - 14, end_y - 10, -1)
 
 
+def _compact_fan_label(runs: list[Mapping[str, Any]], kind: str) -> str:
+    """One label for a whole fan on a phone (the arrows' labels would sit on each other):
+    the tool and how many, or how many results and errors; the other arrows get none."""
+    if kind == "results":
+        errors = sum(1 for r in runs if r.get("is_error"))
+        return f"{len(runs)} results" + (
+            f" · {errors} error{'s' * (errors != 1)}" if errors else ""
+        )
+    names = list(dict.fromkeys(lane_name(r) for r in runs))
+    label = f"{truncate(names[0], 10)} ×{len(runs)}" if len(names) == 1 else f"{len(runs)} tools"
+    dangling = sum(1 for r in runs if r.get("status") == "dangling")
+    return label + (f" · {dangling} no result" if dangling else "")
+
+
 def _results(body: Element, scene: Scene, row: Row) -> None:
     end_y = row.y + 12
     compact = scene.geometry.compact
     parallel = len(row.runs) > 1
-    for run, start_y in zip(row.runs, fan_ys(row), strict=True):
+    for n, (run, start_y) in enumerate(zip(row.runs, fan_ys(row), strict=True)):
         status = run.get("status")
         orphan = status == "orphan"
         history = not orphan and run.get("call") is None
@@ -341,6 +363,8 @@ def _results(body: Element, scene: Scene, row: Row) -> None:
             label = f"{prefix}{size} · not billed"
             if scene.geometry.compact:
                 label = ("error" if run.get("is_error") else "result") + size
+            if compact and parallel:
+                label = _compact_fan_label(row.runs, "results") if n == 0 else ""
         x = scene.orphan_x if orphan else scene.lane_x(run)
         group = draw_arrow(
             body,

@@ -74,7 +74,7 @@ def draw_header(root: Element, scene: Scene, height: float) -> None:
     title_y = LEGEND_HEIGHT + g.legend_extra + 22
     lanes = [("model", "model", g.x_model), ("your code", "code", g.x_code)]
     lanes += [(name, "tool", x) for name, x in scene.lanes.items()]
-    limit = 12 if g.compact else 20
+    limit = 12 if g.compact else 18
     for name, kind, x in lanes:
         grouped = kind == "tool" and name in (OTHER_TOOLS, "tools") and scene.grouped
         title = header.add(

@@ -17,8 +17,9 @@ WARN = "var(--warn, #a15c00)"
 BORDER = "var(--border, #c9ccd6)"
 SEVERITY_COLOURS = {"error": ERROR, "warning": WARN, "info": ACCENT}
 
-MAX_TOOL_LANES = 5
-"""Tool lanes a wide diagram draws before it groups the rarer tools into OTHER_TOOLS."""
+MAX_TOOL_LANES = 4
+"""Tool lanes a wide diagram draws before it groups the rarer tools into OTHER_TOOLS: with
+that lane too, the diagram is 1,280 units wide and fits a desktop page scaled by < 5 %."""
 OTHER_TOOLS = "other tools"
 MIN_STROKE, MAX_STROKE = 1.5, 9.0
 UNBILLED_STROKE = 1.25
@@ -26,10 +27,10 @@ DASH = "5 4"
 DASH_RANGE = "\u2013"
 """An en dash, for ranges of calls."""
 X_MODEL = 130.0
-X_CODE = 470.0
-TOOL_GAP = 210.0
-TOOL_STEP = 150.0
-RIGHT_PAD = 240.0
+X_CODE = 440.0
+TOOL_GAP = 170.0
+TOOL_STEP = 120.0
+RIGHT_PAD = 190.0
 ORPHAN_OFFSET = 110.0
 LEGEND_HEIGHT = 28.0
 HEADER_HEIGHT = 64.0
