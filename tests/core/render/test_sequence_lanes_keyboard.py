@@ -233,3 +233,9 @@ def test_a_fan_on_a_phone_has_one_label_not_three_on_top_of_each_other():
     assert labels["tool-call"] == ["grep ×3", "", ""]
     assert labels["tool-result"] == ["3 results · 1 error", "", ""]
     assert_one_tab_stop_per_call(root)
+
+
+def test_a_tool_without_a_name_is_called_unnamed_not_a_question_mark():
+    markup = render_sequence(report([call(1), call(2)], [run("x", None, 1, 2)]), links=LINKS)
+    assert "unnamed tool" in lane_titles(parse(markup))
+    assert "run ?" not in markup and "of ?" not in markup

@@ -55,7 +55,8 @@ def draw_arrow(
             "data-tool-id": tool_id,
         },
     )
-    group.add("title", text=title)
+    if not scene.geometry.compact:  # no hover on a phone: its drawing stays light
+        group.add("title", text=title)
     (x1, y1), (x2, y2) = start, end
     coords = {"x1": x1, "y1": y1, "x2": x2, "y2": y2}
     group.add(

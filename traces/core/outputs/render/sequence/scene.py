@@ -92,8 +92,9 @@ class Scene:
 
 
 def lane_name(run: Mapping[str, Any]) -> str:
+    """The tool's name, or what is known: "unnamed tool" (never a bare "?")."""
     name = run.get("name")
-    return name if isinstance(name, str) and name else "?"
+    return name if isinstance(name, str) and name else "unnamed tool"
 
 
 def tool_lane_order(report: Mapping[str, Any]) -> list[str]:
