@@ -40,7 +40,7 @@ def hostile_trace():
 
 def test_diagram_renders_and_an_arrow_opens_its_call(page, sample_trace):
     page.goto(f"/traces/{sample_trace.pk}/")
-    diagram = page.locator("#sequence svg.seq")
+    diagram = page.locator("#sequence svg.seq.wide")
     expect(diagram).to_be_visible()
     # Four calls: a billed request and response each; four tool runs out and back.
     expect(diagram.locator('a.arrow[data-billed="true"]')).to_have_count(8)
@@ -94,8 +94,8 @@ def test_hostile_text_executes_nothing(page, hostile_trace):
         page.mouse.move(400, 400)
         assert page.evaluate("typeof window.pwned") == "undefined"
     page.goto(f"/traces/{hostile_trace.pk}/")
-    expect(page.locator("#sequence svg.seq")).to_be_visible()
-    page.locator("#sequence svg.seq a.arrow").first.hover()
+    expect(page.locator("#sequence svg.seq.wide")).to_be_visible()
+    page.locator("#sequence svg.seq.wide a.arrow").first.hover()
     assert page.evaluate("typeof window.pwned") == "undefined"
     assert dialogs == []
     # The payload is shown as text, not swallowed.

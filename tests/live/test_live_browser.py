@@ -92,9 +92,9 @@ def watch(browser, env, log_path, port) -> None:
         expect(page.locator("table.calls tbody tr")).to_have_count(2)
         assert call_numbers(page) == ["1", "2"]
         # The diagram and the growth chart follow once the report is refreshed.
-        expect(page.locator('#sequence a.arrow[data-kind="request"][data-call="2"]')).to_have_count(
-            1, timeout=20_000
-        )
+        expect(
+            page.locator('#sequence svg.seq.wide a.arrow[data-kind="request"][data-call="2"]')
+        ).to_have_count(1, timeout=20_000)
         page.wait_for_function(
             "document.getElementById('chart-growth') && "
             "document.getElementById('chart-growth').data[0].x.length === 2",

@@ -80,5 +80,5 @@ def test_the_diagram_links_each_call_to_its_page_by_the_url_conf(client):
     body = upload(client, _chat_with_sdk_failure(), "chat.jsonl").json()
     page = client.get(body["url"]).content.decode()
     call_page = reverse("traces:call", args=[body["id"], 2])
-    assert f'<a href="{call_page}" aria-label="Call 2 request' in page
+    assert f'<a href="{call_page}" aria-label="#2 request' in page
     assert client.get(call_page).status_code == 200

@@ -11,6 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 from traces import models
 from traces.core.outputs import render
 from traces.core.outputs.render import charts as render_charts
+from traces.core.outputs.render.sequence import MAX_TOOL_LANES, tool_lane_order
 from traces.core.report_types import StoredReport
 from traces.pages.links import TraceLinks
 
@@ -33,6 +34,7 @@ class DiagramView:
     the links and choices around it (previous/next window, loop, spacing, size)."""
 
     svg: SafeString
+    """Both layouts: the wide one (desktops) and the compact one (phones); CSS shows one."""
     overview: SafeString
     window: dict[str, Any]
     """The window `render.sequence_view` drew: loop, first and last call, neighbours."""
@@ -43,6 +45,11 @@ class DiagramView:
     next_href: str | None
     loop_choices: list[tuple[int, int]]
     """(loop, calls) for the loop picker: the 30 largest loops with more than one call."""
+    grouped_tools: tuple[str, ...] = ()
+    """The tools the wide layout groups into its "other tools" lane (empty: all have one)."""
+    all_lanes: bool = False
+    lanes_href: str | None = None
+    """The link that expands the grouped lanes (or groups them again)."""
     spacings: tuple[str, ...] = SPACINGS
     window_sizes: tuple[int, ...] = WINDOW_SIZES
 
@@ -70,9 +77,11 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
     window = _int_param(params, "window", 60, 10, 200)
     start = _int_param(params, "start", 1, 1, 1_000_000)
     spacing: Literal["step", "time"] = "time" if params.get("spacing") == "time" else "step"
+    all_lanes = params.get("lanes") == "all"
 
-    def href(window_start: int) -> str:
-        return f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}#sequence"
+    def href(window_start: int, lanes: bool = all_lanes) -> str:
+        query = f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}"
+        return query + ("&lanes=all" if lanes else "") + "#sequence"
 
     view = render.sequence_view(
         report,
@@ -82,12 +91,16 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
         window=window,
         spacing=spacing,
         window_href=href,
+        all_lanes=all_lanes,
+        compact=True,
     )
     meta = view["window"]
+    order = tool_lane_order(report)
+    grouped = tuple(order[MAX_TOOL_LANES:]) if len(order) > MAX_TOOL_LANES else ()
     loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
     return {
         "diagram": DiagramView(
-            svg=mark_safe(view["svg"]),
+            svg=mark_safe(view["svg"] + view["compact_svg"]),
             overview=mark_safe(view["overview"]),
             window=meta,
             loop=loop,
@@ -95,6 +108,9 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
             window_size=window,
             previous_href=href(meta["previous_start"]) if meta["previous_start"] else None,
             next_href=href(meta["next_start"]) if meta["next_start"] else None,
+            grouped_tools=grouped,
+            all_lanes=all_lanes,
+            lanes_href=href(meta["start"], not all_lanes) if grouped else None,
             loop_choices=sorted(
                 ((index, size) for index, size in loop_sizes.items() if size > 1 or index == loop),
                 key=lambda item: (-item[1], item[0]),

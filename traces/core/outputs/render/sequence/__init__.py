@@ -1,16 +1,18 @@
 """The loop as a server-rendered SVG sequence diagram, drawn from a stored report dict.
 
 Three kinds of lifeline, time running down: the model (left), your code (middle) and the
-tools (right: one lane per tool name when a window shows at most six, one "tools" lane
-otherwise), so billed traffic stays left of your code and unbilled traffic right of it
-and no arrow crosses the model's line. Arrows that touch the model are billed and drawn
-solid, fatter as the transcript grows (stroke width by the square root of input tokens
-over the loop's largest call); the tool run and its result never touch the model and
-are drawn dashed and grey, labelled "not billed". A parallel batch is a fan from one
-point; a dangling tool call ends in a red open arrowhead with no return; an orphan
-result arrives in red from nowhere; a failed call's response is red and carries the
-error. Each finding of a shown call is a badge on its arrow (the tool's arrow when it
-names a tool call id, else the call's request) linking to the call's findings.
+tools (right: one lane per tool name for the trace's five most used tools, in that order
+in every window, the rest grouped into one "other tools" lane; the compact phone layout
+folds them all into one "tools" lane and shortens labels), so billed traffic stays left
+of your code and unbilled traffic right of it and no arrow crosses the model's line.
+Arrows that touch the model are billed and drawn solid, fatter as the transcript grows
+(stroke width by the square root of input tokens over the loop's largest call); the tool
+run and its result never touch the model and are drawn dashed and grey, labelled "not
+billed". A parallel batch is a fan from one point; a dangling tool call ends in a red
+open arrowhead with no return; an orphan result arrives in red from nowhere; a failed
+call's response is red and carries the error. Each finding of a shown call is a badge on
+its arrow (the tool's arrow when it names a tool call id, else the call's request)
+linking to the call's findings.
 
 Only a window of the loop's calls is drawn (`start`, `window`, positions within the
 loop, 1-based) so a 2,000-call loop never becomes one huge document; `render_overview`
@@ -24,7 +26,9 @@ arrows), `arrows` (arrow geometry and badges), `text` (hover titles and aria lab
 `overview` (the strip), `style` (positions, sizes, colours).
 
 Every arrow is its own link, `<a href="{links.call(n)}" aria-label=... class="arrow
-..." data-kind data-billed data-call>`, holding a `<title>` with the call's numbers
+..." data-kind data-billed data-call>` (its aria-label starts with its visible label; only
+the request arrow is a tab stop, and its name tells the whole call: one tab stop per
+call; the others and the badges carry tabindex="-1"), holding a `<title>` with the call's numbers
 (hover), so tests and users' scripts can read the diagram:
 - `data-kind`: "request", "response", "tool-call", "tool-result";
 - `data-billed`: "true" / "false"; `data-call`: the call index (for a result, the
@@ -32,14 +36,14 @@ Every arrow is its own link, `<a href="{links.call(n)}" aria-label=... class="ar
 
 CSS classes (colours are also set as presentation attributes using CSS variables with
 fallbacks, `var(--accent, #4f46e5)`, so the SVG works standalone; page rules win):
-- root `svg.seq` (data-loop, data-start, data-end, data-total, data-spacing);
-  `seq-legend`, `seq-header`, `seq-lane-title` (+ `model`, `code`, `tool`),
+- root `svg.seq` + `wide` or `compact` (data-loop, data-start, data-end, data-total, data-spacing);
+  `seq-legend`, `seq-header`, `seq-lane-title` (+ `model`, `code`, `tool`, `grouped`),
   `lifelines` > `lifeline` (+ `model`, `code`, `tool`), `seq-gutter` (call numbers and
   times), `seq-body` (all arrows), `seq-empty`;
 - `a.arrow` with `billed` or `unbilled`, the kind (`request`, `response`, `tool-call`,
   `tool-result`) and states: `error` (failed call), `dangling`, `pending`, `orphan`,
   `history` (result of a call made before the trace began), `tool-error` (a result
-  marked as an error), `estimate` (token figure estimated), `parallel` (in a batch);
+  marked as an error, drawn red), `estimate` (token figure estimated), `parallel` (in a batch);
   inside: `arrow-hit` (wide transparent hover target), `arrow-line`, `arrow-head`
   (+ `open`), `arrow-label`, `orphan-origin`;
 - `a.badge-link` > `g.badge` with `severity-error|warning|info` (a circle and "!",
@@ -57,13 +61,29 @@ from ..links import Links
 from ..svg import Element
 from .draw import draw_sequence
 from .overview import draw_overview
-from .scene import call_input_tokens
-from .style import MAX_STROKE, MIN_STROKE, Spacing
+from .scene import call_input_tokens, tool_lane_order
+from .style import (
+    ALL_LANES,
+    COMPACT,
+    MAX_STROKE,
+    MAX_TOOL_LANES,
+    MIN_STROKE,
+    OTHER_TOOLS,
+    WIDE,
+    Geometry,
+    Spacing,
+)
 from .window import SequenceWindow, UnknownLoop, sequence_window
 
 __all__ = [
+    "ALL_LANES",
+    "COMPACT",
     "MAX_STROKE",
+    "MAX_TOOL_LANES",
     "MIN_STROKE",
+    "OTHER_TOOLS",
+    "WIDE",
+    "Geometry",
     "SequenceWindow",
     "Spacing",
     "UnknownLoop",
@@ -74,6 +94,7 @@ __all__ = [
     "render_sequence",
     "sequence_view",
     "sequence_window",
+    "tool_lane_order",
 ]
 
 
@@ -86,15 +107,22 @@ def sequence_view(
     window: int = 60,
     spacing: Spacing = "step",
     window_href: Callable[[int], str] | None = None,
+    all_lanes: bool = False,
+    compact: bool = False,
 ) -> dict[str, Any]:
     """Everything a sequence page needs: {"svg", "overview", "window"} (window as dict),
-    the window worked out once for both drawings."""
+    the window worked out once for both drawings; with `compact`, "compact_svg" too (the
+    phone layout); `all_lanes` gives every tool its lane instead of grouping the rarer."""
     meta = sequence_window(report, loop=loop, start=start, window=window)
-    return {
-        "svg": draw_sequence(report, meta, links, spacing).to_string(),
+    wide = ALL_LANES if all_lanes else WIDE
+    view = {
+        "svg": draw_sequence(report, meta, links, spacing, wide).to_string(),
         "overview": draw_overview(report, meta, window_href=window_href).to_string(),
         "window": meta.as_dict(),
     }
+    if compact:
+        view["compact_svg"] = draw_sequence(report, meta, links, spacing, COMPACT).to_string()
+    return view
 
 
 def render_sequence(
@@ -105,6 +133,7 @@ def render_sequence(
     start: int = 1,
     window: int = 60,
     spacing: Spacing = "step",
+    geometry: Geometry = WIDE,
 ) -> str:
     """The window's sequence diagram as an `<svg>` string (see the package docstring).
 
@@ -113,7 +142,13 @@ def render_sequence(
     step spacing otherwise (`data-spacing` on the root says which was used).
     """
     return build_sequence(
-        report, links=links, loop=loop, start=start, window=window, spacing=spacing
+        report,
+        links=links,
+        loop=loop,
+        start=start,
+        window=window,
+        spacing=spacing,
+        geometry=geometry,
     ).to_string()
 
 
@@ -125,10 +160,11 @@ def build_sequence(
     start: int = 1,
     window: int = 60,
     spacing: Spacing = "step",
+    geometry: Geometry = WIDE,
 ) -> Element:
     """The diagram as an element tree (for counting elements or embedding)."""
     meta = sequence_window(report, loop=loop, start=start, window=window)
-    return draw_sequence(report, meta, links, spacing)
+    return draw_sequence(report, meta, links, spacing, geometry)
 
 
 def render_overview(

@@ -33,14 +33,21 @@ def draw_arrow(
     head: str = "filled",
     label_at: str = "middle",
     tool_id: str | None = None,
+    focusable: bool = False,
 ) -> Element:
-    """One arrow, its own link: <a class data-*><title/><hit/><line/><head/><text/></a>."""
+    """One arrow, its own link: <a class data-*><title/><hit/><line/><head/><text/></a>.
+
+    Its accessible name starts with its visible label (then `aria` adds the words the
+    label leaves out), so what a speech user reads out is what names the link; only a
+    `focusable` arrow is a tab stop, the others are links for the mouse (tabindex -1).
+    """
     classes = " ".join(["arrow", "billed" if billed else "unbilled", kind, *states])
     group = parent.add(
         "a",
         {
             "href": scene.links.call(call),
-            "aria-label": aria,
+            "tabindex": None if focusable else -1,
+            "aria-label": f"{label} — {aria}" if label else aria,
             "class": classes,
             "data-kind": kind,
             "data-billed": billed,
@@ -48,7 +55,8 @@ def draw_arrow(
             "data-tool-id": tool_id,
         },
     )
-    group.add("title", text=title)
+    if not scene.geometry.compact:  # no hover on a phone: its drawing stays light
+        group.add("title", text=title)
     (x1, y1), (x2, y2) = start, end
     coords = {"x1": x1, "y1": y1, "x2": x2, "y2": y2}
     group.add(
@@ -90,7 +98,8 @@ def draw_arrow(
                 "stroke-width": 1.5,
             },
         )
-    _label(group, label, start, end, label_at, width)
+    if label:
+        _label(group, label, start, end, label_at, width)
     return group
 
 
@@ -150,7 +159,8 @@ def badges(
             {
                 "class": "badge-link",
                 "href": scene.links.call_findings(call),
-                "aria-label": f"{len(rest)} more findings on call {call}",
+                "tabindex": -1,
+                "aria-label": f"+{len(rest)}: {len(rest)} more findings on call {call}",
             },
         )
         group = link.add("g", {"class": "badge more", "data-call": call})
@@ -171,6 +181,7 @@ def _badge(parent: Element, scene: Scene, finding: Mapping[str, Any], x: float, 
         {
             "class": "badge-link",
             "href": scene.links.call_findings(call),
+            "tabindex": -1,
             "aria-label": f"{severity} finding on call {call}: {finding.get('rule')}",
         },
     )

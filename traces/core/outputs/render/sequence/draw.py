@@ -11,24 +11,23 @@ from ....formatting import duration, money
 from ..chart_style import FONT
 from ..links import Links
 from ..svg import Element, svg_root, truncate
-from .arrows import badge_shape, badges, draw_arrow
+from .arrows import badges, draw_arrow
 from .layout import Row, fan_ys, layout_rows, place_rows
+from .legend import LEGEND_WIDTH, draw_header, draw_legend
 from .scene import Scene, build_scene, call_input_tokens, lane_name
 from .style import (
     ACCENT,
-    BORDER,
     BOTTOM_PAD,
     DASH,
     ERROR,
     HEADER_HEIGHT,
-    LEGEND_HEIGHT,
     MAX_STROKE,
     MIN_STROKE,
     MUTED,
     UNBILLED_STROKE,
     WARN,
-    X_CODE,
-    X_MODEL,
+    WIDE,
+    Geometry,
     Spacing,
 )
 from .text import (
@@ -44,18 +43,27 @@ from .window import SequenceWindow
 
 
 def draw_sequence(
-    report: Mapping[str, Any], meta: SequenceWindow, links: Links, spacing: Spacing = "step"
+    report: Mapping[str, Any],
+    meta: SequenceWindow,
+    links: Links,
+    spacing: Spacing = "step",
+    geometry: Geometry = WIDE,
 ) -> Element:
-    """`meta`'s window of the loop as an element tree, arrows linking through `links`."""
-    scene = build_scene(report, meta, links)
+    """`meta`'s window of the loop as an element tree, arrows linking through `links`.
+
+    Keyboard users get one tab stop per call: its request arrow, whose accessible name
+    starts with its visible label and then tells the whole call (response, tool calls,
+    findings); the other arrows and the badges stay links for the mouse (tabindex -1).
+    """
+    scene = build_scene(report, meta, links, geometry)
     rows = layout_rows(scene)
-    bottom, used = place_rows(rows, spacing)
-    height = bottom + BOTTOM_PAD if rows else HEADER_HEIGHT + 60.0
+    bottom, used = place_rows(rows, spacing, geometry.legend_extra)
+    height = bottom + BOTTOM_PAD if rows else HEADER_HEIGHT + geometry.legend_extra + 60.0
     root = svg_root(
-        max(scene.width, LEGEND_WIDTH),
+        scene.width if geometry.compact else max(scene.width, LEGEND_WIDTH),
         height,
         {
-            "class": "seq",
+            "class": _root_class(geometry),
             "font-family": FONT,
             "font-size": 12,
             "data-loop": meta.loop,
@@ -66,12 +74,17 @@ def draw_sequence(
         },
     )
     root.add("title", text=diagram_title(meta))
-    _legend(root)
-    _header(root, scene, height)
+    draw_legend(root, geometry.compact)
+    draw_header(root, scene, height)
     if not rows:
         root.add(
             "text",
-            {"class": "seq-empty", "x": X_CODE, "y": HEADER_HEIGHT + 36, "text-anchor": "middle"},
+            {
+                "class": "seq-empty",
+                "x": geometry.x_code,
+                "y": HEADER_HEIGHT + geometry.legend_extra + 36,
+                "text-anchor": "middle",
+            },
             text="No calls in this loop.",
         )
         return root
@@ -90,6 +103,12 @@ def draw_sequence(
         else:
             _results(body, scene, row)
     return root
+
+
+def _root_class(geometry: Geometry) -> str:
+    if geometry.compact:
+        return "seq compact"
+    return "seq wide all-lanes" if geometry.max_lanes is None else "seq wide"
 
 
 def _compaction(body: Element, scene: Scene, row: Row) -> None:
@@ -112,7 +131,7 @@ def _compaction(body: Element, scene: Scene, row: Row) -> None:
     group.add(
         "line",
         {
-            "x1": min(X_MODEL, X_CODE) - 50,
+            "x1": max(4.0, scene.geometry.x_model - 50),
             "y1": y,
             "x2": scene.width - 12,
             "y2": y,
@@ -123,75 +142,9 @@ def _compaction(body: Element, scene: Scene, row: Row) -> None:
     )
     group.add(
         "text",
-        {"x": min(X_MODEL, X_CODE) + 8, "y": y - 4, "fill": WARN, "font-size": 11},
+        {"x": scene.geometry.x_model + 8, "y": y - 4, "fill": WARN, "font-size": 11},
         text=f"⟲ {note}",
     )
-
-
-LEGEND_ITEMS = [
-    (ACCENT, 3.0, None, "billed model call (width grows with tokens)"),
-    (MUTED, UNBILLED_STROKE, DASH, "tool run in your code: not billed"),
-    (ERROR, 2.0, None, "error, dangling call or orphan result"),
-]
-LEGEND_BADGE_TEXT = "finding (links to the call)"
-LEGEND_WIDTH = (
-    12.0
-    + sum(40 + len(text) * 6.0 for *_, text in LEGEND_ITEMS)
-    + 24
-    + len(LEGEND_BADGE_TEXT) * 6.0
-)
-"""The legend's width: a narrow diagram (one tool lane) is widened so it is not cut."""
-
-
-def _legend(root: Element) -> None:
-    legend = root.add("g", {"class": "seq-legend", "font-size": 11, "fill": "currentColor"})
-    y = 16.0
-    x = 12.0
-    for colour, width, dash, text in LEGEND_ITEMS:
-        legend.add(
-            "line",
-            {
-                "x1": x,
-                "y1": y - 4,
-                "x2": x + 28,
-                "y2": y - 4,
-                "stroke": colour,
-                "stroke-width": width,
-                "stroke-dasharray": dash,
-            },
-        )
-        legend.add("text", {"x": x + 34, "y": y}, text=text)
-        x += 40 + len(text) * 6.0
-    badge = legend.add("g", {"class": "badge severity-warning"})
-    badge_shape(badge, x + 6, y - 4, WARN)
-    legend.add("text", {"x": x + 16, "y": y}, text=LEGEND_BADGE_TEXT)
-
-
-def _header(root: Element, scene: Scene, height: float) -> None:
-    header = root.add("g", {"class": "seq-header", "font-weight": 600, "fill": "currentColor"})
-    lifelines = root.add("g", {"class": "lifelines", "stroke": BORDER, "stroke-width": 1})
-    title_y = LEGEND_HEIGHT + 22
-    lanes = [("model", "model", X_MODEL), ("your code", "code", X_CODE)]
-    lanes += [(name, "tool", x) for name, x in scene.lanes.items()]
-    for name, kind, x in lanes:
-        title = header.add(
-            "text",
-            {"class": f"seq-lane-title {kind}", "x": x, "y": title_y, "text-anchor": "middle"},
-            text=truncate(name, 20),
-        )
-        if kind == "tool":
-            title.add("title", text=f"tool lane: {name}")
-        lifelines.add(
-            "line",
-            {
-                "class": f"lifeline {kind}",
-                "x1": x,
-                "y1": title_y + 8,
-                "x2": x,
-                "y2": height - BOTTOM_PAD / 2,
-                "stroke-dasharray": "2 4" if kind == "tool" else None,
-            },
-        )
 
 
 def _gutter_label(gutter: Element, scene: Scene, row: Row, spacing: str) -> None:
@@ -210,12 +163,17 @@ def _stroke(tokens: int, max_input: int) -> float:
 
 
 def _request(body: Element, scene: Scene, row: Row) -> None:
+    g = scene.geometry
     call = row.call
     index = int(call["index"])
     tokens, exact = call_input_tokens(call)
     approx = "" if exact else "≈"
     cost = call.get("cost_usd")
-    label = f"#{index} request · {approx}{tokens:,} in"
+    label = (
+        f"#{index} · {approx}{tokens:,} in"
+        if g.compact
+        else (f"#{index} request · {approx}{tokens:,} in")
+    )
     if cost is not None:
         label += f" · {approx}{money(cost)}"
     width = _stroke(tokens, scene.max_input)
@@ -227,38 +185,68 @@ def _request(body: Element, scene: Scene, row: Row) -> None:
         kind="request",
         billed=True,
         states=() if exact else ("estimate",),
-        start=(X_CODE, y),
-        end=(X_MODEL, y),
+        start=(g.x_code, y),
+        end=(g.x_model, y),
         colour=ACCENT,
         width=width,
         label=label,
         title=request_title(call, tokens, exact),
-        aria=f"Call {index} request: {approx}{tokens:,} input tokens",
+        aria=_call_summary(scene, call, tokens, approx),
+        focusable=True,
     )
-    badges(body, scene, scene.findings_for_call.get(index, ()), X_CODE + 16, y, 1)
+    badges(body, scene, scene.findings_for_call.get(index, ()), g.x_code + 16, y, 1)
+
+
+def _call_summary(scene: Scene, call: Mapping[str, Any], tokens: int, approx: str) -> str:
+    """The whole call in words, for its one tab stop: input, response, tools, findings."""
+    index = int(call["index"])
+    parts = [f"call {index}: {approx}{tokens:,} input tokens"]
+    if call.get("status") == "error":
+        parts.append(f"failed: {truncate(str(call.get('error') or 'failed call'), 120)}")
+    else:
+        parts.append(f"response {_output_text(call)}, stop reason {_stop(call)}")
+    asked = scene.asked_by.get(index) or ()
+    if asked:
+        names = ", ".join(dict.fromkeys(lane_name(r) for r in asked))
+        parts.append(f"{len(asked)} tool call{'s' if len(asked) != 1 else ''} ({names})")
+    found = len(scene.findings_for_call.get(index, ())) + sum(
+        len(v) for (_kind, where, _id), v in scene.findings_for_tool.items() if where == index
+    )
+    if found:
+        parts.append(f"{found} finding{'s' if found != 1 else ''}")
+    return "; ".join(parts)
+
+
+def _output_text(call: Mapping[str, Any]) -> str:
+    output = call.get("output_tokens")
+    return f"{output:,} out" if output is not None else "output not reported"
+
+
+def _stop(call: Mapping[str, Any]) -> str:
+    return str(call.get("stop_reason") or "no stop reason")
 
 
 def _response(body: Element, scene: Scene, row: Row) -> None:
+    g = scene.geometry
     call = row.call
     index = int(call["index"])
     y = row.y + 12
     failed = call.get("status") == "error"
-    output = call.get("output_tokens")
     if failed:
         status = f" {call['http_status']}" if call.get("http_status") else ""
         error = call.get("error") or "failed call"
-        label = f"error{status}: {truncate(str(error), 44)}"
+        limit = 20 if g.compact else 44
+        label = f"error{status}: {truncate(str(error), limit)}"
         tried = call.get("attempted_tool_calls")
         if tried:
-            label = f"error{status}: tried {truncate(describe(tried), 40)}"
+            label = f"error{status}: tried {truncate(describe(tried), limit - 4)}"
         colour, width = ERROR, 2.0
-        aria = f"Call {index} failed: {truncate(str(error), 120)}"
+        aria = f"call {index} failed: {truncate(str(error), 120)}"
     else:
-        stop = call.get("stop_reason") or "no stop reason"
-        amount = f"{output:,}" if output is not None else "?"
-        label = f"{amount} out · {truncate(str(stop), 24)}"
-        colour, width = ACCENT, _stroke(output or 0, scene.max_input)
-        aria = f"Call {index} response: {amount} output tokens, stop reason {stop}"
+        stop = _stop(call)
+        label = f"{_output_text(call)} · {truncate(stop, 12 if g.compact else 24)}"
+        colour, width = ACCENT, _stroke(call.get("output_tokens") or 0, scene.max_input)
+        aria = f"call {index} response, stop reason {stop}"
     draw_arrow(
         body,
         scene,
@@ -266,8 +254,8 @@ def _response(body: Element, scene: Scene, row: Row) -> None:
         kind="response",
         billed=True,
         states=("error",) if failed else (),
-        start=(X_MODEL, y),
-        end=(X_CODE, y),
+        start=(g.x_model, y),
+        end=(g.x_code, y),
         colour=colour,
         width=width,
         label=label,
@@ -280,7 +268,7 @@ def _tool_calls(body: Element, scene: Scene, row: Row) -> None:
     origin_y = row.y + 12
     parallel = len(row.runs) > 1
     shown_end = scene.meta.last_call or 0
-    for run, end_y in zip(row.runs, fan_ys(row), strict=True):
+    for n, (run, end_y) in enumerate(zip(row.runs, fan_ys(row), strict=True)):
         status = run.get("status")
         x = scene.lane_x(run)
         name = lane_name(run)
@@ -301,6 +289,10 @@ def _tool_calls(body: Element, scene: Scene, row: Row) -> None:
         else:
             note = "not billed"
         label = f"run {truncate(name, 18)} · {note}"
+        if scene.geometry.compact:
+            label = truncate(name, 10) + (" · no result" if status == "dangling" else "")
+            if parallel:
+                label = _compact_fan_label(row.runs, "tool-calls") if n == 0 else ""
         call = int(run["call"])
         draw_arrow(
             body,
@@ -309,26 +301,41 @@ def _tool_calls(body: Element, scene: Scene, row: Row) -> None:
             kind="tool-call",
             billed=False,
             states=tuple(states),
-            start=(X_CODE, origin_y),
+            start=(scene.geometry.x_code, origin_y),
             end=(x, end_y),
             colour=colour,
             width=UNBILLED_STROKE,
             dash=DASH,
             head=head,
             label=label,
-            label_at="end" if parallel else "middle",
+            label_at="end" if parallel and not scene.geometry.compact else "middle",
             title=tool_call_title(run),
-            aria=f"Tool call {name} from call {call}, run by your code ({status})",
+            aria=f"tool call {name} from call {call}, run by your code ({status})",
             tool_id=run.get("id"),
         )
         found = scene.findings_for_tool.get(("tool-call", call, str(run.get("id"))), ())
         badges(body, scene, found, x - 14, end_y - 10, -1)
 
 
+def _compact_fan_label(runs: list[Mapping[str, Any]], kind: str) -> str:
+    """One label for a whole fan on a phone (the arrows' labels would sit on each other):
+    the tool and how many, or how many results and errors; the other arrows get none."""
+    if kind == "results":
+        errors = sum(1 for r in runs if r.get("is_error"))
+        return f"{len(runs)} results" + (
+            f" · {errors} error{'s' * (errors != 1)}" if errors else ""
+        )
+    names = list(dict.fromkeys(lane_name(r) for r in runs))
+    label = f"{truncate(names[0], 10)} ×{len(runs)}" if len(names) == 1 else f"{len(runs)} tools"
+    dangling = sum(1 for r in runs if r.get("status") == "dangling")
+    return label + (f" · {dangling} no result" if dangling else "")
+
+
 def _results(body: Element, scene: Scene, row: Row) -> None:
     end_y = row.y + 12
+    compact = scene.geometry.compact
     parallel = len(row.runs) > 1
-    for run, start_y in zip(row.runs, fan_ys(row), strict=True):
+    for n, (run, start_y) in enumerate(zip(row.runs, fan_ys(row), strict=True)):
         status = run.get("status")
         orphan = status == "orphan"
         history = not orphan and run.get("call") is None
@@ -343,14 +350,21 @@ def _results(body: Element, scene: Scene, row: Row) -> None:
             states.append("history")
         if run.get("is_error"):
             states.append("tool-error")
+            colour = ERROR
         size = result_size(run)
         if orphan:
             label = f"orphan result {truncate(str(run.get('id')), 18)}: no call asked for it"
+            if scene.geometry.compact:
+                label = "orphan result"
         else:
             prefix = "error result" if run.get("is_error") else "result"
             if run.get("error_inferred"):
                 prefix = "inferred error result"
             label = f"{prefix}{size} · not billed"
+            if scene.geometry.compact:
+                label = ("error" if run.get("is_error") else "result") + size
+            if compact and parallel:
+                label = _compact_fan_label(row.runs, "results") if n == 0 else ""
         x = scene.orphan_x if orphan else scene.lane_x(run)
         group = draw_arrow(
             body,
@@ -360,12 +374,12 @@ def _results(body: Element, scene: Scene, row: Row) -> None:
             billed=False,
             states=tuple(states),
             start=(x, start_y),
-            end=(X_CODE, end_y),
+            end=(scene.geometry.x_code, end_y),
             colour=colour,
             width=UNBILLED_STROKE,
             dash=DASH,
             label=label,
-            label_at="start" if parallel and not orphan else "middle",
+            label_at="start" if parallel and not orphan and not compact else "middle",
             title=result_title(run),
             aria=result_aria(run, call),
             tool_id=run.get("id"),

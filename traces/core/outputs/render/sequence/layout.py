@@ -77,9 +77,10 @@ def _arrival_time(
     return min(max(finished), request_time) if finished else request_time
 
 
-def place_rows(rows: list[Row], spacing: Spacing) -> tuple[float, Spacing]:
-    """Give every row its y; returns the body's bottom and the spacing actually used."""
-    top = HEADER_HEIGHT + 18.0
+def place_rows(rows: list[Row], spacing: Spacing, extra: float = 0.0) -> tuple[float, Spacing]:
+    """Give every row its y (`extra` below a taller legend); returns the body's bottom and
+    the spacing actually used."""
+    top = HEADER_HEIGHT + extra + 18.0
     timed = spacing == "time" and bool(rows) and all(r.time is not None for r in rows)
     if not timed:
         y = top

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..links import Links
-from .style import MAX_TOOL_LANES, ORPHAN_OFFSET, RIGHT_PAD, TOOL_GAP, TOOL_STEP, X_CODE
+from .style import OTHER_TOOLS, WIDE, Geometry
 from .window import SequenceWindow
 
 
@@ -78,21 +78,56 @@ class Scene:
     findings_for_tool: dict[tuple[str, int, str], list[Mapping[str, Any]]]
     """Findings on tool arrows, by (data-kind, data-call, tool id)."""
     lanes: dict[str, float]
+    """Each drawn tool lane's x, in the whole trace's order (the same in every window)."""
+    grouped: list[str]
+    """The tools drawn in the OTHER_TOOLS lane (or in the one "tools" lane)."""
     orphan_x: float
     width: float
+    geometry: Geometry = WIDE
 
     def lane_x(self, run: Mapping[str, Any]) -> float:
         if len(self.lanes) == 1:
             return next(iter(self.lanes.values()))
-        return self.lanes.get(lane_name(run), self.orphan_x)
+        return self.lanes.get(lane_name(run), self.lanes.get(OTHER_TOOLS, self.orphan_x))
 
 
 def lane_name(run: Mapping[str, Any]) -> str:
+    """The tool's name, or what is known: "unnamed tool" (never a bare "?")."""
     name = run.get("name")
-    return name if isinstance(name, str) and name else "?"
+    return name if isinstance(name, str) and name else "unnamed tool"
 
 
-def build_scene(report: Mapping[str, Any], meta: SequenceWindow, links: Links) -> Scene:
+def tool_lane_order(report: Mapping[str, Any]) -> list[str]:
+    """Every tool the trace ran, most used first (ties: first used first).
+
+    Computed from the whole trace, not the window, so lanes keep their places as the
+    window moves and the busiest tools get their own lanes when the rest are grouped.
+    """
+    counts: dict[str, int] = {}
+    for run in report.get("tool_runs") or ():
+        if run.get("status") == "orphan":
+            continue
+        name = lane_name(run)
+        counts[name] = counts.get(name, 0) + 1
+    first_use = {name: n for n, name in enumerate(counts)}
+    return sorted(counts, key=lambda name: (-counts[name], first_use[name]))
+
+
+def tool_lanes(order: list[str], max_lanes: int | None) -> tuple[list[str], list[str]]:
+    """(lane names, tools grouped): the first `max_lanes` tools get a lane each and the
+    rest share one OTHER_TOOLS lane; `max_lanes=0` folds every tool into one "tools" lane."""
+    if not order:
+        return ["tools"], []
+    if max_lanes == 0:
+        return ["tools"], list(order)
+    if max_lanes is None or len(order) <= max_lanes:
+        return list(order), []
+    return [*order[:max_lanes], OTHER_TOOLS], order[max_lanes:]
+
+
+def build_scene(
+    report: Mapping[str, Any], meta: SequenceWindow, links: Links, geometry: Geometry = WIDE
+) -> Scene:
     by_index = calls_by_index(report)
     loop_indexes = list(meta.indexes) if meta.total else []
     shown_indexes = loop_indexes[meta.start - 1 : meta.end] if meta.total else []
@@ -107,28 +142,23 @@ def build_scene(report: Mapping[str, Any], meta: SequenceWindow, links: Links) -
     asked_by: dict[int, list[Mapping[str, Any]]] = {}
     results_for: dict[int, list[Mapping[str, Any]]] = {}
     logged_results: dict[int, list[Mapping[str, Any]]] = {}
-    lane_names: dict[str, None] = {}
     for run in report.get("tool_runs") or ():
         asked, carried = run.get("call"), run.get("result_call")
         if asked in shown:
             asked_by.setdefault(asked, []).append(run)
-            lane_names[lane_name(run)] = None
             if carried is None and run.get("status") == "paired":
                 logged_results.setdefault(asked, []).append(run)
         if carried in shown:
             results_for.setdefault(carried, []).append(run)
-            if run.get("status") != "orphan":
-                lane_names[lane_name(run)] = None
 
     findings_for_call, findings_for_tool = place_findings(
         report, shown, asked_by, results_for, logged_results
     )
 
-    names = list(lane_names) if len(lane_names) <= MAX_TOOL_LANES else ["tools"]
-    if not names:
-        names = ["tools"]
-    lanes = {name: X_CODE + TOOL_GAP + TOOL_STEP * n for n, name in enumerate(names)}
-    orphan_x = X_CODE + TOOL_GAP + TOOL_STEP * (len(names) - 1) + ORPHAN_OFFSET
+    g = geometry
+    names, grouped = tool_lanes(tool_lane_order(report), g.max_lanes)
+    lanes = {name: g.x_code + g.tool_gap + g.tool_step * n for n, name in enumerate(names)}
+    orphan_x = g.x_code + g.tool_gap + g.tool_step * (len(names) - 1) + g.orphan_offset
     return Scene(
         meta=meta,
         links=links,
@@ -142,8 +172,10 @@ def build_scene(report: Mapping[str, Any], meta: SequenceWindow, links: Links) -
         findings_for_call=findings_for_call,
         findings_for_tool=findings_for_tool,
         lanes=lanes,
+        grouped=grouped,
         orphan_x=orphan_x,
-        width=orphan_x - ORPHAN_OFFSET + RIGHT_PAD,
+        width=orphan_x - g.orphan_offset + g.right_pad,
+        geometry=g,
     )
 
 
