@@ -2,7 +2,8 @@
 
 `analyze`, `lint` and `report` run the pure core straight away (the same functions as
 `manage.py analyze|lint|report`); `serve` migrates the database and runs daphne; `tail`,
-`ingest`, `watch` and `manage` hand their arguments to the management commands of the same name.
+`ingest`, `watch`, `usage` and `manage` hand their arguments to the management commands
+of the same name.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ DJANGO_COMMANDS = MappingProxyType(
         "tail": "follow a JSONL log into a live trace (see `loop-inspector tail --help`)",
         "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
         "watch": "import and follow every agent's sessions on this machine (`watch --help`)",
+        "usage": "spend and tokens per day, week or month across stored traces (`usage --help`)",
         "manage": "any manage.py command: reanalyze, load_sample, close_idle_traces, migrate…",
     }
 )

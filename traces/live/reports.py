@@ -28,6 +28,7 @@ from traces.live.events import (
 )
 from traces.live.sessions import locked_trace
 from traces.storage.rows import store_rule_counts
+from traces.storage.usage import store_usage_rows
 from traces.stores import store
 
 
@@ -72,6 +73,7 @@ def refresh_report(trace_id: Any) -> bool:
         # none): unchanged counts need no rewrite.
         if was_empty or not _same_rule_counts(previous, report):
             store_rule_counts(trace, report)
+        store_usage_rows(trace, report)
     return True
 
 

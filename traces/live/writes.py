@@ -67,6 +67,7 @@ from traces.live.worker import request_refresh, request_refresh_of_new
 from traces.services.ingest import redacts
 from traces.storage import originals
 from traces.storage.rows import store_rule_counts, summary_fields
+from traces.storage.usage import store_usage_rows
 from traces.stores import store
 
 __all__ = ("split_body",)
@@ -330,6 +331,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
     save_events(trace, events)
     trace.save()
     store_rule_counts(trace, report)
+    store_usage_rows(trace, report)
 
 
 def live_status(*, trace_id: Any) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from traces.services.mappings import stored_mapping
 from traces.storage import originals, search_index
 from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
 from traces.storage.transient import retrying
+from traces.storage.usage import store_usage_rows
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,7 @@ def _create_trace(
         **summary_fields(core, report),
     )
     store_rule_counts(trace, report)
+    store_usage_rows(trace, report)
     if labels:
         trace_set_labels(trace=trace, labels=labels)
     return trace
@@ -280,6 +282,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
                 setattr(trace, field, value)
             trace.save()
             store_rule_counts(trace, report)
+            store_usage_rows(trace, report)
             store_trace_rows(trace, core)
 
     retrying(replace_rows, what=f"reanalysing trace {trace.pk}")
