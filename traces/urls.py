@@ -10,6 +10,7 @@ from traces.pages import compare as compare_pages
 from traces.pages import machine as machine_pages
 from traces.pages import sets as set_pages
 from traces.pages import traces as trace_pages
+from traces.pages import usage as usage_pages
 from traces.pages import whatif as whatif_pages
 
 app_name = "traces"
@@ -33,6 +34,7 @@ urlpatterns = [
     path("traces/<uuid:trace_id>/export.html", trace_pages.export_html, name="export-html"),
     path("traces/<uuid:trace_id>/labels", trace_pages.edit_labels, name="labels"),
     path("machine/", machine_pages.machine, name="machine"),
+    path("usage/", usage_pages.usage, name="usage"),
     path("sets/", set_pages.set_list, name="sets"),
     path("sets/<uuid:set_id>/", set_pages.set_detail, name="set"),
     path("compare/", compare_pages.compare_pick, name="compare-pick"),

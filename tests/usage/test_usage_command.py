@@ -56,7 +56,7 @@ def _expected_by_day(tz):
 
 
 def test_daily_matches_the_stored_calls(stored, capsys):
-    tz = dt.timezone.utc
+    tz = dt.UTC
     summary = _usage(capsys, "daily", "--timezone", "UTC")
     expected = _expected_by_day(tz)
     assert [p["period"] for p in summary["periods"]] == sorted(expected)

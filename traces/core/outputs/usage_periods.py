@@ -103,6 +103,15 @@ def _finish(sums: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _split(sums: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    """The dollars by kind of token and by bucket (None for each when nothing was priced)."""
+    priced = sums["priced_calls"] > 0
+    return {
+        "by_kind": {k: round(sums[f"{k}_usd"], 6) if priced else None for k in KINDS},
+        "by_bucket": {b: round(sums[f"{b}_usd"], 6) if priced else None for b in BUCKETS},
+    }
+
+
 def _ranked(groups: Mapping[str, dict[str, Any]], key: str) -> list[dict[str, Any]]:
     rows = [{key: name, **_finish(sums)} for name, sums in groups.items()]
     return sorted(rows, key=lambda r: (-(r["cost_usd"] or 0.0), -r["total_tokens"], r[key]))
@@ -136,12 +145,11 @@ def fold(
             _add(by.setdefault(row[name] or "", _empty()), row)
     rows = []
     for key in sorted(periods):
-        entry = {"period": key, **_finish(periods[key])}
+        entry = {"period": key, **_finish(periods[key]), **_split(periods[key])}
         entry["models"] = sorted(m for m in period_models[key] if m)
         if breakdown:
             entry["breakdown"] = _ranked(period_models[key], "model")
         rows.append(entry)
-    priced = total["priced_calls"] > 0
     return {
         "period": period,
         "timezone": getattr(tz, "key", None) or "local",
@@ -150,8 +158,7 @@ def fold(
         "by_model": _ranked(groups["model"], "model"),
         "by_agent": _ranked(groups["agent"], "agent"),
         "by_project": _ranked(groups["project"], "project"),
-        "by_kind": {k: round(total[f"{k}_usd"], 6) if priced else None for k in KINDS},
-        "by_bucket": {b: round(total[f"{b}_usd"], 6) if priced else None for b in BUCKETS},
+        **_split(total),
         "findings": sorted(
             ({**f, "cost_usd": round(f["cost_usd"] or 0.0, 6)} for f in findings),
             key=lambda f: (-f["cost_usd"], -f["count"], f["rule"]),
