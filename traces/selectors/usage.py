@@ -2,8 +2,8 @@
 the page `/usage/` and the `usage` command ask here, and the core folds the sums
 (traces.core.outputs.usage_periods).
 
-The database adds the slots up per (UTC hour, model, agent, project) and the findings and
-savings per rule and lever over the whole window; the indexes on (hour, trace) keep it
+The database adds the slots up per (UTC hour, model), per (agent, project), and the
+findings and savings per rule and lever over the whole window; the indexes on (hour, trace) keep it
 to the rows of the window.
 """
 
@@ -14,10 +14,32 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Count,
+    ExpressionWrapper,
+    F,
+    Max,
+    Min,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 
 from traces import models
-from traces.core.outputs.usage_periods import SUMS, Window, fold, window
+from traces.core.outputs.usage_periods import (
+    DAY,
+    PLACE_SUMS,
+    SUMS,
+    Window,
+    fold,
+    offset_segments,
+    window,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +70,32 @@ def _scoped(rows: QuerySet[Any], query: UsageQuery, span: Window,
     return rows
 
 
-def _renamed(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The aggregates named after their columns again (an annotation may not reuse a
-    column's name)."""
-    return [{key.removeprefix("sum_"): value for key, value in row.items()} for row in rows]
+def _local_day(slots: QuerySet[Any], span: Window, tz: dt.tzinfo | None) -> Any:
+    """The SQL of a slot's local day number: `(hour + offset) / 86400`, the offset of the
+    zone's piece the hour falls in (integer division on both databases)."""
+    bounds = slots.aggregate(first=Min("hour"), last=Max("hour"))
+    if bounds["first"] is None:
+        return Value(0)
+    pieces = offset_segments(bounds["first"], bounds["last"], tz)
+    day = [(until, (F("hour") + Value(offset)) / Value(DAY)) for until, offset in pieces]
+    if len(day) == 1:
+        return ExpressionWrapper(day[0][1], output_field=BigIntegerField())
+    return Case(
+        *(When(hour__lt=until, then=expression) for until, expression in day[:-1]),
+        default=day[-1][1],
+        output_field=BigIntegerField(),
+    )
+
+
+def _renamed(rows: QuerySet[Any]) -> list[dict[str, Any]]:
+    """The rows as dicts, the aggregates named after their columns again (an annotation
+    may not reuse a column's name). Read with a plain cursor: the ORM's per-value
+    converters were most of the time on 10,000 traces, and sums need none."""
+    sql, params = rows.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [column[0].removeprefix("sum_") for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def usage_summary(*, query: UsageQuery, project_ids: Iterable[int] | None = None) -> dict[str, Any]:
@@ -61,12 +105,18 @@ def usage_summary(*, query: UsageQuery, project_ids: Iterable[int] | None = None
     slots = _scoped(models.UsageSlot.objects.all(), query, span, ids)
     if query.model:
         slots = slots.filter(model=query.model)
-    hourly = _renamed(
-        slots.values("hour", "model", "trace__agent", "trace__working_dir")
-        .annotate(**{f"sum_{name}": Sum(name) for name in SUMS})
+    daily = _renamed(
+        slots.annotate(day=_local_day(slots, span, query.tz))
+        .values("day", "model")
+        .annotate(**{f"sum_{n}": Sum(n) for n in SUMS})
         .order_by()
     )
-    for row in hourly:
+    places = _renamed(
+        slots.values("trace__agent", "trace__working_dir")
+        .annotate(**{f"sum_{n}": Sum(n) for n in PLACE_SUMS})
+        .order_by()
+    )
+    for row in places:
         row["agent"], row["project"] = row.pop("trace__agent"), row.pop("trace__working_dir")
     sessions = slots.values("trace_id").distinct().count()
     findings = _scoped(models.UsageFinding.objects.all(), query, span, ids)
@@ -98,10 +148,11 @@ def usage_summary(*, query: UsageQuery, project_ids: Iterable[int] | None = None
         if not row.pop("priced"):
             row["usd_saved"] = None
     return fold(
-        hourly,
+        daily,
         period=query.period,
         tz=query.tz,
         breakdown=query.breakdown,
+        places=places,
         findings=finding_rows,
         savings=saving_rows,
         sessions=sessions,

@@ -2,12 +2,13 @@
 a time zone, with the totals by model, agent and project, the dollars by kind of token
 and by bucket, and the findings' and what-if levers' dollars.
 
-The database adds the rows up per (UTC hour, model, agent, project)
-(traces.selectors.usage); this folds those sums, so the time zone is chosen when
-reading, not when storing. An hour goes to the local day its start falls in: in a zone
-whose offset is not a whole number of hours (India, +05:30) the calls of the half hour
-around midnight land on the neighbouring day. Weeks start on Monday. Without a time zone
-the machine's own is used (as ccusage does).
+Rows are stored per UTC hour; the database adds them up per (local day, model), the day
+computed from the hour and the zone's offsets over the window (`offset_segments`), and
+per (agent, project) (traces.selectors.usage); this folds those sums into periods, so the
+time zone is chosen when reading, not when storing. An hour goes to the local day its
+start falls in: in a zone whose offset is not a whole number of hours (India, +05:30)
+the calls of the half hour around midnight land on the neighbouring day. Weeks start on
+Monday. Without a time zone the machine's own is used (as ccusage does).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
 SUMS = ("calls", "priced_calls", *TOKENS, "cost_usd",
         *(f"{kind}_usd" for kind in KINDS), *(f"{name}_usd" for name in BUCKETS))  # fmt: skip
 """The numbers each hourly sum carries (the UsageSlot columns)."""
+PLACE_SUMS = ("calls", "priced_calls", *TOKENS, "cost_usd")
+"""The numbers summed per agent and project: the totals, not their split."""
 
 
 class UsageError(ValueError):
@@ -74,9 +77,50 @@ def window(since: dt.date | None, until: dt.date | None, tz: dt.tzinfo | None) -
     return Window(start, end)
 
 
+DAY = 86_400
+EPOCH = dt.date(1970, 1, 1)
+
+
+def offset_at(at: int, tz: dt.tzinfo | None) -> int:
+    """The zone's UTC offset at `at` (epoch seconds), in seconds."""
+    local = dt.datetime.fromtimestamp(at, tz) if tz else dt.datetime.fromtimestamp(at).astimezone()
+    offset = local.utcoffset()
+    return int(offset.total_seconds()) if offset else 0
+
+
+def offset_segments(first: int, last: int, tz: dt.tzinfo | None) -> list[tuple[int | None, int]]:
+    """The zone's offsets over the hours first..last: (until, offset) pieces, in order, the
+    last one's `until` None. The database turns an hour into its local day with these
+    (`(hour + offset) / 86400`), so it returns one sum per day, not per hour."""
+    segments: list[tuple[int | None, int]] = []
+    current = offset_at(first, tz)
+    day = first
+    while day < last:
+        step = min(day + DAY, last)
+        if offset_at(step, tz) != current:
+            low, high = day, step  # the change is in (low, high]: find its hour
+            while high - low > HOUR:
+                middle = (low + high) // 2 // HOUR * HOUR
+                if middle <= low:
+                    break
+                low, high = (middle, high) if offset_at(middle, tz) == current else (low, middle)
+            segments.append((high, current))
+            current = offset_at(high, tz)
+        day = step
+    segments.append((None, current))
+    return segments
+
+
+def local_day(day_number: int) -> dt.date:
+    return EPOCH + dt.timedelta(days=int(day_number))
+
+
 def period_key(hour: int, period: str, tz: dt.tzinfo | None) -> str:
-    local = dt.datetime.fromtimestamp(hour, tz) if tz else dt.datetime.fromtimestamp(hour)
-    day = local.date()
+    """The period of the local day the hour `hour` starts in."""
+    return day_period(local_day((hour + offset_at(hour, tz)) // DAY), period)
+
+
+def day_period(day: dt.date, period: str) -> str:
     if period == "daily":
         return day.isoformat()
     if period == "weekly":
@@ -92,7 +136,9 @@ def _empty() -> dict[str, Any]:
 
 def _add(into: dict[str, Any], row: Mapping[str, Any]) -> None:
     for name in SUMS:
-        into[name] += row.get(name) or 0
+        value = row.get(name)
+        if value:
+            into[name] += value
 
 
 def _finish(sums: dict[str, Any]) -> dict[str, Any]:
@@ -118,30 +164,43 @@ def _ranked(groups: Mapping[str, dict[str, Any]], key: str) -> list[dict[str, An
 
 
 def fold(
-    hourly: Iterable[Mapping[str, Any]],
+    daily: Iterable[Mapping[str, Any]],
     *,
     period: str,
     tz: dt.tzinfo | None,
     breakdown: bool = False,
+    places: Iterable[Mapping[str, Any]] = (),
     findings: Sequence[Mapping[str, Any]] = (),
     savings: Sequence[Mapping[str, Any]] = (),
     sessions: int = 0,
 ) -> dict[str, Any]:
-    """The usage summary: `hourly` rows carry `hour`, `model`, `agent`, `project` and the
-    SUMS; `findings` (rule, count, sessions, cost_usd) and `savings` (lever, scenario,
-    sessions, usd_saved, tokens_saved) are already summed over the window."""
+    """The usage summary. `daily` rows carry `day` (the local day's number since
+    1970-01-01, see `offset_segments`), `model` and the SUMS; `places`
+    rows carry `agent`, `project` and PLACE_SUMS over the window; `findings` (rule,
+    count, sessions, cost_usd) and `savings` (lever, scenario, sessions, usd_saved,
+    tokens_saved) are already summed over the window."""
     if period not in PERIODS:
         raise UsageError(f"unknown period {period!r} (one of {', '.join(PERIODS)})")
+    keys: dict[int, str] = {}
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in daily:
+        day = int(row["day"])
+        key = keys.get(day)
+        if key is None:
+            key = keys[day] = day_period(local_day(day), period)
+        _add(cells.setdefault((key, row["model"] or ""), _empty()), row)
     periods: dict[str, dict[str, Any]] = {}
     period_models: dict[str, dict[str, dict[str, Any]]] = {}
+    by_model: dict[str, dict[str, Any]] = {}
     total = _empty()
-    groups: dict[str, dict[str, dict[str, Any]]] = {"model": {}, "agent": {}, "project": {}}
-    for row in hourly:
-        key = period_key(int(row["hour"]), period, tz)
-        _add(periods.setdefault(key, _empty()), row)
-        _add(period_models.setdefault(key, {}).setdefault(row["model"] or "", _empty()), row)
-        _add(total, row)
-        for name, by in groups.items():
+    for (key, model), sums in cells.items():
+        _add(periods.setdefault(key, _empty()), sums)
+        period_models.setdefault(key, {})[model] = sums
+        _add(by_model.setdefault(model, _empty()), sums)
+        _add(total, sums)
+    by_place: dict[str, dict[str, dict[str, Any]]] = {"agent": {}, "project": {}}
+    for row in places:
+        for name, by in by_place.items():
             _add(by.setdefault(row[name] or "", _empty()), row)
     rows = []
     for key in sorted(periods):
@@ -155,9 +214,9 @@ def fold(
         "timezone": getattr(tz, "key", None) or "local",
         "periods": rows,
         "totals": {**_finish(total), "sessions": sessions},
-        "by_model": _ranked(groups["model"], "model"),
-        "by_agent": _ranked(groups["agent"], "agent"),
-        "by_project": _ranked(groups["project"], "project"),
+        "by_model": _ranked(by_model, "model"),
+        "by_agent": _ranked(by_place["agent"], "agent"),
+        "by_project": _ranked(by_place["project"], "project"),
         **_split(total),
         "findings": sorted(
             ({**f, "cost_usd": round(f["cost_usd"] or 0.0, 6)} for f in findings),
