@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db import connection
@@ -90,12 +91,16 @@ def _local_day(slots: QuerySet[Any], span: Window, tz: dt.tzinfo | None) -> Any:
 def _renamed(rows: QuerySet[Any]) -> list[dict[str, Any]]:
     """The rows as dicts, the aggregates named after their columns again (an annotation
     may not reuse a column's name). Read with a plain cursor: the ORM's per-value
-    converters were most of the time on 10,000 traces, and sums need none."""
+    converters were most of the time on 10,000 traces. PostgreSQL sums integers as
+    `numeric` (a Decimal here): those become ints again."""
     sql, params = rows.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [column[0].removeprefix("sum_") for column in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return [
+            {n: int(v) if isinstance(v, Decimal) else v for n, v in zip(names, row, strict=True)}
+            for row in cursor.fetchall()
+        ]
 
 
 def usage_summary(*, query: UsageQuery, project_ids: Iterable[int] | None = None) -> dict[str, Any]:
