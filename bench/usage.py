@@ -1,13 +1,17 @@
 """`loop-inspector usage daily --json` against `npx ccusage daily --json` on the same fake
 home of Claude Code sessions: time, and whether the totals agree.
 
-Builds `~/.claude/projects/<project>/<session>.jsonl` (with the sessions' `subagents/`
-folders) in a temporary folder from the real Claude Code sessions of ../shared/corpus
-(SOURCES.md), copied `--copies` times with every id varied (session, message, request,
-line uuids) and the copy's timestamps moved by whole days, so no copy is a duplicate of
-another for either tool; a line without a `requestId` gets one from its message id, so
-ccusage deduplicates streamed responses as Loop Inspector does (ccusage counts every line
-of a response that has none). Old modification times, so `watch` imports each file whole.
+Builds `~/.claude/projects/<project>/<session>.jsonl` in a temporary folder from the
+real Claude Code sessions of ../shared/corpus (SOURCES.md), copied `--copies` times with
+every id varied (session, message, request, line uuids) and the copy's timestamps moved
+by whole days, so no copy is a duplicate of another for either tool. Two changes make
+the files read the same by both: a line without a `requestId` gets one from its message
+id (ccusage deduplicates only by both, and would count every line of such a response),
+and every line of a streamed response carries the response's final usage (Claude Code
+writes partial output counts on the earlier lines; ccusage keeps a response's first
+line, Loop Inspector its last). Subagents' files (`<session>/subagents/`) are left out:
+`watch` does not read them (its Claude Code glob is `*/*.jsonl`), ccusage does. Old
+modification times, so `watch` imports each file whole.
 
 Then: one `watch` pass into a fresh SQLite database (timed, not part of the ratio: it
 is the import, which ccusage never keeps), `usage daily --json` as a subprocess (the
@@ -31,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,8 +49,24 @@ OURS = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",
         "cacheReadTokens": "cache_read_tokens"}  # fmt: skip
 
 
-def _vary(line: str, copy: int) -> str:
-    """One JSONL line of copy `copy`: ids suffixed, timestamps moved by `copy` days."""
+def _final_usage(lines: list[str]) -> dict[str, dict]:
+    """Each streamed response's usage as its last line reports it (SOURCES.md: the earlier
+    lines carry partial output counts)."""
+    final: dict[str, dict] = {}
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            final[str(message.get("id"))] = message["usage"]
+    return final
+
+
+def _vary(line: str, copy: int, final: dict[str, dict]) -> str:
+    """One JSONL line of copy `copy`: ids suffixed, timestamps moved by `copy` days, and
+    the response's final usage on every line of it."""
     try:
         record = json.loads(line)
     except ValueError:
@@ -60,36 +81,37 @@ def _vary(line: str, copy: int) -> str:
     if isinstance(message, dict) and isinstance(message.get("id"), str):
         if not isinstance(record.get("requestId"), str):
             record["requestId"] = "req_" + message["id"]
+        if isinstance(message.get("usage"), dict):
+            message["usage"] = final.get(message["id"], message["usage"])
         message["id"] += tag
     if isinstance(record.get("requestId"), str):
         record["requestId"] += tag
     stamp = record.get("timestamp")
     if isinstance(stamp, str) and stamp[:4].isdigit():
-        from datetime import datetime, timedelta
-
         moved = datetime.fromisoformat(stamp.replace("Z", "+00:00")) - timedelta(days=copy % 60)
         record["timestamp"] = moved.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return json.dumps(record, ensure_ascii=False)
 
 
 def build_home(home: Path, copies: int) -> int:
-    """The fake home; returns the number of .jsonl files written."""
-    sources = sorted(p for p in CORPUS.rglob("*.jsonl") if p.is_file())
+    """The fake home; returns the number of .jsonl files written. Subagents' files
+    (`<session>/subagents/`) are left out: `watch` reads `<project>/<session>.jsonl` only."""
+    sources = sorted(
+        p for p in CORPUS.rglob("*.jsonl") if p.is_file() and "subagents" not in p.parts
+    )
     written = 0
     old = time.time() - 3 * 86_400
     for copy in range(copies):
         for source in sources:
             relative = source.relative_to(CORPUS)
-            project = f"-home-dev-{relative.parts[0]}-{copy % 7}"
-            parts = list(relative.parts[1:])
-            if parts and parts[-1].endswith(".jsonl") and len(parts) == 1:
-                parts[-1] = parts[-1].removesuffix(".jsonl") + f"-c{copy}.jsonl"
-            elif parts:
-                parts[0] = parts[0] + f"-c{copy}"
-            target = home / ".claude" / "projects" / project / Path(*parts)
+            folder = relative.parts[0] if len(relative.parts) > 1 else "corpus"
+            project = f"-home-dev-{folder}-{copy % 7}"
+            target = home / ".claude" / "projects" / project / f"{source.stem}-c{copy}.jsonl"
             target.parent.mkdir(parents=True, exist_ok=True)
             lines = source.read_text(encoding="utf-8").splitlines()
-            target.write_text("\n".join(_vary(x, copy) for x in lines) + "\n", encoding="utf-8")
+            final = _final_usage(lines)
+            varied = "\n".join(_vary(x, copy, final) for x in lines)
+            target.write_text(varied + "\n", encoding="utf-8")
             os.utime(target, (old, old))
             written += 1
     return written

@@ -17,6 +17,8 @@ from traces.selectors.usage import UsageQuery, usage_summary
 
 class Command(BaseCommand):
     help = "Spend and tokens per day, week or month, from the stored traces' usage rows."
+    # A read of a few summary rows: the system checks would take longer than the answer.
+    requires_system_checks: list = []
 
     def add_arguments(self, parser):
         parser.add_argument("period", choices=PERIODS)
