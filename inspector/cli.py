@@ -2,8 +2,8 @@
 
 `analyze`, `lint` and `report` run the pure core straight away (the same functions as
 `manage.py analyze|lint|report`); `serve` migrates the database and runs daphne; `tail`,
-`ingest`, `watch`, `mcp`, `proxy` and `manage` hand their arguments to the management commands of
-the same name.
+`ingest`, `watch`, `usage`, `mcp`, `proxy` and `manage` hand their arguments to the
+management commands of the same name.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ DJANGO_COMMANDS = MappingProxyType(
         "ingest": "store trace files and print their URLs (see `loop-inspector ingest --help`)",
         "record": "run an agent through the recording proxy (`loop-inspector record -- CMD`)",
         "watch": "import and follow every agent's sessions on this machine (`watch --help`)",
+        "usage": "spend and tokens per day, week or month across stored traces (`usage --help`)",
         "mcp": "serve the MCP tools to an agent over stdio (see README, Ask from an agent)",
         "proxy": "`proxy --forward`: the HTTPS forward proxy for agents with fixed endpoints",
         "manage": "any manage.py command: reanalyze, load_sample, close_idle_traces, migrate…",

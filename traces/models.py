@@ -54,6 +54,15 @@ from traces.row_models import (
 from traces.row_models import (
     TraceRule as TraceRule,
 )
+from traces.row_models import (
+    UsageFinding as UsageFinding,
+)
+from traces.row_models import (
+    UsageSaving as UsageSaving,
+)
+from traces.row_models import (
+    UsageSlot as UsageSlot,
+)
 from traces.row_models import seconds_between
 
 

@@ -157,3 +157,65 @@ class SearchEntry(models.Model):
         constraints = [
             models.UniqueConstraint("trace", "call_index", name="unique_search_entry_call")
         ]
+
+
+class UsageSlot(models.Model):
+    """One (UTC hour, model) of a trace: calls, tokens per kind, and the dollars split by
+    kind of token and by what the input carried (traces.core.outputs.usage_rows). The
+    usage page and command add these up instead of reading reports."""
+
+    trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="usage_slots")
+    hour = models.BigIntegerField(help_text="Start of the UTC hour, epoch seconds.")
+    model = models.CharField(max_length=200, blank=True)
+    calls = models.PositiveIntegerField(default=0)
+    priced_calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.FloatField(default=0.0)
+    uncached_input_usd = models.FloatField(default=0.0)
+    cache_read_usd = models.FloatField(default=0.0)
+    cache_write_usd = models.FloatField(default=0.0)
+    output_usd = models.FloatField(default=0.0)
+    prefix_usd = models.FloatField(default=0.0)
+    tool_results_usd = models.FloatField(default=0.0)
+    replayed_output_usd = models.FloatField(default=0.0)
+    other_usd = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["trace", "hour", "model"]
+        indexes = [models.Index(fields=["hour", "trace"], name="usage_slot_hour_idx")]
+
+
+class UsageFinding(models.Model):
+    """One rule's findings in one hour of a trace, and the dollars they point at."""
+
+    trace = models.ForeignKey(
+        "traces.Trace", on_delete=models.CASCADE, related_name="usage_findings"
+    )
+    hour = models.BigIntegerField()
+    rule = models.CharField(max_length=60)
+    count = models.PositiveIntegerField(default=0)
+    cost_usd = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["trace", "hour", "rule"]
+        indexes = [models.Index(fields=["hour", "trace"], name="usage_finding_hour_idx")]
+
+
+class UsageSaving(models.Model):
+    """What one what-if lever would have saved on a trace (its hour: the trace's start)."""
+
+    trace = models.ForeignKey(
+        "traces.Trace", on_delete=models.CASCADE, related_name="usage_savings"
+    )
+    hour = models.BigIntegerField()
+    lever = models.CharField(max_length=300)
+    scenario = models.CharField(max_length=60)
+    usd_saved = models.FloatField(null=True)
+    tokens_saved = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["trace", "lever"]
+        indexes = [models.Index(fields=["hour", "trace"], name="usage_saving_hour_idx")]

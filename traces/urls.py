@@ -11,6 +11,7 @@ from traces.pages import machine as machine_pages
 from traces.pages import notes as note_pages
 from traces.pages import sets as set_pages
 from traces.pages import traces as trace_pages
+from traces.pages import usage as usage_pages
 from traces.pages import whatif as whatif_pages
 
 app_name = "traces"
@@ -36,6 +37,7 @@ urlpatterns = [
     path("traces/<uuid:trace_id>/notes", note_pages.note_create, name="notes"),
     path("traces/<uuid:trace_id>/notes/<int:note_id>", note_pages.note_change, name="note"),
     path("machine/", machine_pages.machine, name="machine"),
+    path("usage/", usage_pages.usage, name="usage"),
     path("sets/", set_pages.set_list, name="sets"),
     path("sets/<uuid:set_id>/", set_pages.set_detail, name="set"),
     path("compare/", compare_pages.compare_pick, name="compare-pick"),

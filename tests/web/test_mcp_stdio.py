@@ -126,7 +126,7 @@ def test_shared_mode_wants_a_read_token_and_shows_its_project_only(world, tmp_pa
         async with stdio_session(env) as session:
             said = await check_every_tool(session, world)
             usage = await session.call_tool("usage", {"period": "month"})
-            counted = sum(row["traces"] for row in usage.structured_content["periods"])
+            counted = usage.structured_content["totals"]["sessions"]
             answers = []
             for trace_id in (hidden, missing):
                 with pytest.raises(MCPError) as caught:

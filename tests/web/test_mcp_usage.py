@@ -1,5 +1,6 @@
-"""The MCP `usage` tool against totals computed here from the stored calls, through the
-SDK's in-memory client (in addition to the stdio and HTTP tests of every tool)."""
+"""The MCP `usage` tool (the usage page's and command's selector, days in UTC) against
+totals computed here from the stored calls, through the SDK's in-memory client (in
+addition to the stdio and HTTP tests of every tool)."""
 
 from __future__ import annotations
 
@@ -37,16 +38,13 @@ def traces(transactional_db):
 
 
 def expected_by_day() -> dict[str, dict[str, int]]:
-    """Per UTC day of each trace's first call: traces, calls and tokens, from the Call rows."""
+    """Per UTC day of each call: calls and tokens, from the Call rows."""
     days: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for trace in models.Trace.objects.all():
-        calls = list(trace.calls.all())
-        first = min(call.started_at for call in calls)
-        day = dt.datetime.fromtimestamp(first, tz=dt.UTC).date().isoformat()
-        days[day]["traces"] += 1
-        days[day]["calls"] += len(calls)
-        days[day]["input_tokens"] += sum(call.input_tokens for call in calls)
-        days[day]["output_tokens"] += sum(call.output_tokens for call in calls)
+    for call in models.Call.objects.all():
+        day = dt.datetime.fromtimestamp(call.started_at, tz=dt.UTC).date().isoformat()
+        days[day]["calls"] += 1
+        days[day]["input_tokens"] += call.input_tokens
+        days[day]["output_tokens"] += call.output_tokens
     return {day: dict(values) for day, values in days.items()}
 
 
@@ -65,24 +63,25 @@ def test_usage_per_day_week_and_month(traces):
 
     results, bad = anyio.run(scenario)
     expected = expected_by_day()
-    by_day = {row["start"]: row for row in results["day"].structured_content["periods"]}
+    by_day = {row["period"]: row for row in results["day"].structured_content["periods"]}
     assert sorted(by_day) == sorted(expected) == ["2025-06-02", "2025-06-04", "2025-07-02"]
     for day, totals in expected.items():
         for key, value in totals.items():
             assert by_day[day][key] == value, (day, key)
     weeks = results["week"].structured_content["periods"]
-    assert [(row["start"], row["traces"]) for row in weeks] == [
-        ("2025-06-02", 3),
-        ("2025-06-30", 1),
+    assert [(row["period"], row["calls"]) for row in weeks] == [
+        ("2025-06-02", 9),
+        ("2025-06-30", 2),
     ]
     months = results["month"].structured_content["periods"]
-    assert [(row["start"], row["calls"]) for row in months] == [
-        ("2025-06-01", 9),
-        ("2025-07-01", 2),
+    assert [(row["period"], row["calls"]) for row in months] == [
+        ("2025-06", 9),
+        ("2025-07", 2),
     ]
     total_cost = sum(trace.cost_usd for trace in models.Trace.objects.all())
     assert sum(row["cost_usd"] for row in months) == pytest.approx(total_cost)
     june = results["june"].structured_content["periods"]
-    assert [row["start"] for row in june] == ["2025-06-02", "2025-06-04"]
-    assert "| 2025-06-02 | 2 | 5 |" in results["day"].content[0].text
+    assert [row["period"] for row in june] == ["2025-06-02", "2025-06-04"]
+    text = results["day"].content[0].text
+    assert "2025-06-02" in text and "2025-07-02" in text
     assert bad.code == -32602 and "period" in bad.message

@@ -79,6 +79,7 @@ EXPECTED_RULES = {
     "traces:export-md": Access.READ,
     "traces:what-if-json": Access.READ,
     "traces:sets": Access.READ,
+    "traces:usage": Access.READ,
     "traces:set": Access.READ,
     "traces:compare": Access.READ,
     "traces:compare-sets": Access.READ,
@@ -421,6 +422,18 @@ def test_lists_show_only_the_users_projects(world):
     missing = world.clients["outsider"].get(f"/traces/{uuid.uuid4()}/")
     assert hidden.status_code == missing.status_code == 404
     assert hidden.content == missing.content and not hidden.has_header("X-Access-Denied")
+
+
+def test_usage_adds_up_only_the_users_projects(world):
+    other = trace_upload(
+        files=[("", ndjson(agent_lines(2)))], name="beta secret run", project=world.beta
+    ).trace
+    for name, own in (("member", world.trace), ("viewer", world.trace), ("outsider", other)):
+        page = world.clients[name].get("/usage/?tz=UTC")
+        assert page.status_code == 200
+        totals = page.context["summary"]["totals"]
+        assert (totals["sessions"], totals["calls"]) == (1, own.calls_count), name
+    assert world.clients["anonymous"].get("/usage/").status_code in (302, 401, 403, 404)
 
 
 def test_sets_and_comparisons_show_only_the_users_projects(world):

@@ -29,6 +29,7 @@ from traces.live.events import (
 from traces.live.sessions import locked_trace
 from traces.services.prices import price_table_for
 from traces.storage.rows import store_rule_counts
+from traces.storage.usage import store_usage_rows
 from traces.stores import store
 
 
@@ -73,6 +74,7 @@ def refresh_report(trace_id: Any) -> bool:
         # none): unchanged counts need no rewrite.
         if was_empty or not _same_rule_counts(previous, report):
             store_rule_counts(trace, report)
+        store_usage_rows(trace, report)
     return True
 
 

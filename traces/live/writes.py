@@ -68,6 +68,7 @@ from traces.services.ingest import redacts
 from traces.services.prices import price_table_for
 from traces.storage import originals
 from traces.storage.rows import store_rule_counts, summary_fields
+from traces.storage.usage import store_usage_rows
 from traces.stores import store
 
 __all__ = ("split_body",)
@@ -331,6 +332,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
     save_events(trace, events)
     trace.save()
     store_rule_counts(trace, report)
+    store_usage_rows(trace, report)
 
 
 def live_status(*, trace_id: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from django.http import Http404
 from django.urls import reverse
 
 from traces import models
-from traces.access.rules import Access, Principal
+from traces.access.rules import Access, Principal, local_mode
 from traces.core.analysis.whatif import basis_from_report, build_what_if, parse_params
 from traces.core.analysis.whatif.params import CAP_PREFIX, LIFETIMES
 from traces.core.analysis.whatif.table import render_table
@@ -31,11 +31,12 @@ from traces.core.formatting import count, money
 from traces.core.outputs.compare_text import render_runs
 from traces.core.outputs.export_md import block, code, render_markdown
 from traces.core.outputs.listquery import ListQuery
+from traces.core.outputs.usage_text import usage_text
 from traces.core.reading.credentials import mask_secrets
 from traces.selectors.compare import traces_comparison
 from traces.selectors.notes import postmortem_of
 from traces.selectors.traces import trace_get, trace_search
-from traces.selectors.usage_by_day import PERIODS, usage_by_period
+from traces.selectors.usage import UsageQuery, usage_summary
 
 FAILED_OUTCOMES = ("api_error", "max_tokens", "interrupted", "halted_on_tool_use")
 """What `list_traces(failed=true)` selects: the runs that did not end their turn normally."""
@@ -287,31 +288,23 @@ def compare(who: Principal, a: str, b: str) -> Answer:
     return Answer(text, result)
 
 
+PERIOD_NAMES = MappingProxyType({"day": "daily", "week": "weekly", "month": "monthly"})
+"""The tool's period names, and the usage page's and command's."""
+
+
 def usage(who: Principal, period: str, since: str | None, until: str | None) -> Answer:
-    if period not in PERIODS:
-        raise BadArguments(f"period must be one of {', '.join(PERIODS)}, not {period!r}")
+    """What `/usage/` and `loop-inspector usage` say (one selector, days in UTC): spend and
+    tokens per period, by model, agent and project, by bucket, finding and fix."""
+    if period not in PERIOD_NAMES:
+        raise BadArguments(f"period must be one of {', '.join(PERIOD_NAMES)}, not {period!r}")
     days = {}
     for name, value in (("since", since), ("until", until)):
         try:
             days[name] = dt.date.fromisoformat(value) if value else None
         except ValueError:
             raise BadArguments(f"{name}: {value!r} is not a date (YYYY-MM-DD)") from None
-    rows = usage_by_period(who.traces(), period=period, **days)
-    lines = [f"# Spend and tokens per {period}", ""]
-    if not rows:
-        lines.append("No traces in that time.")
-    else:
-        lines += [
-            "| from | traces | calls | input | output | cache read | cache written | cost |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for row in rows:
-            unpriced = f" (+{row.unpriced} unpriced)" if row.unpriced else ""
-            lines.append(
-                f"| {row.start.isoformat()} | {row.traces} | {row.calls} "
-                f"| {count(row.input_tokens)} | {count(row.output_tokens)} "
-                f"| {count(row.cache_read_tokens)} | {count(row.cache_write_tokens)} "
-                f"| {money(row.cost_usd)}{unpriced} |"
-            )
-    data = {"period": period, "periods": [row.as_dict() for row in rows]}
-    return Answer("\n".join(lines) + "\n", data)
+    query = UsageQuery(period=PERIOD_NAMES[period], tz=dt.UTC, breakdown=True, **days)
+    projects = None if local_mode() else who.projects().values_list("pk", flat=True)
+    summary = usage_summary(query=query, project_ids=projects)
+    text = f"# Spend and tokens per {period} (UTC)\n\n{block(usage_text(summary))}\n"
+    return Answer(text, summary)

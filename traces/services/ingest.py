@@ -38,6 +38,7 @@ from traces.services.prices import price_table_for
 from traces.storage import originals, search_index
 from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
 from traces.storage.transient import retrying
+from traces.storage.usage import store_usage_rows
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,7 @@ def _create_trace(
         **summary_fields(core, report),
     )
     store_rule_counts(trace, report)
+    store_usage_rows(trace, report)
     if labels:
         trace_set_labels(trace=trace, labels=labels)
     return trace
@@ -286,6 +288,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
                 setattr(trace, field, value)
             trace.save()
             store_rule_counts(trace, report)
+            store_usage_rows(trace, report)
             store_trace_rows(trace, core)
 
     retrying(replace_rows, what=f"reanalysing trace {trace.pk}")

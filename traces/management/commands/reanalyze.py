@@ -23,13 +23,25 @@ class Command(BaseCommand):
             help="only traces with calls but no content-search entries (stored before 0022)",
         )
         parser.add_argument(
+            "--missing-usage",
+            action="store_true",
+            help="only traces with calls but no usage rows (stored before 0023)",
+        )
+        parser.add_argument(
             "--queue",
             action="store_true",
             help="queue one job per trace for the workers instead of running them here",
         )
 
     def handle(
-        self, *args, ids, missing_messages=False, missing_search=False, queue=False, **options
+        self,
+        *args,
+        ids,
+        missing_messages=False,
+        missing_search=False,
+        missing_usage=False,
+        queue=False,
+        **options,
     ):
         traces = models.Trace.objects.exclude(state=models.Trace.State.LIVE)
         if ids:
@@ -40,6 +52,9 @@ class Command(BaseCommand):
         if missing_search:
             indexed = models.SearchEntry.objects.values("trace_id")
             traces = traces.filter(calls_count__gt=0).exclude(pk__in=indexed)
+        if missing_usage:
+            counted = models.UsageSlot.objects.values("trace_id")
+            traces = traces.filter(calls_count__gt=0).exclude(pk__in=counted)
         if queue:
             for trace in traces.iterator():
                 job = jobs.queue_reanalysis(trace)

@@ -1,0 +1,58 @@
+"""A trace's usage summary rows (`traces.core.outputs.usage_rows`), replaced whenever its
+report is: at ingest, on a reanalysis and on each live report, in the same transaction
+as the trace. The usage page and command read only these rows."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from traces import models
+from traces.core.outputs.usage_rows import BUCKETS, KINDS, usage_rows
+
+
+def store_usage_rows(trace: models.Trace, report: dict[str, Any]) -> None:
+    """Replace the trace's slots, finding costs and savings with those of `report`."""
+    created = trace.created_at.timestamp() if trace.created_at else time.time()
+    rows = usage_rows(report, fallback_at=created)
+    clear_usage_rows(trace)
+    models.UsageSlot.objects.bulk_create(
+        models.UsageSlot(
+            trace=trace,
+            hour=slot.hour,
+            model=slot.model,
+            calls=slot.calls,
+            priced_calls=slot.priced_calls,
+            input_tokens=slot.input_tokens,
+            output_tokens=slot.output_tokens,
+            cache_read_tokens=slot.cache_read_tokens,
+            cache_write_tokens=slot.cache_write_tokens,
+            cost_usd=slot.cost_usd,
+            **{f"{kind}_usd": slot.kinds_usd[kind] for kind in KINDS},
+            **{f"{name}_usd": slot.buckets_usd[name] for name in BUCKETS},
+        )
+        for slot in rows.slots
+    )
+    models.UsageFinding.objects.bulk_create(
+        models.UsageFinding(
+            trace=trace, hour=row.hour, rule=row.rule, count=row.count, cost_usd=row.cost_usd
+        )
+        for row in rows.findings
+    )
+    models.UsageSaving.objects.bulk_create(
+        models.UsageSaving(
+            trace=trace,
+            hour=row.hour,
+            lever=row.lever,
+            scenario=row.scenario[:60],
+            usd_saved=row.usd_saved,
+            tokens_saved=row.tokens_saved,
+        )
+        for row in rows.savings
+    )
+
+
+def clear_usage_rows(trace: models.Trace) -> None:
+    trace.usage_slots.all().delete()
+    trace.usage_findings.all().delete()
+    trace.usage_savings.all().delete()
