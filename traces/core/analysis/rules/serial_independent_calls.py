@@ -219,6 +219,9 @@ class SeenValues:
     order: list[int] = field(default_factory=list)
     """Message ids of the current transcript, in order."""
     texts: dict[int, str] = field(default_factory=dict)
+    """Normalised text of the messages looked into so far."""
+    raw: dict[int, str] = field(default_factory=dict)
+    """Text of the messages not looked into yet."""
     words: dict[str, list[int]] = field(default_factory=dict)
     live: set[int] = field(default_factory=set)
     next_id: int = 0
@@ -241,18 +244,25 @@ class SeenValues:
         del self.order[call.prefix_len :]
         for message in call.appended:
             text = _message_text(message)
-            self._add(self.reply[1] if text == self.reply[0] else normalise(text))
+            self._add(text, self.reply[1] if text == self.reply[0] else None)
         if call.system is not self.system and call.system != self.system:
             self.system = call.system
             self.system_text = normalise(_system_text(call.system))
 
-    def _add(self, text: str) -> None:
+    def _add(self, text: str, normalised: str | None) -> None:
+        """Index a message's words; its normalised text is kept when known, else made at
+        its first lookup (most messages are never looked into: only their words are)."""
         ident = self.next_id
         self.next_id += 1
         self.order.append(ident)
         self.live.add(ident)
-        self.texts[ident] = text
-        found = _WORD.findall(text)
+        if normalised is None:
+            self.raw[ident] = text
+        else:
+            self.texts[ident] = normalised
+        # Collapsing whitespace changes no \w+ word: the words of the case-folded text
+        # are the words of its normalised form.
+        found = _WORD.findall(text.casefold() if normalised is None else normalised)
         for word in set(found) if self.wanted is None else self.wanted.intersection(found):
             self.words.setdefault(word, []).append(ident)
 
@@ -290,8 +300,15 @@ class SeenValues:
         for ident in reversed(candidates):
             if ident <= searched:
                 break  # searched already: nothing older can hold it
-            if ident in self.live and contains_word(self.texts[ident], value):
+            if ident in self.live and contains_word(self._text(ident), value):
                 self.found[value] = ident
                 return True
         self.absent[value] = self.next_id - 1
         return False
+
+    def _text(self, ident: int) -> str:
+        """A message's normalised text, made the first time a lookup needs it."""
+        text = self.texts.get(ident)
+        if text is None:
+            text = self.texts[ident] = normalise(self.raw.pop(ident))
+        return text
