@@ -20,8 +20,12 @@ import orjson
 STACK = 'Traceback (most recent call last):\n  File "x.py", line 3, in <module>\nValueError: bad'
 
 
-def make_session(calls: int, result_bytes: int = 400, seed: int = 7) -> bytes:
-    """`calls` assistant responses of one session, each reporting its usage."""
+def make_session(
+    calls: int, result_bytes: int = 400, seed: int = 7, parallel: bool = True
+) -> bytes:
+    """`calls` assistant responses of one session, each reporting its usage; without
+    `parallel`, every response asks one tool (so its result takes the whole exact delta
+    of the next call's input, and no estimate is needed to split it)."""
     rng = random.Random(seed)
     words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(3, 9))) for _ in range(400)]
 
@@ -65,7 +69,7 @@ def make_session(calls: int, result_bytes: int = 400, seed: int = 7) -> bytes:
         if not last:
             name = "no_such_tool" if step == 4 else f"tool_{n % 8}"
             path = "src/same.py" if step in (6, 7) else f"src/m{n % 500}.py"
-            width = 2 if step == 2 else 1
+            width = 2 if parallel and step == 2 else 1
             for k in range(width):
                 tool_id = f"toolu_{n:06d}{k}{rng.randrange(16**8):08x}"
                 uses.append(

@@ -107,6 +107,4 @@ def test_the_probe_sees_a_quadratic_loop():
     assert count_operations(lambda: quadratic(600)) > ALLOWED * count_operations(
         lambda: quadratic(60)
     )
-    assert count_operations(lambda: linear(600)) <= ALLOWED * count_operations(
-        lambda: linear(60)
-    )
+    assert count_operations(lambda: linear(600)) <= ALLOWED * count_operations(lambda: linear(60))
