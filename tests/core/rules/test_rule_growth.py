@@ -3,8 +3,8 @@ operations, not seconds.
 
 The probe counts what the interpreter reports while a rule runs: every line of Python
 executed (`sys.settrace` line events, so plain loops count) and every call into C
-(`sys.setprofile` c_call events). A loop of 10× the calls must cost at most 11× the
-operations; a rule that rescans the transcript at every call (quadratic) costs ~100×.
+(`sys.setprofile` c_call events). A loop of 10x the calls must cost at most 11x the
+operations; a rule that rescans the transcript at every call (quadratic) costs ~100x.
 The one blind spot is work done inside one C call (a `str.find` over a growing text).
 """
 
