@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -14,6 +14,11 @@ from .base import Finding, LintContext, Rule
 from .registry import register
 
 _WORD = re.compile(r"\w+")
+_ASCII_NON_WORD = bytes(
+    byte if chr(byte).isascii() and (chr(byte).isalnum() or byte == ord("_")) else ord(" ")
+    for byte in range(256)
+)
+"""bytes.translate table: ASCII word characters kept, every other byte a space."""
 
 
 @register
@@ -236,6 +241,8 @@ class SeenValues:
     words could never select it), which spares most of the indexing."""
     reply: tuple[str, str] = ("", "")
     """The last reply's text and its normalised form: the next request echoes it."""
+    wanted_ascii: set[bytes] | None = None
+    """The ASCII words of `wanted`, encoded: what an ASCII message is split against."""
 
     def follow(self, call: Call) -> None:
         """Move to call's request: keep its shared prefix, add what it appended."""
@@ -262,9 +269,23 @@ class SeenValues:
             self.texts[ident] = normalised
         # Collapsing whitespace changes no \w+ word: the words of the case-folded text
         # are the words of its normalised form.
-        found = _WORD.findall(text.casefold() if normalised is None else normalised)
-        for word in set(found) if self.wanted is None else self.wanted.intersection(found):
+        for word in self._words_of(text if normalised is None else normalised):
             self.words.setdefault(word, []).append(ident)
+
+    def _words_of(self, text: str) -> Iterable[str]:
+        """The distinct (wanted) \\w+ words of the case-folded text. ASCII text, most of
+        a transcript, is split as bytes: a translate to spaces and a split find the same
+        words as the pattern (ASCII \\w is [A-Za-z0-9_], case folding is lowering) at a
+        sixth of its cost."""
+        if text.isascii():
+            pieces = text.encode().lower().translate(_ASCII_NON_WORD).split()
+            if self.wanted is None:
+                return {piece.decode() for piece in pieces}
+            if self.wanted_ascii is None:
+                self.wanted_ascii = {w.encode() for w in self.wanted if w.isascii()}
+            return [piece.decode() for piece in self.wanted_ascii.intersection(pieces)]
+        found = _WORD.findall(text.casefold())
+        return set(found) if self.wanted is None else self.wanted.intersection(found)
 
     def before_result(self, call: Call) -> Callable[[str], bool]:
         """A test of values against call's system, request and reply (not its result)."""
