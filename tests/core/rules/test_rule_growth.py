@@ -44,13 +44,15 @@ def count_operations(work: Callable[[], Any]) -> int:
         if event == "c_call":
             counted += 1
 
+    # A debugger's or coverage's hooks are put back afterwards (not counted meanwhile).
+    tracer, profiler = sys.gettrace(), sys.getprofile()
     sys.settrace(lines)
     sys.setprofile(c_calls)
     try:
         work()
     finally:
-        sys.setprofile(None)
-        sys.settrace(None)
+        sys.setprofile(profiler)
+        sys.settrace(tracer)
     return counted
 
 
