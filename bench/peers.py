@@ -1,18 +1,20 @@
 """Trace file to self-contained HTML: Loop Inspector against claude-trace, same file, same run.
 
-Generates a claude-trace style log of Anthropic request/response pairs (default 2,000
-pairs: 100 agent loops of 20 calls, each request re-sending its transcript), then times
+Generates a claude-trace style log of Anthropic request/response pairs at each size of
+--pairs (agent loops of 20 calls, each request re-sending its transcript), then times
 
 - `loop-inspector report FILE --html OUT` (the console script: the core alone, no Django),
 - `manage.py report FILE --html OUT` (handed to the same code, without setting up Django),
 - `claude-trace --generate-html FILE OUT --no-open` (@mariozechner/claude-trace, installed
   with npm into a temporary folder) when npm is present,
 
-each as a fresh process (start-up included, as a user runs it), best of --repeat, and
+each as a fresh process (start-up included, as a user runs it), at every size of --pairs
+(default 200 and 2,000), the commands taking turns --repeat times (best of each), and
 prints the times and the ratio ours / claude-trace (target <= 1). Without npm it prints
-ours alone.
+ours alone. Set PYTHONPYCACHEPREFIX to a cache folder so our processes run on cached
+bytecode, as an installed package does.
 
-    .venv/bin/python bench/peers.py [--pairs 2000] [--per-loop 20] [--repeat 3]
+    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/peers.py [--pairs 200,2000]
 """
 
 from __future__ import annotations
@@ -49,29 +51,36 @@ def make_pairs(pairs: int, per_loop: int, result_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def best_of(command: list[str], repeat: int, cwd: Path) -> tuple[float, float]:
-    """(best wall time, CPU time of that run) of `command` as a fresh process.
+def run_once(command: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall time, CPU time) of `command` as a fresh process.
 
     CPU time (user + system of the child) is printed too: on a shared, loaded machine it
     says what the work costs when wall time also counts waiting for a core.
     """
-    best: tuple[float, float] | None = None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, capture_output=True, env=ENV)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if result.returncode != 0:
+        sys.exit(
+            f"{' '.join(command)} failed ({result.returncode}):\n"
+            f"{result.stdout.decode(errors='replace')[-2000:]}\n"
+            f"{result.stderr.decode(errors='replace')[-2000:]}"
+        )
+    return wall, cpu
+
+
+def interleaved(commands: dict[str, list[str]], repeat: int, cwd: Path) -> dict[str, tuple]:
+    """Best (wall, CPU) of each command, the commands taking turns `repeat` times so a
+    burst of load on the shared machine falls on all of them alike."""
+    best: dict[str, tuple[float, float]] = {}
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        result = subprocess.run(command, cwd=cwd, capture_output=True, env=ENV)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if result.returncode != 0:
-            sys.exit(
-                f"{' '.join(command)} failed ({result.returncode}):\n"
-                f"{result.stdout.decode(errors='replace')[-2000:]}\n"
-                f"{result.stderr.decode(errors='replace')[-2000:]}"
-            )
-        if best is None or wall < best[0]:
-            best = (wall, cpu)
-    assert best is not None
+        for name, command in commands.items():
+            timing = run_once(command, cwd)
+            if name not in best or timing[0] < best[name][0]:
+                best[name] = timing
     return best
 
 
@@ -98,56 +107,61 @@ def install_claude_trace(folder: Path) -> Path | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument(
+        "--pairs", default="200,2000", help="comma-separated sizes (default 200,2000)"
+    )
     parser.add_argument("--per-loop", type=int, default=20)
     parser.add_argument("--result-bytes", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
     python = Path(sys.executable)
     script = python.parent / "loop-inspector"
+    script_cmd = [str(script)] if script.exists() else [str(python), "-m", "inspector.cli"]
+    cache = os.environ.get("PYTHONPYCACHEPREFIX")
+    print(f"bytecode cache: {cache or '__pycache__ next to the sources'} (children write it)")
     with tempfile.TemporaryDirectory(prefix="loop-inspector-peers-") as tmp:
         work = Path(tmp)
-        log = work / "log-pairs.jsonl"
-        log.write_bytes(make_pairs(options.pairs, options.per_loop, options.result_bytes))
-        size = log.stat().st_size
-        print(f"{options.pairs} Anthropic pairs ({options.per_loop} per loop), {size / 1e6:.1f} MB")
-
-        script_cmd = [str(script)] if script.exists() else [str(python), "-m", "inspector.cli"]
-        ours = best_of(
-            [*script_cmd, "report", str(log), "--html", str(work / "ours.html")],
-            options.repeat,
-            work,
-        )
-        manage = best_of(
-            [
-                str(python),
-                str(ROOT / "manage.py"),
-                "report",
-                str(log),
-                "--html",
-                str(work / "m.html"),
-            ],
-            options.repeat,
-            work,
-        )
-        line("loop-inspector report --html", ours, work / "ours.html")
-        line("manage.py report --html", manage, work / "m.html")
-
         cli = install_claude_trace(work / "npm")
         if cli is None:
-            print("claude-trace: npm absent (or the install failed); ours alone above")
-            return
-        theirs = best_of(
-            ["node", str(cli), "--generate-html", str(log), str(work / "theirs.html"), "--no-open"],
-            options.repeat,
-            work,
-        )
-        line("claude-trace --generate-html", theirs, work / "theirs.html")
-        print(
-            f"ratio ours / claude-trace: {ours[0] / theirs[0]:.2f} wall, "
-            f"{ours[1] / theirs[1]:.2f} CPU  (target <= 1)"
-        )
-        print(f"ratio manage.py / claude-trace: {manage[0] / theirs[0]:.2f} wall")
+            print("claude-trace: npm absent (or the install failed); ours alone below")
+        for pairs in (int(size) for size in options.pairs.split(",")):
+            log = work / f"log-{pairs}.jsonl"
+            log.write_bytes(make_pairs(pairs, options.per_loop, options.result_bytes))
+            size = log.stat().st_size
+            print(f"\n{pairs} Anthropic pairs ({options.per_loop} per loop), {size / 1e6:.1f} MB")
+            outputs = {name: work / f"{name}-{pairs}.html" for name in ("ours", "m", "theirs")}
+            commands = {
+                "ours": [*script_cmd, "report", str(log), "--html", str(outputs["ours"])],
+                "m": [
+                    str(python),
+                    str(ROOT / "manage.py"),
+                    "report",
+                    str(log),
+                    "--html",
+                    str(outputs["m"]),
+                ],
+            }
+            if cli is not None:
+                commands["theirs"] = [
+                    "node",
+                    str(cli),
+                    "--generate-html",
+                    str(log),
+                    str(outputs["theirs"]),
+                    "--no-open",
+                ]
+            best = interleaved(commands, options.repeat, work)
+            line("loop-inspector report --html", best["ours"], outputs["ours"])
+            line("manage.py report --html", best["m"], outputs["m"])
+            if cli is None:
+                continue
+            ours, theirs = best["ours"], best["theirs"]
+            line("claude-trace --generate-html", theirs, outputs["theirs"])
+            print(
+                f"ratio ours / claude-trace at {pairs} pairs: {ours[0] / theirs[0]:.2f} wall, "
+                f"{ours[1] / theirs[1]:.2f} CPU  (target <= 1)"
+            )
+            print(f"ratio manage.py / claude-trace: {best['m'][0] / theirs[0]:.2f} wall")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.core.long_session import make_session
 from traces.core.analysis import tokens
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -63,3 +66,56 @@ def test_the_encoding_is_named_the_same_before_and_after_it_loads():
     named_before = tokens.encoding_name()
     tokens.encoding()
     assert tokens.encoding_name() == named_before
+
+
+CLI_HEAVY = ("tiktoken", "plotly", "django", "jsonschema", "yaml")
+
+
+def _modules_after_command(tmp_path: Path, *command: str) -> set[str]:
+    """Heavy modules in `sys.modules` after `loop-inspector COMMAND` ran in a fresh process."""
+    script = (
+        "import sys\n"
+        "from inspector.cli import main\n"
+        f"status = main({list(command)!r})\n"
+        "assert status in (0, 1), status\n"
+        f"print(','.join(m for m in {CLI_HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+    return {name for name in last.split(",") if name}
+
+
+@pytest.fixture(scope="module")
+def reported_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 300-call session, every call reporting its usage, one tool per response."""
+    path = tmp_path_factory.mktemp("lazy") / "session.jsonl"
+    path.write_bytes(make_session(300, parallel=False))
+    return path
+
+
+def test_report_html_of_an_exactly_reported_session_loads_no_tokenizer_plotly_or_django(
+    reported_session, tmp_path
+):
+    out = tmp_path / "report.html"
+    loaded = _modules_after_command(tmp_path, "report", str(reported_session), "--html", str(out))
+    assert out.stat().st_size > 10_000  # the report was written
+    assert b"<html" in out.read_bytes()[:2000].lower()
+    assert loaded == set()
+
+
+@pytest.mark.parametrize("command", ["analyze", "lint"])
+def test_analyze_and_lint_of_an_exactly_reported_session_load_nothing_heavy(
+    reported_session, tmp_path, command
+):
+    assert _modules_after_command(tmp_path, command, str(reported_session)) == set()
+
+
+def test_parallel_results_split_an_exact_delta_by_estimates_so_the_tokenizer_loads(tmp_path):
+    """The other side: two results in one message share one exact delta by their
+    estimated sizes, which is the tokenizer's job (so the probe above can fail)."""
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(make_session(30, parallel=True))
+    assert "tiktoken" in _modules_after_command(tmp_path, "analyze", str(path))

@@ -33,6 +33,13 @@ INSTRUCTION_PATTERNS = re.compile(
     re.IGNORECASE,
 )
 """Instruction-like phrases aimed at the model; compiled once for every result."""
+PHRASE_KEYS = (
+    "ignore", "disregard", "forget", "you", "instructions", "prompt", "http", "exfiltrat",
+    "user",
+)  # fmt: skip
+"""A word each phrase of INSTRUCTION_PATTERNS holds, in its order: ASCII text holding
+none of them (lower-cased, which is what case-insensitive matching means for ASCII) cannot
+match, and nine substring scans cost a fraction of running the pattern over a long result."""
 CONTEXT_CHARS = 20
 
 
@@ -74,7 +81,7 @@ class UntrustedInstructionsInResult(Rule):
     def check(self, ctx: LintContext) -> Iterator[Finding]:
         for sent in sent_results(ctx):
             text = sent.block.text
-            match = INSTRUCTION_PATTERNS.search(text)
+            match = _instruction_in(text)
             if match is None:
                 continue
             start = max(0, match.start() - CONTEXT_CHARS)
@@ -83,3 +90,12 @@ class UntrustedInstructionsInResult(Rule):
             yield self.finding(
                 sent.call, sent.block.tool_id, name=name_of(sent.run), snippet=quote(snippet)
             )
+
+
+def _instruction_in(text: str) -> re.Match[str] | None:
+    """INSTRUCTION_PATTERNS' first match in the text (PHRASE_KEYS rule out most results)."""
+    if text.isascii():
+        lowered = text.lower()
+        if not any(key in lowered for key in PHRASE_KEYS):
+            return None
+    return INSTRUCTION_PATTERNS.search(text)
