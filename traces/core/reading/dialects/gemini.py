@@ -278,6 +278,22 @@ def assemble_pieces(body: list[Any]) -> Assembled | None:
     return assemble_chunks(body)
 
 
+def append_part(parts: list[dict[str, Any]], part: dict[str, Any]) -> None:
+    """Add a streamed chunk's part to a response's parts: text continuing the text before
+    it (the same kind, thought or not, and no signature to keep apart) is joined to it."""
+    last = parts[-1] if parts else None
+    if (
+        last is not None
+        and isinstance(part.get("text"), str)
+        and isinstance(last.get("text"), str)
+        and bool(part.get("thought")) == bool(last.get("thought"))
+        and "thoughtSignature" not in part
+    ):
+        parts[-1] = {**last, "text": last["text"] + part["text"]}
+    else:
+        parts.append(dict(part))
+
+
 def assemble_chunks(chunks: Sequence[Any]) -> tuple[dict[str, Any] | None, str | None]:
     """Streamed `GenerateContentResponse` chunks joined into one response.
 
@@ -300,19 +316,8 @@ def assemble_chunks(chunks: Sequence[Any]) -> tuple[dict[str, Any] | None, str |
             continue
         finish = finish_reason_of(chunk) or finish
         for part in _parts(content):
-            if not isinstance(part, dict):
-                continue
-            last = parts[-1] if parts else None
-            if (
-                last is not None
-                and isinstance(part.get("text"), str)
-                and isinstance(last.get("text"), str)
-                and bool(part.get("thought")) == bool(last.get("thought"))
-                and "thoughtSignature" not in part
-            ):
-                parts[-1] = {**last, "text": last["text"] + part["text"]}
-            else:
-                parts.append(dict(part))
+            if isinstance(part, dict):
+                append_part(parts, part)
     if not merged and not parts:
         return None, "the stream holds no response chunk"
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}

@@ -91,17 +91,7 @@ def _joined_gemini_chunks(values: list[Any]) -> list[Any]:
     parts: list[dict[str, Any]] = []
     for content in contents:
         for part in content["parts"]:
-            last = parts[-1] if parts else None
-            if (
-                last is not None
-                and isinstance(part.get("text"), str)
-                and isinstance(last.get("text"), str)
-                and bool(part.get("thought")) == bool(last.get("thought"))
-                and "thoughtSignature" not in part
-            ):
-                parts[-1] = {**last, "text": last["text"] + part["text"]}
-            else:
-                parts.append(dict(part))
+            gemini.append_part(parts, part)
     return [{"role": "model", "parts": parts}]
 
 
