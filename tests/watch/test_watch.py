@@ -4,14 +4,16 @@ a store that disappears and a malformed file (the growing session is in test_wat
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import orjson
 import pytest
 from django.core.management import call_command
 
-from tests.watch.fakehome import build_home
+from tests.watch.fakehome import age_all, build_home
 from traces import live, models
 from traces.live.watch import watch_pass
+from traces.services.upload import trace_upload
 
 pytestmark = pytest.mark.django_db
 
@@ -121,3 +123,57 @@ def test_the_command_runs_one_pass_and_prints_it(fake, capsys):
     assert f"{len(fake.sessions)} sessions in 10 stores: {len(fake.sessions)} imported" in out
     call_command("watch", "--once", "--home", str(fake.home))
     assert "0 imported" in capsys.readouterr().out
+
+
+def test_a_claude_code_sessions_subagents_are_read_with_it(tmp_path, corpus):
+    """Subagents write files of their own (`<session>/subagents/`, or older `agent-<id>.jsonl`
+    beside the session): each session is one trace with its subagents' calls, as an upload
+    of all its files together makes, and no subagent file is a session of its own."""
+    spotter = corpus / "claude_code_jsonl/spotter"
+    flat = corpus / "claude_code_jsonl/codemie_tmp-private"
+    home = tmp_path / "home"
+    project = home / ".claude/projects/-work-spotter"
+    shutil.copytree(
+        spotter / "8463c716-a2ea-4c14-9efa-87158ebd9f20",
+        project / "8463c716-a2ea-4c14-9efa-87158ebd9f20",
+    )
+    shutil.copyfile(
+        spotter / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+        project / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+    )
+    shutil.copytree(flat, home / ".claude/projects/-tmp-private")
+    age_all(home)
+
+    report = watch_pass(home=home, env={})
+    assert (report.found, report.imported, report.problems) == (2, 2, [])
+    by_path = traces_by_path()
+    assert sorted(Path(p).name for p in by_path) == [
+        "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+        "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+    ]
+    for main, files in (
+        (
+            project / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+            [
+                project / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+                *sorted(
+                    (project / "8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents").glob("*.jsonl")
+                ),
+            ],
+        ),
+        (
+            home / ".claude/projects/-tmp-private/4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl",
+            sorted((home / ".claude/projects/-tmp-private").glob("*.jsonl")),
+        ),
+    ):
+        alone = trace_upload(files=[(main.name, main.read_bytes())], name="alone").trace
+        together = trace_upload(
+            files=[(f.relative_to(main.parent).as_posix(), f.read_bytes()) for f in files],
+            name="together",
+        ).trace
+        watched = by_path[str(main)]
+        assert len(files) > 1 and together.calls_count > alone.calls_count
+        assert (watched.calls_count, watched.input_tokens) == (
+            together.calls_count,
+            together.input_tokens,
+        )

@@ -93,3 +93,31 @@ def test_between_passes_the_live_sessions_alone_are_followed(tmp_path, corpus):
     assert (row.lines_sent, row.offset) == (9, session.stat().st_size)
     assert follow_pass(only=("codex",)).found == 0  # another store's sessions are not looked at
     assert models.WatchedSession.objects.get(path=str(document)).size != document.stat().st_size
+
+
+def test_a_live_session_with_subagents_is_read_again_whole_when_it_ends(tmp_path, corpus):
+    """Followed live, only the session's own file is appended; once it goes quiet its trace
+    is replaced by a whole read with its subagents' files (one trace per session still)."""
+    import shutil
+
+    spotter = corpus / "claude_code_jsonl/spotter"
+    session_id = "8463c716-a2ea-4c14-9efa-87158ebd9f20"
+    project = tmp_path / "home/.claude/projects/-work-spotter"
+    shutil.copytree(spotter / session_id, project / session_id)
+    shutil.copyfile(spotter / f"{session_id}.jsonl", project / f"{session_id}.jsonl")
+    first = watch_pass(home=tmp_path / "home", env={})
+    row = models.WatchedSession.objects.get()
+    assert (first.imported, row.state) == (1, "live")
+    followed = models.Trace.objects.get(pk=row.trace_id)
+    old = time.time() - 3600
+    for path in project.rglob("*.jsonl"):
+        os.utime(path, (old, old))
+    ended = watch_pass(home=tmp_path / "home", env={})
+    row.refresh_from_db()
+    assert ended.closed == 1 and row.state == "done" and row.trace_id != followed.pk
+    assert not models.Trace.objects.filter(pk=followed.pk).exists()
+    files = sorted(project.rglob("*.jsonl"), key=lambda p: "subagents" in str(p))
+    whole = trace_upload(
+        files=[(f.relative_to(project).as_posix(), f.read_bytes()) for f in files], name="w"
+    ).trace
+    assert row.trace.calls_count == whole.calls_count > followed.calls_count

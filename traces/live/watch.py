@@ -333,6 +333,10 @@ def _close(candidate: Candidate, row: models.WatchedSession, report: PassReport)
     row.state, row.offset = State.DONE, candidate.size
     row.save(update_fields=["state", "offset", "lines_sent", "updated_at"])
     report.closed += 1
+    if candidate.companions:
+        # Its subagents wrote files of their own, which the live trace did not follow:
+        # now the session is done, it is read again whole, subagents under their calls.
+        _import(candidate, row, report)
 
 
 def _save_row(

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from ..reading.folders import folder_files, is_left_out
 from .stores import INDEX_FILES, STORES, SessionKind, Store
 
@@ -28,7 +30,10 @@ class Candidate:
     size: int
     """Bytes: the file's, or the sum of a folder's files."""
     mtime: float
-    """Latest modification time of the file or of any file of the folder."""
+    """Latest modification time of the file or of any file of the folder (or of its
+    subagents' files)."""
+    companions: tuple[Path, ...] = ()
+    """Claude Code: the session's subagents' files, read with it (`Store.subagents`)."""
 
     @property
     def appends(self) -> bool:
@@ -107,7 +112,9 @@ def _sessions(
     sessions: list[Candidate] = []
     skipped: list[tuple[Path, str]] = []
     paths = {path for pattern in store.patterns for path in location.glob(pattern)}
-    for path in sorted(paths):
+    owned = _subagent_files(paths) if store.subagents else {}
+    taken = {path for files in owned.values() for path in files}
+    for path in sorted(paths - taken):
         if path.name in INDEX_FILES or is_left_out(path.name):
             continue
         try:
@@ -116,8 +123,39 @@ def _sessions(
             skipped.append((path, str(exc)))
             continue
         if measured is not None:
-            sessions.append(Candidate(store, location, path, store.kind, *measured))
+            companions = owned.get(path, ())
+            if companions:
+                latest = max(p.stat().st_mtime for p in companions)
+                measured = (measured[0], max(measured[1], latest))
+            sessions.append(Candidate(store, location, path, store.kind, *measured, companions))
     return tuple(sessions), tuple(skipped)
+
+
+def _subagent_files(paths: set[Path]) -> dict[Path, tuple[Path, ...]]:
+    """Each Claude Code session's subagent files: those in `<session>/subagents/`, and the
+    older `agent-<id>.jsonl` files beside it whose first line names it (`sessionId`)."""
+    owned: dict[Path, list[Path]] = {}
+    for path in paths:
+        nested = sorted((path.parent / path.stem / "subagents").glob("*.jsonl"))
+        if nested:
+            owned.setdefault(path, []).extend(nested)
+        if path.name.startswith("agent-"):
+            session = _first_session_id(path)
+            main = path.parent / f"{session}.jsonl"
+            if session and main in paths and main != path:
+                owned.setdefault(main, []).append(path)
+    return {main: tuple(files) for main, files in owned.items()}
+
+
+def _first_session_id(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            line = handle.readline(64 * 1024)
+        value = orjson.loads(line)
+    except (OSError, orjson.JSONDecodeError):
+        return ""
+    session = value.get("sessionId") if isinstance(value, dict) else None
+    return session if isinstance(session, str) and "/" not in session else ""
 
 
 def _measure(store: Store, path: Path) -> tuple[int, float] | None:
@@ -163,7 +201,11 @@ def session_files(candidate: Candidate) -> list[tuple[str, bytes]]:
         storage = candidate.path.parent.parent.parent
         paths = [candidate.path, *_opencode_parts(candidate.path)]
         return [(p.relative_to(storage).as_posix(), p.read_bytes()) for p in paths]
-    return [(candidate.path.name, candidate.path.read_bytes())]
+    files = [(candidate.path.name, candidate.path.read_bytes())]
+    for companion in candidate.companions:  # a Claude Code session's subagents
+        name = companion.relative_to(candidate.path.parent).as_posix()
+        files.append((name, companion.read_bytes()))
+    return files
 
 
 def default_home(env: Mapping[str, str]) -> Path:

@@ -62,6 +62,10 @@ class Store:
     """A session is JSONL the agent appends to: new complete lines are followed live."""
     also: tuple[str, ...] = ()
     """More globs of a session below the folder, beside `pattern`."""
+    subagents: bool = False
+    """Claude Code: a session's subagents write files of their own (`<session>/subagents/
+    agent-<id>.jsonl`, or `agent-<id>.jsonl` beside it in older versions), read with it
+    as one trace, never as sessions of their own."""
     in_projects: bool = False
     """The folder is the home (or a root) itself, where the agent writes into projects:
     listed only where it holds a session."""
@@ -78,7 +82,7 @@ def _vscode(sub: str) -> tuple[str, ...]:
 STORES: tuple[Store, ...] = (
     Store(
         "claude-code", "Claude Code", "claude-code", (".claude/projects",),
-        "CLAUDE_PROJECTS_DIR", "*/*.jsonl", appends=True,
+        "CLAUDE_PROJECTS_DIR", "*/*.jsonl", appends=True, subagents=True,
     ),
     Store(
         "codex", "Codex CLI", "codex-rollout", (".codex/sessions",),
