@@ -186,6 +186,12 @@ def check(request: HttpRequest, rule: Access, kwargs: dict[str, Any]) -> HttpRes
         return _refuse(request, rule, 401, "Log in, or send an API token.")
     if not readable and target is not None:
         return _not_found(request, target[0])
+    if who.authenticated and who.token is None and not who.roles and not _wants_json(request):
+        # Issue 24: a first login (a superuser made by createsuperuser included) is in no
+        # project yet; say how to make one instead of a bare "No access".
+        response = render(request, "accounts/first_project.html", status=403)
+        response["X-Access-Denied"] = rule.value
+        return response
     return _refuse(request, rule, 403, "You do not have access to this.")
 
 

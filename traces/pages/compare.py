@@ -137,35 +137,53 @@ def compare_sets(request: HttpRequest, a, b) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def compare_pick(request: HttpRequest) -> HttpResponse:
-    """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`)."""
-    kind = request.GET.get("kind", "runs")
+    """The compare forms' target: `?a=<trace id>&b=<trace id or name>` (or `kind=sets`).
+
+    A missing or unknown side is a page that says what was not found, and a name that
+    several runs (or sets) share lists them to pick from, instead of picking one."""
+    kind = "sets" if request.GET.get("kind") == "sets" else "runs"
     first = _uuid(request.GET.get("a", ""))
     typed = request.GET.get("b_other", "")  # a trace page's free-text box wins over its menu
     second_text = " ".join((typed if typed.strip() else request.GET.get("b", "")).split())
     if first is None or not second_text:
-        raise Http404("Choose two things to compare")
+        missing = "the first" if first is None else "the second"
+        return _pick_error(request, kind, f"Choose two {kind} to compare: {missing} is missing.")
+    target = "traces:compare-sets" if kind == "sets" else "traces:compare"
+    second = _uuid(second_text)
+    if second is not None:
+        return redirect(reverse(target, args=[first, second]))
+    who = principal(request)
     if kind == "sets":
-        second = (
-            _uuid(second_text)
-            or models.RunSet.objects.filter(
-                name=second_text, project__in=principal(request).projects().values("pk")
-            )
-            .values_list("pk", flat=True)
-            .first()
+        found = list(
+            models.RunSet.objects.filter(
+                name=second_text, project__in=who.projects().values("pk")
+            ).order_by("-created_at")[:PICK_LIMIT]
         )
-        if second is None:
-            raise Http404("No such run set")
-        return redirect(reverse("traces:compare-sets", args=[first, second]))
-    second = (
-        _uuid(second_text)
-        or principal(request)
-        .traces(models.Trace.objects.filter(name=second_text))
-        .values_list("pk", flat=True)
-        .first()
+    else:
+        found = list(
+            who.traces(models.Trace.objects.filter(name=second_text)).order_by("-created_at")[
+                :PICK_LIMIT
+            ]
+        )
+    if len(found) == 1:
+        return redirect(reverse(target, args=[first, found[0].pk]))
+    if not found:
+        noun = "run set" if kind == "sets" else "trace"
+        return _pick_error(request, kind, f"No {noun} with the id or name “{second_text}”.")
+    candidates = [(item, reverse(target, args=[first, item.pk])) for item in found]
+    return render(
+        request,
+        "traces/compare_pick.html",
+        {"kind": kind, "name": second_text, "candidates": candidates, "limit": PICK_LIMIT},
     )
-    if second is None:
-        raise Http404("No trace with that id or name")
-    return redirect(reverse("traces:compare", args=[first, second]))
+
+
+PICK_LIMIT = 50
+"""At most this many runs (or sets) sharing a name are listed to choose from."""
+
+
+def _pick_error(request: HttpRequest, kind: str, message: str) -> HttpResponse:
+    return render(request, "traces/compare_pick.html", {"kind": kind, "error": message}, status=404)
 
 
 def _uuid(text: str) -> uuid.UUID | None:

@@ -13,8 +13,10 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from traces import models
 from traces.access.rules import ROLE_RANK, Access, access, principal
+from traces.core.reading.sample import sample_bytes
 from traces.selectors.traces import trace_get
 from traces.services import deletion, team
+from traces.services.upload import trace_upload
 from traces.web.redirects import next_url
 
 EXPIRY_CHOICES = (("", "Never"), ("7", "7 days"), ("30", "30 days"), ("90", "90 days"))
@@ -99,6 +101,15 @@ def projects(request: HttpRequest) -> HttpResponse:
             error = f"A project called {slug} exists already."
         else:
             project = team.project_create(who=who, name=name, slug=slug)
+            if request.POST.get("sample"):
+                sample = trace_upload(
+                    files=[("sample.jsonl", sample_bytes())],
+                    name="Sample: a small parallel tool loop",
+                    who=who,
+                    project=project,
+                ).trace
+                messages.success(request, f"Project {project.name} created, with a sample.")
+                return redirect(reverse("traces:detail", args=[sample.pk]))
             return redirect(reverse("team:project", args=[project.slug]))
     rows = [
         (project, who.roles.get(project.pk))

@@ -197,6 +197,8 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     permissions = {
         "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
         "can_change": who.allows_trace(Access.MEMBER, trace.pk, trace.project_id),
+        # A share link opens this trace only: comparing it with another would be refused.
+        "can_compare": who.allows(Access.READ, trace.project_id),
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
