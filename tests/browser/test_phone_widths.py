@@ -5,7 +5,10 @@ collected over the whole walk, so one run names every page that overflows."""
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -70,11 +73,16 @@ def fixtures(project: models.Project | None = None) -> dict[str, str]:
 
 
 def problems(page, name: str, url: str) -> list[str]:
-    """What is off-screen on `url` at 390 px, in each theme."""
+    """What is off-screen on `url` at 390 px, in each theme (screenshots of each go to
+    $INSPECTOR_SCREENSHOTS when it is set)."""
     page.goto(url)
     found = []
     for theme in ("light", "dark"):
         page.evaluate(f"document.documentElement.setAttribute('data-theme', '{theme}')")
+        folder = os.environ.get("INSPECTOR_SCREENSHOTS")
+        if folder:
+            slug = re.sub(r"[^a-z]+", "-", name)
+            page.screenshot(path=str(Path(folder) / f"phone-{slug}-{theme}.png"), full_page=True)
         extra = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         if extra > 0:
             widest = ", ".join(page.evaluate(WIDEST))
