@@ -132,6 +132,7 @@ def test_compare_errors_are_pages_that_say_what_and_list_candidates(page):
     rows.filter(has_text=str(twin_a.pk)).get_by_role("link").click()
     expect(page.get_by_role("heading", name="Two runs side by side")).to_be_visible()
     assert page.url.endswith(f"/compare/{first.pk}/{twin_a.pk}/")
+    shoot_both(page, "compare")
 
     response = page.goto("/traces/00000000-0000-4000-8000-000000000000/")
     assert response.status == 404
