@@ -57,7 +57,8 @@ def test_log_in_upload_share_open_without_account_revoke_refused(
     expect(page.get_by_role("heading", name="Look inside a tool-call loop")).to_be_visible()
 
     page.locator("#id_file").set_input_files(str(trace_file))
-    expect(page.get_by_role("heading", name="nightly-run.jsonl")).to_be_visible()
+    # Reading, redacting and storing the upload can take more than 5 s on a loaded machine.
+    expect(page.get_by_role("heading", name="nightly-run.jsonl")).to_be_visible(timeout=30_000)
     expect(page.get_by_role("note")).to_contain_text("The original was redacted at upload")
     shoot(page, "trace-redacted")
     trace_url = page.url

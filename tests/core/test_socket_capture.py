@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 
 from traces.core.analysis.ingest import analyze_bytes
+from traces.core.reading.capture import CLIENT_LEFT, UPSTREAM_BROKE_OFF
 from traces.core.reading.socket_capture import SocketRecorder
 
 URL = "https://api.openai.com/v1/responses"
@@ -96,9 +97,11 @@ def test_a_socket_closed_mid_response_leaves_an_interrupted_call():
     socket = recorder()
     socket.client_frame(create(model="gpt-5", input="hi"), 1.0)
     socket.server_frame(events("resp_1", "x")[0], 1.5)
-    (line,) = socket.close(2.0, "the client closed the socket mid-response")
-    assert orjson.loads(line)["interrupted"] == "the client closed the socket mid-response"
-    assert socket.close(3.0, "again") == []
+    (line,) = socket.close(2.0, "the client closed the socket mid-response", CLIENT_LEFT)
+    recorded = orjson.loads(line)
+    assert recorded["interrupted"] == "the client closed the socket mid-response"
+    assert recorded["call_outcome"] == "client-left"
+    assert socket.close(3.0, "again", CLIENT_LEFT) == []
 
 
 def test_events_past_the_limit_are_not_kept_and_the_line_says_so():
@@ -114,4 +117,4 @@ def test_a_rate_limited_request_is_forgotten():
     socket = recorder()
     socket.client_frame(create(model="gpt-5", input="hi"), 1.0)
     socket.discard_last()
-    assert socket.close(2.0, "closed") == []
+    assert socket.close(2.0, "closed", UPSTREAM_BROKE_OFF) == []
