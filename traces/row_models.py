@@ -166,7 +166,7 @@ class UsageSlot(models.Model):
 
     trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="usage_slots")
     hour = models.BigIntegerField(help_text="Start of the UTC hour, epoch seconds.")
-    model = models.CharField(max_length=200, blank=True)
+    model = NulSafeCharField(max_length=200, blank=True)
     calls = models.PositiveIntegerField(default=0)
     priced_calls = models.PositiveIntegerField(default=0)
     input_tokens = models.BigIntegerField(default=0)
@@ -211,8 +211,8 @@ class UsageSaving(models.Model):
         "traces.Trace", on_delete=models.CASCADE, related_name="usage_savings"
     )
     hour = models.BigIntegerField()
-    lever = models.CharField(max_length=300)
-    scenario = models.CharField(max_length=60)
+    lever = NulSafeCharField(max_length=300)
+    scenario = NulSafeCharField(max_length=60)
     usd_saved = models.FloatField(null=True)
     tokens_saved = models.BigIntegerField(default=0)
 

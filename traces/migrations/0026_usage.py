@@ -2,6 +2,7 @@
 
 import django.db.models.deletion
 from django.db import migrations, models
+import traces.fields
 
 
 class Migration(migrations.Migration):
@@ -31,8 +32,8 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('hour', models.BigIntegerField()),
-                ('lever', models.CharField(max_length=300)),
-                ('scenario', models.CharField(max_length=60)),
+                ('lever', traces.fields.NulSafeCharField(max_length=300)),
+                ('scenario', traces.fields.NulSafeCharField(max_length=60)),
                 ('usd_saved', models.FloatField(null=True)),
                 ('tokens_saved', models.BigIntegerField(default=0)),
                 ('trace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='usage_savings', to='traces.trace')),
@@ -47,7 +48,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('hour', models.BigIntegerField(help_text='Start of the UTC hour, epoch seconds.')),
-                ('model', models.CharField(blank=True, max_length=200)),
+                ('model', traces.fields.NulSafeCharField(blank=True, max_length=200)),
                 ('calls', models.PositiveIntegerField(default=0)),
                 ('priced_calls', models.PositiveIntegerField(default=0)),
                 ('input_tokens', models.BigIntegerField(default=0)),
