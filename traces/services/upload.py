@@ -19,6 +19,7 @@ from asgiref.sync import sync_to_async
 from traces import models
 from traces.access.rules import Principal
 from traces.core.analysis.ingest import Progress
+from traces.core.analysis.pricing import PriceTable
 from traces.core.reading.mapping import Mapping
 from traces.services import team
 from traces.services.ingest import (
@@ -53,6 +54,9 @@ class TraceUpload:
     progress: Progress | None = None
     on_stored: Callable[[models.Trace], None] | None = None
     """Runs inside the trace's transaction (`ingest_store`'s `within`)."""
+    prices: PriceTable | None = None
+    """The project's price table, read before `prepare` when that runs in the ingest pool
+    (whose threads never touch the database); read by `prepare` itself when None."""
 
     def prepare(self) -> PreparedIngest:
         return ingest_prepare(
@@ -62,7 +66,7 @@ class TraceUpload:
             mapping=self.mapping,
             redact_credentials=redacts(self.project),
             progress=self.progress,
-            prices=price_table_for(self.project),
+            prices=self.prices if self.prices is not None else price_table_for(self.project),
         )
 
     def store(self, prepared: PreparedIngest) -> IngestResult:
@@ -120,6 +124,7 @@ def trace_upload(
 async def trace_upload_pooled(**fields: Any) -> IngestResult:
     """`trace_upload` (same keywords) from an async view: the preparing in the ingest pool
     (`traces.services.offload`), the storing in Django's thread for database work."""
-    upload = TraceUpload(**fields)
-    prepared = await off_thread(upload.prepare)
+    prices = await sync_to_async(price_table_for)(fields.get("project"))
+    upload = TraceUpload(**fields, prices=prices)
+    prepared = await off_thread(upload.prepare)  # no database in the pool's threads
     return await sync_to_async(upload.store)(prepared)
