@@ -45,9 +45,8 @@ def replay(request: HttpRequest, earlier: idempotency.Earlier) -> JsonResponse:
         labels = sorted(trace.labels.values_list("name", flat=True))
         response = trace_created(request, trace, labels)
     else:
-        assert earlier.job is not None
-        job = models.Job.objects.get(pk=earlier.job.pk)
-        response = job_accepted(request, job)
+        assert earlier.job is not None  # loaded with the key, as it stands now
+        response = job_accepted(request, earlier.job)
     response["Idempotent-Replayed"] = "true"
     return response
 

@@ -66,7 +66,7 @@ def files_sha256(files: Sequence[tuple[str, bytes]]) -> str:
 def earlier_upload(project: models.Project, key: str, sha256: str) -> Earlier | None:
     """The trace or job an earlier upload with `key` made in `project`, or None."""
     found = (
-        models.UploadKey.objects.select_related("trace", "job", "job__trace")
+        models.UploadKey.objects.select_related("trace", "job")
         .filter(project=project, key=key)
         .first()
     )
