@@ -321,6 +321,9 @@ INSPECTOR_UPSTREAM_OPENAI = os.environ.get("INSPECTOR_UPSTREAM_OPENAI", "https:/
 INSPECTOR_UPSTREAM_GEMINI = os.environ.get(
     "INSPECTOR_UPSTREAM_GEMINI", "https://generativelanguage.googleapis.com"
 )
+INSPECTOR_UPSTREAM_OPENROUTER = os.environ.get(
+    "INSPECTOR_UPSTREAM_OPENROUTER", "https://openrouter.ai/api/v1"
+)
 
 LOGGING = {
     "version": 1,

@@ -106,5 +106,6 @@ def inspector_server(upstream, tmp_path_factory):
         INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
         INSPECTOR_UPSTREAM_OPENAI=upstream.base + "/v1",
         INSPECTOR_UPSTREAM_GEMINI=upstream.base,
+        INSPECTOR_UPSTREAM_OPENROUTER=upstream.base + "/api/v1",
     ) as server:
         yield server

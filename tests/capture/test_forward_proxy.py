@@ -64,6 +64,13 @@ AGENT = (
     )
     chunks = sum(1 for _ in stream)
     print("openai", gpt.base_url, chunks, "chunks")
+    router = openai.OpenAI(
+        api_key="OPENAI_KEY", base_url="https://openrouter.ai/api/v1", max_retries=0
+    )
+    routed = router.chat.completions.create(
+        model="openai/gpt-4o-mini", messages=[{"role": "user", "content": "weather?"}]
+    )
+    print("openrouter", router.base_url, routed.choices[0].finish_reason)
     """
     )
     .replace("ANTHROPIC_KEY", SECRET)
@@ -121,8 +128,12 @@ def test_the_vendor_hosts_are_routed_to_their_reverse_proxy_paths():
         "^api\\.anthropic\\.com:443$",
         "^api\\.openai\\.com:443$",
         "^generativelanguage\\.googleapis\\.com:443$",
+        "^openrouter\\.ai:443$",
     ]
-    assert set(VENDOR_HOSTS.values()) == {"anthropic", "openai", "gemini"}
+    assert set(VENDOR_HOSTS.values()) == {"anthropic", "openai", "gemini", "openrouter"}
+    assert routed_path("openrouter", "", "/api/v1/chat/completions") == (
+        "/proxy/openrouter/api/v1/chat/completions"
+    )
 
 
 def test_record_forward_records_sdks_calling_their_own_hosts(
@@ -152,9 +163,14 @@ def test_record_forward_records_sdks_calling_their_own_hosts(
     assert "openai https://api.openai.com/v1/" in done.stdout
     assert "forward proxy http://127.0.0.1:" in done.stdout
     assert "anthropic-messages, 1 calls" in done.stdout
-    assert "openai-chat, 1 calls" in done.stdout
+    assert "openrouter https://openrouter.ai/api/v1/" in done.stdout
+    assert "openai-chat, 2 calls" in done.stdout  # OpenAI's and OpenRouter's, one shape
     received = upstream.received[before:]
-    assert [r.path.split("?")[0] for r in received] == ["/v1/messages", "/v1/chat/completions"]
+    assert [r.path.split("?")[0] for r in received] == [
+        "/v1/messages",
+        "/v1/chat/completions",
+        "/api/v1/chat/completions",  # OpenRouter's, to INSPECTOR_UPSTREAM_OPENROUTER
+    ]
     forwarded = {k.lower(): v for k, v in received[0].headers.items()}
     credential = forwarded.get("x-api-key") or forwarded.get("authorization", "")
     assert credential.removeprefix("Bearer ") == SECRET  # forwarded as the SDK sent it
@@ -162,7 +178,7 @@ def test_record_forward_records_sdks_calling_their_own_hosts(
     (call,) = inspector_server.wait_report(trace_id, calls=1)["calls"]
     assert call["status"] == "ok"
     chat = inspector_server.trace_id("proxy:openai-chat:forwarded")
-    assert len(inspector_server.wait_report(chat, calls=1)["calls"]) == 1
+    assert len(inspector_server.wait_report(chat, calls=2)["calls"]) == 2
 
     confdir = data_dir / "forward-proxy"
     assert (confdir / "mitmproxy-ca-cert.pem").is_file()  # generated on first use, there

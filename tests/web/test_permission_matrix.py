@@ -183,6 +183,7 @@ def world(db, settings):
     settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
     settings.INSPECTOR_UPSTREAM_OPENAI = ""
     settings.INSPECTOR_UPSTREAM_GEMINI = ""
+    settings.INSPECTOR_UPSTREAM_OPENROUTER = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return build_world()
 
@@ -299,10 +300,11 @@ def test_proxy_fast_path_matrix(settings):
     settings.INSPECTOR_UPSTREAM_ANTHROPIC = ""
     settings.INSPECTOR_UPSTREAM_OPENAI = ""
     settings.INSPECTOR_UPSTREAM_GEMINI = ""
+    settings.INSPECTOR_UPSTREAM_OPENROUTER = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     world = build_world()
     routes = [fill(route, world) for route in proxy_routes()]
-    assert len(routes) == 6  # anthropic, openai, gemini; each with and without a session
+    assert len(routes) == 8  # anthropic, openai, gemini, openrouter; with and without a session
     cookies = {
         who: client.cookies["sessionid"].value
         for who, client in world.clients.items()

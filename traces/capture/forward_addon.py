@@ -26,11 +26,12 @@ VENDOR_HOSTS = MappingProxyType(
         "api.anthropic.com": "anthropic",
         "api.openai.com": "openai",
         "generativelanguage.googleapis.com": "gemini",
+        "openrouter.ai": "openrouter",
     }
 )
 """The hosts whose calls are recorded, and the reverse proxy's route for each. Only
-vendors the reverse proxy has a route for: Bedrock and OpenRouter have none yet, so their
-hosts are tunnelled like any other."""
+vendors the reverse proxy has a route for: Bedrock has none yet (its calls are signed
+for its own host, SigV4), so its hosts are tunnelled like any other."""
 
 ROUTED = "loop_inspector_vendor"
 """The flow metadata key marking a request sent to the reverse proxy."""

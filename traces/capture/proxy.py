@@ -2,9 +2,11 @@
 
 `/proxy/anthropic/<path>` goes to INSPECTOR_UPSTREAM_ANTHROPIC, `/proxy/openai/v1/<path>`
 to INSPECTOR_UPSTREAM_OPENAI, `/proxy/gemini/<path>` to INSPECTOR_UPSTREAM_GEMINI (its
-`?key=` forwarded, never recorded); `/proxy/s/<session>/…` or the `X-Loop-Inspector-Session`
-header names the live trace (else the default session's). The upstream host comes from
-settings only: no request can make this an open proxy.
+`?key=` forwarded, never recorded), `/proxy/openrouter/api/v1/<path>` to
+INSPECTOR_UPSTREAM_OPENROUTER (OpenAI's API shapes, on OpenRouter's own path);
+`/proxy/s/<session>/…` or the `X-Loop-Inspector-Session` header names the live trace (else
+the default session's). The upstream host comes from settings only: no request can make
+this an open proxy.
 
 Async end to end (httpx under daphne): a stream holds no thread, and server-sent events
 go to the client chunk by chunk as they arrive. The bytes the client gets are the bytes
@@ -36,7 +38,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from traces.access.rules import TOKEN_HEADER, Access, access, ingest_project, our_token
 from traces.capture.lines import DEFAULT_SESSION
-from traces.capture.proxy_paths import misdirected, unknown_path
+from traces.capture.proxy_paths import ROUTES, misdirected, unknown_path
 from traces.capture.proxy_upstream import (
     Plan,
     open_upstream,
@@ -82,6 +84,7 @@ def upstream_base(vendor: str) -> str:
         "anthropic": "INSPECTOR_UPSTREAM_ANTHROPIC",
         "openai": "INSPECTOR_UPSTREAM_OPENAI",
         "gemini": "INSPECTOR_UPSTREAM_GEMINI",
+        "openrouter": "INSPECTOR_UPSTREAM_OPENROUTER",
     }
     return str(getattr(settings, name[vendor], "") or "") if vendor in name else ""
 
@@ -136,7 +139,7 @@ def plan_call(
         )
     hint = misdirected(
         vendor,
-        f"v1/{path}" if vendor == "openai" else path,
+        ROUTES[vendor].fixed + path,
         f"/proxy/s/{session}/" if session else "/proxy/",
     )
     if hint is not None:

@@ -5,9 +5,11 @@ SDK's providers) want `/v1` in the base URL, the Anthropic SDK adds `/v1` itself
 Gemini SDKs add their version (`/v1beta`). A base URL set the other way gives
 `/proxy/openai/v1/v1/chat/completions` or `/proxy/anthropic/messages`, which the vendor
 would answer with a bare 404; pointing one vendor's SDK at the other's route gives
-`/proxy/openai/v1/messages`. `misdirected` names the URL to use instead, and the proxy
-answers it in the error shape of the SDK that made the call (`traces.capture.vendor_errors`:
-the other vendor's, when the path is another vendor's) without calling the upstream.
+`/proxy/openai/v1/messages`. OpenRouter takes OpenAI's shapes under its own `/api/v1`
+(`/proxy/openrouter/v1/…` misses the `api`). `misdirected` names the URL to use instead,
+and the proxy answers it in the error shape of the SDK that made the call
+(`traces.capture.vendor_errors`: the other vendor's, when the path is another vendor's)
+without calling the upstream.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-VENDORS = ("anthropic", "openai", "gemini")
+VENDORS = ("anthropic", "openai", "gemini", "openrouter")
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,23 @@ class Route:
     versions: tuple[str, ...]
     adds: str
     """What the vendor's SDK puts between the base URL and the endpoint."""
+    fixed: str = ""
+    """The path the route's URL pattern holds before the version (OpenRouter's `api/`)
+    and, for the OpenAI-shaped vendors, the version itself: what `relay` takes off."""
+    speaks: str = ""
+    """The vendor whose endpoints this one's API has (OpenRouter: OpenAI's); '' itself."""
+
+    @property
+    def dialect(self) -> str:
+        return self.speaks or self.label.lower()
 
 
 ROUTES = MappingProxyType(
     {
         "anthropic": Route("Anthropic", "anthropic", ("v1",), "/v1"),
-        "openai": Route("OpenAI", "openai/v1", ("v1",), ""),
+        "openai": Route("OpenAI", "openai/v1", ("v1",), "", "v1/"),
         "gemini": Route("Gemini", "gemini", ("v1beta", "v1", "v1alpha"), "its API version"),
+        "openrouter": Route("OpenRouter", "openrouter/api/v1", ("v1",), "", "api/v1/", "openai"),
     }
 )
 
@@ -66,12 +78,20 @@ def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> Misdirection
     may be right. `path` follows `/proxy/<vendor>/` (for OpenAI: including its `v1/`)."""
     route = ROUTES[vendor]
     parts = [p for p in path.split("/") if p]
+    head = [p for p in route.fixed.split("/") if p and p not in route.versions]
+    if parts[: len(head)] != head:
+        return Misdirection(
+            vendor,
+            f"{prefix}{vendor}/{path} is not under {prefix}{route.base}: set the "
+            f"{route.label} base URL to {prefix}{route.base}.",
+        )
+    parts = parts[len(head) :]
     versions = []
     while parts and parts[0] in route.versions:
         versions.append(parts.pop(0))
     endpoint = "/".join(parts)
     owner = owner_of(endpoint)
-    if owner is not None and owner != vendor:
+    if owner is not None and owner != route.dialect:
         other = ROUTES[owner]
         version = other.versions[0]
         return Misdirection(
@@ -83,7 +103,7 @@ def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> Misdirection
     if len(versions) == 1 or (vendor == "gemini" and parts[:1] == ["upload"]):
         return None
     version = versions[0] if versions else route.versions[0]
-    fixed = f"{prefix}{vendor}/{version}/{endpoint}"
+    fixed = f"{prefix}{vendor}/{'/'.join([*head, version])}/{endpoint}"
     problem = f"/{version} twice" if len(versions) > 1 else f"no /{version}"
     adds = f" (the SDK adds {route.adds} itself)" if route.adds else f" (with /{version})"
     return Misdirection(
@@ -108,7 +128,8 @@ def unknown_path(rest: str) -> tuple[str | None, str]:
             return hint.vendor, hint.message
     return vendor, (
         f"Unknown proxy path {'/proxy/' + rest}. Point the SDKs at /proxy/anthropic "
-        "(Anthropic Messages), /proxy/openai/v1 (OpenAI Chat Completions and Responses) or "
-        "/proxy/gemini (Gemini generateContent); name a session with "
-        "/proxy/s/<session>/anthropic, /proxy/s/<session>/openai/v1 or /proxy/s/<session>/gemini."
+        "(Anthropic Messages), /proxy/openai/v1 (OpenAI Chat Completions and Responses), "
+        "/proxy/gemini (Gemini generateContent) or /proxy/openrouter/api/v1 (OpenRouter); "
+        "name a session with /proxy/s/<session>/anthropic, /proxy/s/<session>/openai/v1, "
+        "/proxy/s/<session>/gemini or /proxy/s/<session>/openrouter/api/v1."
     )

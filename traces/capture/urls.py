@@ -13,6 +13,12 @@ urlpatterns = [
     path("proxy/openai/v1/<path:path>", proxy.relay, {"vendor": "openai"}, name="openai"),
     path("proxy/gemini/<path:path>", proxy.relay, {"vendor": "gemini"}, name="gemini"),
     path(
+        "proxy/openrouter/api/v1/<path:path>",
+        proxy.relay,
+        {"vendor": "openrouter"},
+        name="openrouter",
+    ),
+    path(
         "proxy/s/<str:session>/anthropic/<path:path>",
         proxy.relay,
         {"vendor": "anthropic"},
@@ -29,6 +35,12 @@ urlpatterns = [
         proxy.relay,
         {"vendor": "gemini"},
         name="session-gemini",
+    ),
+    path(
+        "proxy/s/<str:session>/openrouter/api/v1/<path:path>",
+        proxy.relay,
+        {"vendor": "openrouter"},
+        name="session-openrouter",
     ),
     path("proxy/s/<str:session>/", session_page, name="session-page"),
     path("api/captures/<str:session>", session_status, name="session-status"),

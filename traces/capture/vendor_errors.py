@@ -67,7 +67,7 @@ def error_body(vendor: str | None, status: int, kind: str, message: str) -> dict
     text = PREFIX + message
     if vendor == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": text}}
-    if vendor == "openai":
+    if vendor in ("openai", "openrouter"):
         return {"error": {"message": text, "type": kind, "param": None, "code": kind}}
     if vendor == "gemini":
         return {"error": {"code": status, "message": text, "status": google_status(status)}}

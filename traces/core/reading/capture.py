@@ -73,14 +73,17 @@ def recorded_format(vendor: str, path: str) -> str | None:
     clean = "/" + path.strip("/").split("?", 1)[0]
     if vendor == "anthropic" and clean.endswith("/v1/messages"):
         return "anthropic-messages"
-    if vendor == "openai" and clean.endswith("/chat/completions"):
+    if vendor in OPENAI_SHAPED and clean.endswith("/chat/completions"):
         return "openai-chat"
-    if vendor == "openai" and clean.endswith("/responses"):
+    if vendor in OPENAI_SHAPED and clean.endswith("/responses"):
         return "openai-responses"
     if vendor == "gemini" and GEMINI_TURN.search(clean):
         return "gemini"
     return None
 
+
+OPENAI_SHAPED = ("openai", "openrouter")
+"""The vendors whose API takes OpenAI's request and answer shapes (OpenRouter's does)."""
 
 GEMINI_TURN = re.compile(r"/models/[^/:]+:(stream)?[gG]enerateContent$")
 """Gemini's model turns (`countTokens`, `embedContent`… pass through unrecorded)."""
