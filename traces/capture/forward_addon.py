@@ -12,10 +12,16 @@ as a call made through the reverse proxy is, by the same code, and goes on to th
 upstream configured there (INSPECTOR_UPSTREAM_*). Every other host is left out of
 `allow_hosts`, so mitmproxy tunnels its bytes untouched: its TLS is not intercepted and
 nothing of it is recorded.
+
+On a shared server the calls need an API token of `ingest` scope, which the agent knows
+nothing of: it comes in mitmdump's environment (TOKEN_VARIABLE, never its command line,
+which any local user can read) and is added to the requests sent to the reverse proxy
+only (which drops it before the upstream), never to a tunnelled host's.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from types import MappingProxyType
 from typing import Any
@@ -32,6 +38,11 @@ VENDOR_HOSTS = MappingProxyType(
 """The hosts whose calls are recorded, and the reverse proxy's route for each. Only
 vendors the reverse proxy has a route for: Bedrock has none yet (its calls are signed
 for its own host, SigV4), so its hosts are tunnelled like any other."""
+
+TOKEN_VARIABLE = "LOOP_INSPECTOR_TOKEN"
+TOKEN_HEADER = "X-Loop-Inspector-Token"
+"""Our token's header (as `traces.access.rules.TOKEN_HEADER`: this file imports none of
+our code)."""
 
 ROUTED = "loop_inspector_vendor"
 """The flow metadata key marking a request sent to the reverse proxy."""
@@ -70,6 +81,9 @@ class ForwardToInspector:
         request.scheme = server.scheme or "http"
         request.host = server.hostname or "127.0.0.1"
         request.port = server.port or (443 if server.scheme == "https" else 80)
+        token = os.environ.get(TOKEN_VARIABLE, "")
+        if token:
+            request.headers[TOKEN_HEADER] = token
 
     def responseheaders(self, flow: Any) -> None:
         """Server-sent events reach the client as they arrive, not once the body ends."""

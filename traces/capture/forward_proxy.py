@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from traces.capture.forward_addon import allow_patterns
+from traces.capture.forward_addon import TOKEN_VARIABLE, allow_patterns
 
 ADDON = Path(__file__).with_name("forward_addon.py")
 CONFDIR = "forward-proxy"
@@ -105,6 +105,15 @@ def mitmdump_command(
     return command
 
 
+def mitmdump_environment(environ: Mapping[str, str], token: str) -> dict[str, str]:
+    """mitmdump's environment: ours, with the token the calls carry (a token in the
+    user's shell goes on only when it is the one asked for)."""
+    child = {k: v for k, v in environ.items() if k != TOKEN_VARIABLE}
+    if token:
+        child[TOKEN_VARIABLE] = token
+    return child
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -120,9 +129,12 @@ def forward_proxy(
     port: int = 0,
     output: IO[bytes] | None = None,
     environ: Mapping[str, str] | None = None,
+    token: str = "",
 ) -> Iterator[ForwardProxy]:
     """mitmdump running for the block, listening on 127.0.0.1:`port` (0: a free one),
-    its output to `output` (default: the log file in its confdir); stopped after."""
+    its output to `output` (default: the log file in its confdir); stopped after.
+    `token`: the API token the recorded calls carry to a shared server (in mitmdump's
+    environment only)."""
     mitmdump = mitmdump_path(environ)
     confdir = Path(data_dir) / CONFDIR
     confdir.mkdir(parents=True, exist_ok=True)
@@ -133,6 +145,7 @@ def forward_proxy(
     with open(log, "ab") as log_file:
         process = subprocess.Popen(
             command,
+            env=mitmdump_environment(os.environ if environ is None else environ, token),
             stdin=subprocess.DEVNULL,
             stdout=output or log_file,
             stderr=subprocess.STDOUT if output is None else None,

@@ -11,6 +11,12 @@ local CA, so its calls to the vendors' own hosts are recorded into the session.
 
 The Codex CLI reads no OPENAI_BASE_URL: when the command is `codex`, it is also given
 `-c openai_base_url=<the session's proxy URL>` (`with_proxy_flags`), which it honours.
+
+A shared server records only calls that carry an API token of `ingest` scope (`--token`,
+default $LOOP_INSPECTOR_TOKEN): behind the forward proxy every recorded call carries it;
+pointed by base URL, Claude Code is given it in ANTHROPIC_CUSTOM_HEADERS (the other
+agents have no such variable: use --forward). The token also asks for the session's
+traces at the end; one that may not read them leaves their closing to the idle timeout.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import PurePath
@@ -31,6 +38,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from traces.access.rules import TOKEN_HEADER
 from traces.capture.forward_proxy import (
     ForwardProxyUnavailable,
     child_environment,
@@ -76,9 +84,15 @@ class Command(BaseCommand):
             help="for agents that cannot be pointed elsewhere: run COMMAND behind the HTTPS "
             "forward proxy (HTTPS_PROXY, trusting its local CA) instead of setting base URLs",
         )
+        parser.add_argument(
+            "--token",
+            default=os.environ.get("LOOP_INSPECTOR_TOKEN", ""),
+            help="on a shared server: an API token of ingest scope, sent with every recorded "
+            "call (default: $LOOP_INSPECTOR_TOKEN)",
+        )
         parser.add_argument("command", nargs=argparse.REMAINDER)
 
-    def handle(self, *args, server, session, port, command, forward=False, **_):
+    def handle(self, *args, server, session, port, command, forward=False, token="", **_):
         command = command[1:] if command[:1] == ["--"] else command
         if not command:
             raise CommandError("Say what to run: manage.py record -- COMMAND ARGS...")
@@ -86,13 +100,16 @@ class Command(BaseCommand):
         session = session if session[-1] != "-" else session + secrets.token_hex(2)
         if not SESSION_NAME.match(session):
             raise CommandError("A session name is 1-100 letters, digits, '.', '_', ':' or '-'.")
-        with self._server(server, port) as base, ExitStack() as stack:
+        with self._server(server, port, token) as base, ExitStack() as stack:
             proxy = f"{base}/proxy/s/{session}"
             if forward:
                 try:
                     forwarding = stack.enter_context(
                         forward_proxy(
-                            server=base, session=session, data_dir=settings.INSPECTOR_DATA_DIR
+                            server=base,
+                            session=session,
+                            data_dir=settings.INSPECTOR_DATA_DIR,
+                            token=token,
                         )
                     )
                 except ForwardProxyUnavailable as exc:
@@ -109,6 +126,8 @@ class Command(BaseCommand):
                     "OPENAI_BASE_URL": f"{proxy}/openai/v1",
                     "GOOGLE_GEMINI_BASE_URL": f"{proxy}/gemini",
                 }
+                if token:
+                    env["ANTHROPIC_CUSTOM_HEADERS"] = claude_headers(os.environ, token)
                 command = with_proxy_flags(command, f"{proxy}/openai/v1")
             self.stdout.write(f"recording session {session}: live page {proxy}/")
             self.stdout.flush()
@@ -119,17 +138,25 @@ class Command(BaseCommand):
             except KeyboardInterrupt:
                 code = 130
             stack.close()
-            self._close(base, session)
+            self._close(base, session, token)
         if code:
             raise CommandError(f"{command[0]} exited with status {code}", returncode=code)
 
-    def _close(self, base: str, session: str) -> None:
+    def _close(self, base: str, session: str, token: str) -> None:
         """Close the session's traces once the last calls are recorded (they are stored
         just after their responses end)."""
-        with httpx.Client(timeout=30, trust_env=False) as client:
+        headers = {TOKEN_HEADER: token} if token else {}
+        with httpx.Client(timeout=30, trust_env=False, headers=headers) as client:
             seen, deadline = None, time.monotonic() + 60
             while True:
-                status = client.get(f"{base}/api/captures/{session}").json()
+                reply = client.get(f"{base}/api/captures/{session}")
+                if reply.status_code in (401, 403, 404):
+                    self.stdout.write(
+                        "this token may not read the session's traces: they close after "
+                        "the server's idle timeout"
+                    )
+                    return
+                status = reply.json()
                 traces = status["traces"]
                 counts = [(t["id"], t["calls"]) for t in traces]
                 settled = counts == seen and not status.get("recording")
@@ -146,10 +173,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"{trace['url']}  {trace['format']}, {trace['calls']} calls")
 
     @contextmanager
-    def _server(self, server: str, port: int):
+    def _server(self, server: str, port: int, token: str = ""):
         """The running server's URL, or a daphne started (and stopped) for this run."""
         base = (server or f"http://127.0.0.1:{port or DEFAULT_PORT}").rstrip("/")
-        if _answers(base):
+        if _answers(base, token):
             yield base
             return
         if server:
@@ -179,12 +206,28 @@ class Command(BaseCommand):
                 process.kill()
 
 
-def _answers(base: str) -> bool:
+def claude_headers(environ: Mapping[str, str], token: str) -> str:
+    """ANTHROPIC_CUSTOM_HEADERS (one `Name: value` a line) with our token's header added."""
+    kept = [
+        line
+        for line in environ.get("ANTHROPIC_CUSTOM_HEADERS", "").splitlines()
+        if line.strip() and line.split(":", 1)[0].strip().lower() != TOKEN_HEADER.lower()
+    ]
+    return "\n".join([*kept, f"{TOKEN_HEADER}: {token}"])
+
+
+def _answers(base: str, token: str = "") -> bool:
+    """A Loop Inspector answers there: its session status, or (a shared server, a token
+    that may not read) its JSON refusal."""
+    headers = {TOKEN_HEADER: token} if token else {}
     try:
-        reply = httpx.get(f"{base}/api/captures/probe", timeout=2, trust_env=False)
-    except httpx.HTTPError:
+        reply = httpx.get(f"{base}/api/captures/probe", timeout=2, trust_env=False, headers=headers)
+        body = reply.json()
+    except (httpx.HTTPError, ValueError):
         return False
-    return reply.status_code == 200 and "traces" in reply.json()
+    if reply.status_code == 200:
+        return isinstance(body, dict) and "traces" in body
+    return reply.status_code in (401, 403) and isinstance(body, dict) and "error" in body
 
 
 def _free(port: int) -> bool:
