@@ -9,6 +9,7 @@ needs no command: it is served at /proxy/ by `loop-inspector serve`.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -25,7 +26,8 @@ class Command(RecordCommand):
     help = (
         "Run the HTTPS forward proxy on 127.0.0.1 until interrupted: calls to the vendors' "
         "hosts are recorded, every other host is tunnelled untouched. "
-        "Usage: proxy --forward [--listen-port 8080] [--server URL] [--session NAME]"
+        "Usage: proxy --forward [--listen-port 8080] [--server URL] [--session NAME] "
+        "[--token li_…]"
     )
 
     def add_arguments(self, parser):
@@ -44,8 +46,14 @@ class Command(RecordCommand):
             default=DEFAULT_LISTEN_PORT,
             help=f"the forward proxy's port on 127.0.0.1 (default {DEFAULT_LISTEN_PORT})",
         )
+        parser.add_argument(
+            "--token",
+            default=os.environ.get("LOOP_INSPECTOR_TOKEN", ""),
+            help="on a shared server: an API token of ingest scope, added to every recorded "
+            "call (default: $LOOP_INSPECTOR_TOKEN)",
+        )
 
-    def handle(self, *args, server, session, port, listen_port, forward, **_):
+    def handle(self, *args, server, session, port, listen_port, forward, token="", **_):
         if not forward:
             raise CommandError(
                 "Say --forward: the reverse proxy needs no command (point base URLs at "
@@ -54,13 +62,14 @@ class Command(RecordCommand):
         session = session or datetime.now(UTC).strftime("forward-%Y%m%d-%H%M%S")
         if not SESSION_NAME.match(session):
             raise CommandError("A session name is 1-100 letters, digits, '.', '_', ':' or '-'.")
-        with self._server(server, port) as base:
+        with self._server(server, port, token) as base:
             try:
                 with forward_proxy(
                     server=base,
                     session=session,
                     data_dir=settings.INSPECTOR_DATA_DIR,
                     port=listen_port,
+                    token=token,
                 ) as proxy:
                     self.stdout.write(
                         f"forward proxy on {proxy.url}, recording session {session}: live "
