@@ -136,23 +136,30 @@ def test_the_vendor_hosts_are_routed_to_their_reverse_proxy_paths():
     )
 
 
-def test_record_forward_records_sdks_calling_their_own_hosts(
-    inspector_server, upstream, mitmdump, tmp_path
-):
-    script = tmp_path / "agent.py"
-    script.write_text(AGENT)
-    data_dir = tmp_path / "record-data"
-    env = server_env(
+def record_env(tmp_path: Path, mitmdump: str, **extra: str) -> dict[str, str]:
+    """The environment of `record --forward` run as a user would: no database of its own
+    (it talks to the server over HTTP), no base URL, proxy or CA bundle of the test's."""
+    return server_env(
         DATABASE_URL=f"sqlite:///{tmp_path}/missing/db.sqlite3",
         REDIS_URL="",
-        INSPECTOR_DATA_DIR=str(data_dir),
+        INSPECTOR_DATA_DIR=str(tmp_path / "record-data"),
         INSPECTOR_MITMDUMP=mitmdump,
         ANTHROPIC_BASE_URL="",
         OPENAI_BASE_URL="",
         HTTPS_PROXY="",
         https_proxy="",
         SSL_CERT_FILE="",
+        **extra,
     )
+
+
+def test_record_forward_records_sdks_calling_their_own_hosts(
+    inspector_server, upstream, mitmdump, tmp_path
+):
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    data_dir = tmp_path / "record-data"
+    env = record_env(tmp_path, mitmdump)
     before = len(upstream.received)
     done = manage(
         "record", "--server", inspector_server.base, "--session", "forwarded", "--forward",

@@ -21,7 +21,7 @@ import pytest
 from tests.capture.conftest import LiveServer
 from tests.capture.scenario import SECRET, ports
 from tests.capture.test_commands import manage
-from tests.capture.test_forward_proxy import AGENT, mitmdump  # noqa: F401 (a fixture)
+from tests.capture.test_forward_proxy import AGENT, mitmdump, record_env  # noqa: F401
 from tests.live.servers import ROOT, daphne, migrate, server_env
 from traces.capture.forward_proxy import mitmdump_command, mitmdump_environment
 
@@ -76,18 +76,7 @@ def shared(upstream, tmp_path_factory):
 def record(server: LiveServer, mitmdump: str, tmp_path, session: str, token: str):  # noqa: F811
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    env = server_env(
-        DATABASE_URL=f"sqlite:///{tmp_path}/missing/db.sqlite3",
-        REDIS_URL="",
-        INSPECTOR_DATA_DIR=str(tmp_path / "record-data"),
-        INSPECTOR_MITMDUMP=mitmdump,
-        LOOP_INSPECTOR_TOKEN=token,
-        ANTHROPIC_BASE_URL="",
-        OPENAI_BASE_URL="",
-        HTTPS_PROXY="",
-        https_proxy="",
-        SSL_CERT_FILE="",
-    )
+    env = record_env(tmp_path, mitmdump, LOOP_INSPECTOR_TOKEN=token)
     return manage(
         "record", "--server", server.base, "--session", session, "--forward",
         "--", sys.executable, str(script), env=env,
