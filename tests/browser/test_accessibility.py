@@ -17,7 +17,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 
-from tests.browser.test_phone_widths import PASSWORD, fixtures
+from tests.browser.test_phone_widths import PASSWORD, PHONE, fixtures
 from tests.conftest import corpus_files
 from tests.core.whatif.traces import sundry_run
 from traces import models
@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 SERIOUS = ("serious", "critical")
+DESKTOP = {"width": 1280, "height": 900}
 CODEX = corpus_files("codex_rollout_jsonl", "*.jsonl")[:1]
 NOTE = "**Root cause:** the `search` tool returned stale results, see [the runbook](https://runbooks.example/search)."
 
@@ -37,17 +38,21 @@ OPEN_ALL = """async () => {
   document.querySelectorAll("details").forEach((d) => { d.open = true; });
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
 }"""
-# The theme switch as the toggle does it: the attribute, then the event the charts redraw on.
+# The theme switch as the toggle does it: the attribute, then the event the charts redraw
+# on; axe waits for the colours' transitions to end (mid-way, a box is neither theme).
 SET_THEME = """async (theme) => {
   document.documentElement.setAttribute("data-theme", theme);
   document.dispatchEvent(new CustomEvent("themechange", { detail: theme }));
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const moving = document.getAnimations().filter((a) => a instanceof CSSTransition);
+  await Promise.all(moving.map((a) => a.finished.catch(() => null)));
 }"""
 RUN_AXE = """async (serious) => {
   const result = await axe.run(document, { resultTypes: ["violations"] });
   return result.violations.filter((v) => serious.includes(v.impact)).map((v) => ({
     id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
     targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")),
+    why: [...v.nodes[0].any, ...v.nodes[0].all, ...v.nodes[0].none].map((c) => c.message)[0] || "",
   }));
 }"""
 CHARTS_DRAWN = """() => [...document.querySelectorAll("[data-figure]")]
@@ -55,18 +60,22 @@ CHARTS_DRAWN = """() => [...document.querySelectorAll("[data-figure]")]
 
 
 def violations(page, name: str, url: str) -> list[str]:
-    """Serious and critical axe violations of `url`, in each theme, one line each."""
+    """Serious and critical axe violations of `url`, one line each: at 1280 px in each
+    theme, then at 390 px (the compact diagram, tables that scroll) in the light one."""
+    page.set_viewport_size(DESKTOP)
     page.goto(url)
     page.wait_for_function(CHARTS_DRAWN)
     page.evaluate(AXE.read_text(encoding="utf-8"))
     page.evaluate(OPEN_ALL)
     found = []
-    for theme in ("light", "dark"):
+    for width, theme in ((DESKTOP, "dark"), (DESKTOP, "light"), (PHONE, "light")):
+        page.set_viewport_size(width)
         page.evaluate(SET_THEME, theme)
         for v in page.evaluate(RUN_AXE, list(SERIOUS)):
             found.append(
-                f"{name} ({url}, {theme}): {v['id']} [{v['impact']}] {v['help']}; "
-                f"{v['count']} node(s): {' | '.join(v['targets'])}"
+                f"{name} ({url}, {width['width']} px, {theme}): {v['id']} [{v['impact']}] "
+                f"{v['help']}; {v['count']} node(s): {' | '.join(v['targets'])}; "
+                f"first: {v['why']}"
             )
     return found
 
@@ -114,7 +123,7 @@ def test_every_local_page_has_no_serious_violation(browser, live_server):
         codex = trace_upload(files=[(path.name, path.read_bytes())], name=path.name).trace
         urls["codex call"] = f"/traces/{codex.pk}/calls/2/"
         urls["codex trace"] = f"/traces/{codex.pk}/"
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+    context = browser.new_context(viewport=DESKTOP, base_url=live_server.url)
     page = context.new_page()
     page.set_default_timeout(30_000)
     found = walk(page, urls)
@@ -136,7 +145,7 @@ def test_every_team_page_has_no_serious_violation(browser, live_server, settings
     models.ShareLink.objects.create(
         trace_id=urls["_a"], prefix=secret[:6], digest=digest_of(secret), created_by=user
     )
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+    context = browser.new_context(viewport=DESKTOP, base_url=live_server.url)
     page = context.new_page()
     page.set_default_timeout(30_000)
     found = walk(page, {"login": "/accounts/login/", "share link": f"/s/{secret}"})
