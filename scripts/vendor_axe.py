@@ -28,9 +28,7 @@ def vendor(version: str) -> None:
     if npm is None:
         sys.exit("npm is not on PATH: install Node.js to refresh the vendored axe-core")
     with tempfile.TemporaryDirectory() as work:
-        subprocess.run(
-            [npm, "pack", f"axe-core@{version}", "--silent"], cwd=work, check=True
-        )
+        subprocess.run([npm, "pack", f"axe-core@{version}", "--silent"], cwd=work, check=True)
         (tarball,) = Path(work).glob("axe-core-*.tgz")
         with tarfile.open(tarball) as archive:
             for name in KEPT:

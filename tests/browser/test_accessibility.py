@@ -93,7 +93,7 @@ def walk(page, urls: dict[str, str]) -> list[str]:
 def test_the_csp_refuses_axe_as_a_script_tag(page):
     """Why the walk evaluates axe rather than adding a script tag."""
     page.goto("/rules/")
-    with pytest.raises(Exception, match="(?i)content security policy"):
+    with pytest.raises(Exception, match=r"(?i)content security policy"):
         page.add_script_tag(path=str(AXE))
     assert page.evaluate("typeof window.axe") == "undefined"
     page.evaluate(AXE.read_text(encoding="utf-8"))
