@@ -21,7 +21,8 @@ from django.contrib.staticfiles import finders
 from tests.browser.test_phone_widths import PASSWORD, PHONE, fixtures
 from tests.conftest import corpus_files
 from tests.core.whatif.traces import sundry_run
-from traces import models
+from tests.live.events import agent_lines
+from traces import live, models
 from traces.access.principals import Principal, digest_of
 from traces.services.notes import note_add
 from traces.services.upload import trace_upload
@@ -124,6 +125,10 @@ def test_every_local_page_has_no_serious_violation(browser, live_server):
     urls["what-if"] = f"/traces/{sundry.pk}/?cap:get_order=340#what-if"
     urls["findings by rule"] = f"/traces/{sundry.pk}/postmortem"
     urls["export"] = f"/traces/{urls['_a']}/export.html"
+    growing = live.create_live_trace(name="live run")
+    live.append_lines(trace_id=growing.pk, offset=0, lines=agent_lines(3, finish=False))
+    urls["live trace"] = f"/traces/{growing.pk}/"
+    urls["capture waiting"] = "/proxy/s/w10b-demo/"
     for path in CODEX:
         codex = trace_upload(files=[(path.name, path.read_bytes())], name=path.name).trace
         urls["codex call"] = f"/traces/{codex.pk}/calls/2/"
