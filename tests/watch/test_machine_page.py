@@ -93,7 +93,8 @@ def test_import_and_keep_watching_imports_one_store_then_stop_ends_the_thread(
     assert "Watching since" in claude_card and "2 imported" in claude_card
     assert '<dt>Imported</dt><dd><a href="/?agent=Claude+Code">2</a></dd>' in claude_card
     assert 'value="stop"' in claude_card and 'value="watch"' not in claude_card
-    assert '<meta http-equiv="refresh"' in page  # the counts refresh while watching
+    assert 'data-refresh-seconds="10"' in page  # the counts refresh while watching
+    assert "js/machine_refresh" in page and 'http-equiv="refresh"' not in page
     assert 'value="watch"' in card(page, "codex")
 
     # A new session in the watched store is imported by a later pass, nothing twice.
@@ -113,7 +114,8 @@ def test_import_and_keep_watching_imports_one_store_then_stop_ends_the_thread(
         time.sleep(0.05)
     page = client.get("/machine/").content.decode()
     assert "Stopped watching Claude Code." in page
-    assert "Watching since" not in page and '<meta http-equiv="refresh"' not in page
+    assert "Watching since" not in page and "data-refresh-seconds" not in page
+    assert "js/machine_refresh" not in page
     assert "<dt>Imported</dt>" in card(page, "claude-code") and 'value="watch"' in page
     assert models.Trace.objects.count() == 3  # the traces stay
 
