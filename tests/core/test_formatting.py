@@ -121,3 +121,10 @@ def test_an_eval_score_reads_as_words_or_numbers():
     assert formatting.score_value(True) == "true"
     assert formatting.score_value({"accuracy": 1, "f1": 0.5}) == "accuracy: 1, f1: 0.5"
     assert formatting.score_value(None) == "—"
+
+
+def test_a_cost_too_small_for_five_decimals_is_not_printed_as_zero():
+    assert money(0.0000012) == "<$0.00001"
+    assert money(-0.0000012) == "-<$0.00001"
+    assert money(0.000006) == "$0.00001"
+    assert money(0) == "$0"

@@ -24,7 +24,8 @@ def _number(value: Any) -> float | None:
 def money(value: Any) -> str:
     """Dollars with enough digits for a per-call cost: $12.35, $0.123, $0.0042, $0.00042.
 
-    Negative amounts keep a leading "-"; an unknown cost is "unknown", never "$0".
+    Negative amounts keep a leading "-"; an unknown cost is "unknown", never "$0"; a cost
+    too small for five decimals is "<$0.00001", never "$0.00000".
     """
     number = _number(value)
     if number is None:
@@ -39,6 +40,8 @@ def money(value: Any) -> str:
         return f"${number:.3f}"
     if number >= 0.001:
         return f"${number:.4f}"
+    if number < 0.000005:  # would print "$0.00000": a cost, but under a thousandth of a cent
+        return "<$0.00001"
     return f"${number:.5f}"
 
 

@@ -314,4 +314,5 @@ class StoredReport(TypedDict, total=False):
     notes: list[str]
     mapping: dict[str, Any]
     other_traffic: list[OtherTrafficEntry]
+    scores: list[ScoreEntry]
     what_if: WhatIfEntry
