@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .basis import Basis, CallFacts
 from ...formatting import plural
+from .basis import Basis, CallFacts
 from .lifetimes import expired, gap_text
 from .outcome import Outcome, unpriced_note, usd
 from .params import LIFETIME_LABELS, LIFETIMES, Params
