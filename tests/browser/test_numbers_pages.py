@@ -24,8 +24,10 @@ from traces.services.upload import trace_upload
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 INSPECT = CORPUS / "inspect_ai_eval_log" / "2025-05-12T20-28-13-04-00_popularity.json"
-CODEX = CORPUS / "codex_rollout_jsonl" / (
-    "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
+CODEX = (
+    CORPUS
+    / "codex_rollout_jsonl"
+    / ("rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl")
 )
 WIDTHS = (1280, 390)
 
