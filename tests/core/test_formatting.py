@@ -121,6 +121,7 @@ def test_an_eval_score_reads_as_words_or_numbers():
     assert formatting.score_value(True) == "true"
     assert formatting.score_value({"accuracy": 1, "f1": 0.5}) == "accuracy: 1, f1: 0.5"
     assert formatting.score_value(None) == "—"
+    assert formatting.score_value({"a": {"b": {"c": {"d": {"e": 1}}}}}) == "a: b: c: d: …"
 
 
 def test_a_cost_too_small_for_five_decimals_is_not_printed_as_zero():

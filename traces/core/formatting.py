@@ -138,8 +138,11 @@ SCORE_LETTERS = MappingProxyType(
 """Inspect AI's letter grades (`inspect_ai.scorer.CORRECT`, `INCORRECT`, `PARTIAL`, `NOANSWER`)."""
 
 
-def score_value(value: Any) -> str:
-    """An eval score as people read it: "C (correct)", "0.75", "accuracy: 1, f1: 0.5"."""
+def score_value(value: Any, depth: int = 0) -> str:
+    """An eval score as people read it: "C (correct)", "0.75", "accuracy: 1, f1: 0.5"
+    (nested past three levels: "…"; a score is trace text, its depth is not ours)."""
+    if depth > 3:
+        return "…"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -148,7 +151,7 @@ def score_value(value: Any) -> str:
         meaning = SCORE_LETTERS.get(value)
         return f"{value} ({meaning})" if meaning else value
     if isinstance(value, dict):
-        return ", ".join(f"{key}: {score_value(item)}" for key, item in value.items())
+        return ", ".join(f"{key}: {score_value(item, depth + 1)}" for key, item in value.items())
     if isinstance(value, list):
-        return ", ".join(score_value(item) for item in value)
+        return ", ".join(score_value(item, depth + 1) for item in value)
     return MISSING
