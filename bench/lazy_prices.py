@@ -5,10 +5,13 @@ that model, then runs, each as a fresh process taking turns --repeat times (best
 the report priced by the library, the report priced by the file alone, and the baseline
 `python -c "import genai_prices"` measured in the same run. With the library imported on
 first need, the file-priced report skips that import: the saving printed is what it cost.
+`--before DIR` also runs both reports from another source tree (e.g. `git archive` of the
+commit before the change, unpacked), in the same turns, for a before/after in one run.
 Set PYTHONPYCACHEPREFIX to a cache folder so the processes run on cached bytecode, as an
 installed package does.
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/lazy_prices.py [--repeat 5]
+        [--before /tmp/before]
 """
 
 from __future__ import annotations
@@ -35,9 +38,9 @@ PROBE = (
 )
 
 
-def timed(command: list[str]) -> tuple[float, str]:
+def timed(command: list[str], cwd: Path = ROOT) -> tuple[float, str]:
     began = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=True)
     last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
     return time.perf_counter() - began, last
 
@@ -46,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--before", type=Path, default=None, help="a source tree to compare")
     options = parser.parse_args()
     print(f"bytecode cache: {os.environ.get('PYTHONPYCACHEPREFIX') or 'next to the sources'}")
     with tempfile.TemporaryDirectory(prefix="lazy-prices-") as tmp:
@@ -67,18 +71,23 @@ def main() -> None:
                 "--prices", str(prices),
             ],
         }  # fmt: skip
+        where = dict.fromkeys(commands, ROOT)
+        if options.before is not None:
+            for name in ("report --html, library prices", "report --html, --prices file"):
+                commands[f"before: {name[len('report --html, ') :]}"] = commands[name]
+                where[f"before: {name[len('report --html, ') :]}"] = options.before
         best = dict.fromkeys(commands, float("inf"))
         loaded: dict[str, str] = {}
-        for command in commands.values():  # warm the bytecode cache
-            timed(command)
+        for name, command in commands.items():  # warm the bytecode cache
+            timed(command, where[name])
         for _ in range(options.repeat):
             for name, command in commands.items():
-                seconds, last = timed(command)
+                seconds, last = timed(command, where[name])
                 best[name] = min(best[name], seconds)
                 loaded[name] = last
         print(f"{options.calls}-call session, best of {options.repeat}:")
         for name, seconds in best.items():
-            flag = loaded[name] if name.startswith("report") else ""
+            flag = loaded[name] if name.startswith(("report", "before")) else ""
             note = f"  genai_prices loaded: {flag}" if flag else ""
             print(f"  {name:<32} {seconds * 1000:8.0f} ms{note}")
         library, file_only = (
@@ -91,6 +100,12 @@ def main() -> None:
             f"  file-priced / library-priced report: {file_only / library:.2f}"
             f" (saves {(library - file_only) * 1000:.0f} ms)"
         )
+        if options.before is not None:
+            was = best["before: --prices file"]
+            print(
+                f"  file-priced report, after / before: {file_only / was:.2f}"
+                f" ({was * 1000:.0f} -> {file_only * 1000:.0f} ms)"
+            )
 
 
 if __name__ == "__main__":
