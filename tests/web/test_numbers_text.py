@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.core.builders import TOOLS, response, user
+from tests.golden import GOLDEN
 from tests.web.test_api_and_pages import upload
 from tests.web.test_permission_matrix import world  # noqa: F401  (the shared-mode world)
 from traces import models
@@ -164,3 +165,24 @@ def test_inspect_scores_show_on_the_trace_set_and_compare_pages(client, corpus):
     assert row is not None
     values = re.findall(r'data-side="[ab]">([^<]*)<', row.group(0))
     assert values == [a.stats["scores"][0]["value"], b.stats["scores"][0]["value"]]
+
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+def test_hostile_scores_stay_text_on_the_trace_set_and_compare_pages(client):
+    log = orjson.loads(GOLDEN.joinpath("inspect-ai", "tool_loop.json").read_bytes())
+    for sample in log["samples"]:
+        sample["scores"] = {HOSTILE: {"value": HOSTILE, "answer": HOSTILE, "explanation": "x"}}
+    run_set = set_ingest.set_upload(name="hostile", files=[("log.json", orjson.dumps(log))])
+    runs = list(run_set.run_set.runs.order_by("name"))
+    pages = [
+        client.get(reverse("traces:detail", args=[runs[0].pk])),
+        client.get(reverse("traces:set", args=[run_set.run_set.pk])),
+        client.get(reverse("traces:compare", args=[runs[0].pk, runs[-1].pk])),
+    ]
+    for page in pages:
+        body = page.content.decode()
+        assert page.status_code == 200
+        assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in body
+        assert HOSTILE not in body
