@@ -40,6 +40,8 @@ class PriceTable:
     overrides_source: str = ""
     _given: dict[str, Price] = field(default_factory=dict)
     _asked_library: set[str] = field(default_factory=set)
+    """The first name this table asked the library about (one at most: it only tells
+    whether the library was needed, and a table may live as long as the process)."""
 
     @property
     def prices(self) -> dict[str, Price]:
@@ -63,7 +65,8 @@ class PriceTable:
                 return candidate, self.overrides[candidate]
         if self.library is None:
             return None
-        self._asked_library.add(candidates[0])
+        if not self._asked_library:
+            self._asked_library.add(candidates[0])
         found = self.library.lookup(candidates, at)
         if found is not None:
             self._given[found[0]] = found[1]
