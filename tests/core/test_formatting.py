@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from traces.core import formatting
 from traces.core.analysis.whatif.savings import money as savings_money
 from traces.core.formatting import count, duration, money, percent, plotly_money, tokens_compact
 
@@ -84,3 +85,47 @@ def test_template_filters_are_the_core_formats():
     assert inspector.tokens(12_345) == "12.3 k"
     assert inspector.percent(0.5) == "50.0%"
     assert str(inspector.signed(-0.0042, "usd")) == '<span class="delta-down">−$0.0042</span>'
+
+
+def test_a_mean_of_counts_has_one_decimal_at_most_and_none_when_whole():
+    assert [formatting.mean_count(v) for v in (2.5, 4.0, 12.345, 0.04, 1234.5, None)] == [
+        "2.5",
+        "4",
+        "12.3",
+        "0",
+        "1,234",
+        "—",
+    ]
+
+
+def test_a_saving_below_zero_says_the_fix_costs_more():
+    assert formatting.saving(-9.92, -117.7) == "costs $9.92 more (+117.7%)"
+    assert formatting.saving(-0.00446) == "costs $0.0045 more"
+    assert formatting.saving(1.5, 12.0) == "$1.50"
+    assert formatting.saving(0) == "$0"
+    assert formatting.saving(None) == "unknown"
+
+
+def test_a_count_and_its_noun():
+    assert formatting.plural(10_000, "call") == "10,000 calls"
+    assert formatting.plural(1, "call") == "1 call"
+    assert formatting.plural(0, "match", "matches") == "0 matches"
+
+
+def test_an_eval_score_reads_as_words_or_numbers():
+    assert formatting.score_value("C") == "C (correct)"
+    assert formatting.score_value("I") == "I (incorrect)"
+    assert formatting.score_value("maybe") == "maybe"
+    assert formatting.score_value(0.75) == "0.75"
+    assert formatting.score_value(1) == "1"
+    assert formatting.score_value(True) == "true"
+    assert formatting.score_value({"accuracy": 1, "f1": 0.5}) == "accuracy: 1, f1: 0.5"
+    assert formatting.score_value(None) == "—"
+    assert formatting.score_value({"a": {"b": {"c": {"d": {"e": 1}}}}}) == "a: b: c: d: …"
+
+
+def test_a_cost_too_small_for_five_decimals_is_not_printed_as_zero():
+    assert money(0.0000012) == "<$0.00001"
+    assert money(-0.0000012) == "-<$0.00001"
+    assert money(0.000006) == "$0.00001"
+    assert money(0) == "$0"

@@ -1,7 +1,9 @@
-"""Small traces do not pay for what they do not use: the tokenizer, jsonschema, PyYAML.
+"""Small traces do not pay for what they do not use: the tokenizer, jsonschema, PyYAML,
+the price library.
 
-Loading tiktoken's encoding takes ~0.3 s and jsonschema ~60 ms, more than the whole
-analysis of a few hundred exactly reported calls; each loads the first time it is needed.
+Loading tiktoken's encoding takes ~0.3 s, jsonschema ~60 ms and genai-prices 0.6-1.8 s,
+more than the whole analysis of a few hundred exactly reported calls; each loads the first
+time it is needed.
 """
 
 from __future__ import annotations
@@ -71,14 +73,16 @@ def test_the_encoding_is_named_the_same_before_and_after_it_loads():
 CLI_HEAVY = ("tiktoken", "plotly", "django", "jsonschema", "yaml")
 
 
-def _modules_after_command(tmp_path: Path, *command: str) -> set[str]:
+def _modules_after_command(
+    tmp_path: Path, *command: str, heavy: tuple[str, ...] = CLI_HEAVY
+) -> set[str]:
     """Heavy modules in `sys.modules` after `loop-inspector COMMAND` ran in a fresh process."""
     script = (
         "import sys\n"
         "from inspector.cli import main\n"
         f"status = main({list(command)!r})\n"
         "assert status in (0, 1), status\n"
-        f"print(','.join(m for m in {CLI_HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
@@ -119,3 +123,45 @@ def test_parallel_results_split_an_exact_delta_by_estimates_so_the_tokenizer_loa
     path = tmp_path / "parallel.jsonl"
     path.write_bytes(make_session(30, parallel=True))
     assert "tiktoken" in _modules_after_command(tmp_path, "analyze", str(path))
+
+
+PRICED_HEAVY = (*CLI_HEAVY, "genai_prices")
+
+
+@pytest.fixture(scope="module")
+def session_prices(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A price file naming the session's one model: no call needs the library."""
+    path = tmp_path_factory.mktemp("lazy-prices") / "prices.json"
+    path.write_bytes(b'{"claude-sonnet-4-5": {"input": 3, "output": 15}}')
+    return path
+
+
+def test_report_html_priced_by_a_price_file_never_imports_the_price_library(
+    reported_session, session_prices, tmp_path
+):
+    out = tmp_path / "report.html"
+    command = ("report", str(reported_session), "--html", str(out), "--prices", str(session_prices))
+    loaded = _modules_after_command(tmp_path, *command, heavy=PRICED_HEAVY)
+    assert "$" in out.read_text(encoding="utf-8")  # priced, by the file
+    assert loaded == set()
+
+
+@pytest.mark.parametrize("command", ["analyze", "lint"])
+def test_analyze_and_lint_priced_by_a_price_file_never_import_the_price_library(
+    reported_session, session_prices, tmp_path, command
+):
+    loaded = _modules_after_command(
+        tmp_path, command, str(reported_session), "--prices", str(session_prices),
+        heavy=PRICED_HEAVY,
+    )  # fmt: skip
+    assert loaded == set()
+
+
+def test_a_model_the_price_file_does_not_name_imports_the_library_to_price_it(
+    reported_session, tmp_path
+):
+    """The other side: the library is what prices claude-sonnet-4-5 without the file."""
+    prices = tmp_path / "other.json"
+    prices.write_bytes(b'{"acme-frontier-9": {"input": 4, "output": 8}}')
+    command = ("analyze", str(reported_session), "--prices", str(prices))
+    assert "genai_prices" in _modules_after_command(tmp_path, *command, heavy=PRICED_HEAVY)

@@ -107,6 +107,19 @@ def test_an_override_file_wins_over_the_library():
     assert "overridden by the price file test.json" in accounting.prices_source
 
 
+def test_a_trace_the_overrides_price_whole_says_so_and_one_they_do_not_names_the_library():
+    overrides = load_overrides(b'{"o3": {"input": 1, "output": 2}}')
+    table = library_table().merged(overrides, "the price file test.json")
+    whole = account(analyze_bytes(dated_calls("o3", AFTER)), table)
+    assert (whole.prices_taken, whole.prices_source) == (
+        "the price file test.json",
+        "every model overridden by the price file test.json (genai-prices not needed)",
+    )
+    partly = account(analyze_bytes(dated_calls("gpt-4o", AFTER)), table)
+    assert partly.prices_source.startswith("genai-prices ")
+    assert partly.prices_source.endswith("; overridden by the price file test.json")
+
+
 def test_a_model_nobody_prices_is_unknown_and_named():
     accounting = account(analyze_bytes(dated_calls("acme-frontier-9", AFTER)))
     assert accounting.calls[0].cost_usd is None

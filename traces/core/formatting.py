@@ -6,6 +6,7 @@ tables all format through here, so "$0.012" or "1 min 5 s" reads the same everyw
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 UNKNOWN_MONEY = "unknown"
@@ -23,7 +24,8 @@ def _number(value: Any) -> float | None:
 def money(value: Any) -> str:
     """Dollars with enough digits for a per-call cost: $12.35, $0.123, $0.0042, $0.00042.
 
-    Negative amounts keep a leading "-"; an unknown cost is "unknown", never "$0".
+    Negative amounts keep a leading "-"; an unknown cost is "unknown", never "$0"; a cost
+    too small for five decimals is "<$0.00001", never "$0.00000".
     """
     number = _number(value)
     if number is None:
@@ -38,6 +40,8 @@ def money(value: Any) -> str:
         return f"${number:.3f}"
     if number >= 0.001:
         return f"${number:.4f}"
+    if number < 0.000005:  # would print "$0.00000": a cost, but under a thousandth of a cent
+        return "<$0.00001"
     return f"${number:.5f}"
 
 
@@ -91,3 +95,63 @@ def plotly_money(field: str) -> str:
     """Dollars in a Plotly hover template ("$%{y:,.4f}"): d3-format runs in the browser, so
     the charts' hovers keep four decimals, enough for a cumulative per-call cost."""
     return f"$%{{{field}:,.4f}}"
+
+
+def mean_count(value: Any) -> str:
+    """A mean of counts (calls per run, findings per run): one decimal below 100, whole
+    above, never a trailing ".0" (12.4, 3, 1,235): a count has no cents."""
+    number = _number(value)
+    if number is None:
+        return MISSING
+    if abs(number) >= 100:
+        return f"{number:,.0f}"
+    text = f"{number:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def saving(usd_saved: Any, percent_saved: Any = None) -> str:
+    """A what-if's dollars saved, in words when the fix costs more: "$9.92" saved, or
+    "costs $9.92 more (+117.7%)" rather than "-$9.92" under "dollars saved".
+
+    `percent_saved` is already in percent (of the actual cost), as the what-if gives it.
+    """
+    number = _number(usd_saved)
+    if number is None:
+        return UNKNOWN_MONEY
+    if number >= 0:
+        return money(number)
+    more = _number(percent_saved)
+    share = "" if more is None else f" (+{percent(-more, scale=1)})"
+    return f"costs {money(-number)} more{share}"
+
+
+def plural(number: Any, singular: str, plural_form: str = "") -> str:
+    """A count and its noun: "1 call", "10,000 calls" (`plural_form` for irregular ones)."""
+    many = plural_form or f"{singular}s"
+    whole = _number(number)
+    return f"{count(whole)} {singular if whole == 1 else many}"
+
+
+SCORE_LETTERS = MappingProxyType(
+    {"C": "correct", "I": "incorrect", "P": "partial", "N": "no answer"}
+)
+"""Inspect AI's letter grades (`inspect_ai.scorer.CORRECT`, `INCORRECT`, `PARTIAL`, `NOANSWER`)."""
+
+
+def score_value(value: Any, depth: int = 0) -> str:
+    """An eval score as people read it: "C (correct)", "0.75", "accuracy: 1, f1: 0.5"
+    (nested past three levels: "…"; a score is trace text, its depth is not ours)."""
+    if depth > 3:
+        return "…"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:,.4g}" if isinstance(value, float) else f"{value:,}"
+    if isinstance(value, str):
+        meaning = SCORE_LETTERS.get(value)
+        return f"{value} ({meaning})" if meaning else value
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {score_value(item, depth + 1)}" for key, item in value.items())
+    if isinstance(value, list):
+        return ", ".join(score_value(item, depth + 1) for item in value)
+    return MISSING

@@ -286,6 +286,18 @@ class Loop:
 
 
 @dataclass(frozen=True, slots=True)
+class Score:
+    """How an eval scored one sample (Inspect AI's `sample.scores`): the scorer's name, its
+    value as text ("C", "0.75", "accuracy: 1"), and the answer and explanation it gave."""
+
+    sample: str
+    scorer: str
+    value: str
+    answer: str = ""
+    explanation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Trace:
     """Everything rebuilt from one file."""
 
@@ -307,3 +319,5 @@ class Trace:
     mapping: Mapping[str, JSON] | None = None
     """The mapping file the trace was read with (`{"name", "spec"}`), so that it can be
     read again the same way."""
+    scores: tuple[Score, ...] = ()
+    """What an eval's scorers said of the runs in the file (formats that score samples)."""

@@ -216,6 +216,16 @@ class WhatIfEntry(TypedDict):
     inputs: WhatIfInputs
 
 
+class ScoreEntry(TypedDict):
+    """What an eval's scorer said of one sample (Inspect AI): its value as text."""
+
+    sample: str
+    scorer: str
+    value: str
+    answer: str
+    explanation: str
+
+
 class Report(TypedDict):
     """The whole report, `loop-inspector/report/v1`."""
 
@@ -234,6 +244,7 @@ class Report(TypedDict):
     notes: NotRequired[list[str]]
     mapping: NotRequired[dict[str, Any]]
     other_traffic: NotRequired[list[OtherTrafficEntry]]
+    scores: NotRequired[list[ScoreEntry]]
     what_if: WhatIfEntry
 
 
@@ -303,4 +314,5 @@ class StoredReport(TypedDict, total=False):
     notes: list[str]
     mapping: dict[str, Any]
     other_traffic: list[OtherTrafficEntry]
+    scores: list[ScoreEntry]
     what_if: WhatIfEntry

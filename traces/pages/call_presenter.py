@@ -44,21 +44,33 @@ class MessageView:
     raw: Any
 
 
+def message_role(raw: Any, message: Message | None) -> str:
+    """The role a message is shown under: the wire's own `role`, else the one its format's
+    reader gave it (a Codex `function_call_output` item has no `role`; its reader knows it
+    is a tool result), else "" (the page then says "message 83", never "? message 83")."""
+    wire = raw.get("role") if isinstance(raw, dict) else None
+    if isinstance(wire, str) and wire:
+        return wire
+    return message.role if message is not None and message.role else ""
+
+
 def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
     request = call_request(trace=trace, call=call)
     response = call_response(call=call)
     shown = call_messages(call=call)  # None: stored before; raw JSON is shown
     appended_raw = request.messages[call.prefix_len :]
     normalised = shown.appended if shown is not None else []
-    appended = [
-        MessageView(
-            position=call.prefix_len + offset + 1,
-            role=str(raw.get("role", "?")) if isinstance(raw, dict) else "?",
-            message=normalised[offset] if offset < len(normalised) else None,
-            raw=raw,
+    appended = []
+    for offset, raw in enumerate(appended_raw):
+        message = normalised[offset] if offset < len(normalised) else None
+        appended.append(
+            MessageView(
+                position=call.prefix_len + offset + 1,
+                role=message_role(raw, message),
+                message=message,
+                raw=raw,
+            )
         )
-        for offset, raw in enumerate(appended_raw)
-    ]
     failed = call.status == "error"
     attempted = attempted_tool_calls(response) if failed else None
     response_message = shown.response if shown is not None and call.status == "ok" else None

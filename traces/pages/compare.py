@@ -63,12 +63,31 @@ def compare_runs(request: HttpRequest, a, b) -> HttpResponse:
             "cmp": result,
             "buckets": [(key, BUCKET_NAMES[key]) for key in BUCKETS],
             "total_rows": _total_rows(result),
+            "score_rows": _score_rows(trace_a, trace_b),
             "outcome_labels": OUTCOME_LABELS,
             "notes_a": notes[trace_a.pk],
             "notes_b": notes[trace_b.pk],
             "note_sides": [("a", trace_a, notes[trace_a.pk]), ("b", trace_b, notes[trace_b.pk])],
         },
     )
+
+
+def run_scores(trace: models.Trace) -> dict[str, str]:
+    """An eval run's scores by scorer (kept in its summary column: no report is loaded),
+    the values of several samples joined."""
+    by_scorer: dict[str, list[str]] = {}
+    for score in (trace.stats or {}).get("scores") or []:
+        by_scorer.setdefault(str(score.get("scorer", "")), []).append(str(score.get("value", "")))
+    return {scorer: ", ".join(values) for scorer, values in by_scorer.items()}
+
+
+def _score_rows(trace_a: models.Trace, trace_b: models.Trace) -> list[dict[str, str]]:
+    """One row per scorer of either run (Inspect AI samples): A's value beside B's."""
+    a, b = run_scores(trace_a), run_scores(trace_b)
+    return [
+        {"scorer": scorer, "a": a.get(scorer, ""), "b": b.get(scorer, "")}
+        for scorer in dict.fromkeys([*a, *b])
+    ]
 
 
 def _total_rows(result: dict) -> list[dict]:

@@ -172,6 +172,32 @@ def slowest_tools(runs: list[models.Trace]) -> list[dict[str, Any]]:
     return rows[:TOP]
 
 
+SCORED_RUNS_NAMED = 5
+"""Runs linked per score on a set page (the count says how many there are)."""
+
+
+def score_rows(runs: list[models.Trace]) -> list[dict[str, Any]]:
+    """Per scorer and value across the set's eval runs (Inspect AI samples): how many runs
+    scored it, and the first of them to open; most common first within a scorer."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in runs:
+        for score in (run.stats or {}).get("scores") or []:
+            key = (str(score.get("scorer", "")), str(score.get("value", "")))
+            row = rows.setdefault(key, {"scorer": key[0], "value": key[1], "runs": []})
+            if not row["runs"] or row["runs"][-1] is not run:
+                row["runs"].append(run)
+    ordered = sorted(rows.values(), key=lambda r: (r["scorer"], -len(r["runs"]), r["value"]))
+    return [
+        {
+            **row,
+            "count": len(row["runs"]),
+            "named": row["runs"][:SCORED_RUNS_NAMED],
+            "more": max(0, len(row["runs"]) - SCORED_RUNS_NAMED),
+        }
+        for row in ordered
+    ]
+
+
 def set_runs(run_set: models.RunSet) -> list[models.Trace]:
     return list(run_set.runs.only(*SET_COLUMNS).order_by("created_at", "pk"))
 
@@ -193,6 +219,7 @@ def set_context(run_set: models.RunSet, *, projects: Any = None) -> dict[str, An
             {run.model for run in runs if run.cost_usd is None and run.model}
         ),
         "outcomes": outcome_rows(runs),
+        "scores": score_rows(runs),
         "rules": rule_rows(run_set),
         "figures": distributions(runs),
         "chart_keys": [key for key, *_ in MEASURES],

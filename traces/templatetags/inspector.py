@@ -6,16 +6,19 @@ nothing is marked safe before it has been.
 
 from __future__ import annotations
 
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
 import orjson
 from django import template
+from django.utils import timezone
 from django.utils.html import escape, format_html, json_script
 from django.utils.safestring import SafeString, mark_safe
 
 from traces.core import formatting
 from traces.core.outputs.notes import note_html as _note_html
+from traces.web import audit_names
 
 register = template.Library()
 
@@ -184,6 +187,8 @@ def signed(value: Any, kind: str = "int") -> SafeString:
         text = f"{abs(number) * 100:.1f} pp"
     elif kind == "float":
         text = f"{abs(number):,.2f}"
+    elif kind == "mean":  # a difference of means of counts: 1.5 calls, not 1.50
+        text = formatting.mean_count(abs(number))
     else:
         text = f"{abs(int(number)):,}"
     if number == 0:
@@ -195,9 +200,70 @@ def signed(value: Any, kind: str = "int") -> SafeString:
 
 
 @register.filter
+def count(value: Any) -> str:
+    """An exact count with thousands separators: 10,000, never 10000 ('—' when unknown)."""
+    return formatting.count(value)
+
+
+@register.filter
+def mean_count(value: Any) -> str:
+    """A mean of counts: 12.4 calls per run, 3 findings (not 3.00)."""
+    return formatting.mean_count(value)
+
+
+@register.filter
+def saving(usd_saved: Any, percent_saved: Any = None) -> str:
+    """A what-if's dollars saved; a fix that costs more says so: 'costs $9.92 more (+117.7%)'."""
+    return formatting.saving(usd_saved, percent_saved)
+
+
+@register.filter
+def when(value: Any) -> SafeString:
+    """A moment in the server's time zone with the zone named ('2026-12-01 19:22:38 UTC'),
+    in a <time> element carrying the ISO form with its offset."""
+    if not isinstance(value, datetime):
+        return mark_safe(formatting.MISSING)
+    local = timezone.localtime(value) if timezone.is_aware(value) else value
+    zone = local.tzname() or "UTC"
+    return format_html(
+        '<time datetime="{}">{} {}</time>',
+        local.isoformat(timespec="seconds"),
+        local.strftime("%Y-%m-%d %H:%M:%S"),
+        zone,
+    )
+
+
+@register.filter
+def audit_event(action: Any) -> str:
+    """An audit line's action as people say it ('Price set'), not its code ('price.set')."""
+    return audit_names.event_name(str(action or ""))
+
+
+@register.filter
 def percent(value: Any) -> str:
     """A fraction as a percentage ('—' when unknown)."""
     return formatting.percent(value)
+
+
+_BREAK_AFTER = frozenset("/-.")
+
+
+@register.filter
+def breakable(value: Any) -> SafeString:
+    """A code-like token (a model name) escaped, with a <wbr> after each "/", "-" and ".":
+    the only places it may wrap (`claude-sonnet-<wbr>4-<wbr>5`), never mid-word."""
+    out = []
+    for char in "" if value is None else str(value):
+        out.append(escape(char))
+        if char in _BREAK_AFTER:
+            out.append("<wbr>")
+    return mark_safe("".join(out))  # every character escaped above
+
+
+@register.filter
+def percent_points(value: Any, digits: int = 1) -> str:
+    """A value already in percent ('33.3%'; `:0` for a share shown whole); '—' when unknown."""
+    return formatting.percent(value, scale=1, digits=int(digits))
 
 
 @register.filter

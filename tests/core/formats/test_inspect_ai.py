@@ -564,3 +564,28 @@ def test_the_chunked_eval2_layout_is_named_as_unsupported() -> None:
     ]
     with pytest.raises(InputRejected, match="eval2"):
         read_source(make_zip({"samples/1_epoch_1/sample.json": b"{}"}), "x.eval2")
+
+
+def test_a_samples_scores_are_read_as_text_and_odd_entries_skipped():
+    from traces.core.model import Score
+    from traces.core.reading.formats.inspect_ai import sample_scores
+
+    sample = {
+        "id": "q7",
+        "epoch": 2,
+        "scores": {
+            "match": {"value": "I", "answer": "No", "explanation": "expected Yes"},
+            "f1": {"value": 0.5},
+            "broken": "not an object",
+            "no_value": {"answer": "x"},
+            "metrics": {"value": {"accuracy": 1, "partial": True}, "answer": ["not", "text"]},
+        },
+    }
+    assert list(sample_scores(sample)) == [
+        Score("q7 (epoch 2)", "match", "I (incorrect)", "No", "expected Yes"),
+        Score("q7 (epoch 2)", "f1", "0.5"),
+        Score("q7 (epoch 2)", "metrics", "accuracy: 1, partial: true"),
+    ]
+    older = {"id": 3, "epoch": 1, "score": {"value": "C"}}
+    assert list(sample_scores(older)) == [Score("3", "score", "C (correct)")]
+    assert list(sample_scores({"id": 1, "epoch": 1, "scores": ["odd"]})) == []

@@ -266,13 +266,13 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         )
         for run, (tokens, exact) in result_tokens.items()
     }
+    prices_taken, prices_source = table.described()
     return Accounting(
         calls=tuple(accounts),
         results=results,
         encoding=encoding_name(),
-        prices_taken=table.taken,
-        prices_source=table.source
-        + (f"; overridden by {table.overrides_source}" if table.overrides_source else ""),
+        prices_taken=prices_taken,
+        prices_source=prices_source,
         estimated_calls=sum(1 for a in accounts if not a.tokens_exact),
         unpriced_models=tuple(sorted(unpriced)),
         table=table,

@@ -10,7 +10,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ..gcpause import without_cycle_collection
-from ..model import Exchange, HttpTraffic, LineError, ToolTiming, Trace
+from ..model import Exchange, HttpTraffic, LineError, Score, ToolTiming, Trace
 from ..reading.folders import archive_members
 from ..reading.formats.base import Adapter
 from ..reading.formats.detect import SNIFF_RECORDS, detect
@@ -55,6 +55,8 @@ class TraceSession:
         self.builder = TraceBuilder(choice.name, choice.reason)
         self.records_ingested = 0
         self.lines_total = 0
+        self.earlier_scores: list[Score] = []
+        """Scores read by the adapters of earlier files (`next_source` replaces them)."""
 
     def next_source(self, choice: FormatChoice, source_name: str) -> None:
         """Read another file into the same trace (e.g. a session's subagent files)."""
@@ -62,6 +64,7 @@ class TraceSession:
             self.adapter.source_name = source_name  # one reader for the whole tree
             return
         self._take(self.adapter.close(), counts=False)
+        self.earlier_scores.extend(self.adapter.scores())
         self.adapter = get_adapter(choice.name)(source_name, self.shared)
 
     def feed(self, items: Iterable[Record | LineError]) -> list[Update]:
@@ -112,7 +115,9 @@ class TraceSession:
     def finish(self, lines_total: int | None = None) -> Trace:
         self._take(self.adapter.close(), counts=False)
         total = self.lines_total if lines_total is None else lines_total
-        return self.builder.finish(total, self.records_ingested)
+        trace = self.builder.finish(total, self.records_ingested)
+        scores = (*self.earlier_scores, *self.adapter.scores())
+        return replace(trace, scores=scores) if scores else trace
 
 
 @without_cycle_collection

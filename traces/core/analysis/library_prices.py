@@ -6,6 +6,11 @@ Pricing runs per call on loops of 20,000 calls, so the library is asked once per
 name (which model it is) and once per model and day (the prices that day); the cost
 itself is computed here in floats from those prices, the way the library defines them
 (`tests/core/test_library_prices.py` checks both agree with `calc_price`).
+
+The library is imported on first need, not with this module: importing it costs 0.6-1.8 s
+(pydantic models, its httpx updater, importlib.metadata), more than reporting a few hundred
+calls, and a trace whose models are all priced by overrides never asks it
+(`tests/core/test_lazy_loads.py`, `bench/lazy_prices.py`).
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
-from importlib.metadata import version
-
-from genai_prices import data_snapshot
-from genai_prices import types as gp
+from typing import TYPE_CHECKING
 
 from .price import Price
+
+if TYPE_CHECKING:
+    from genai_prices import types as gp
 
 SOURCE = "genai-prices"
 
@@ -53,6 +58,8 @@ class LibraryPrices:
         key = names[0] if names else ""
         if key in self._models:
             return self._models[key]
+        from genai_prices import data_snapshot
+
         snapshot = data_snapshot.get_snapshot()
         found: tuple[str, gp.ModelInfo, int] | None = None
         for name in names:
@@ -80,6 +87,8 @@ process must not keep every name it ever read."""
 def _step(info: gp.ModelInfo) -> int:
     """How long one price holds, in seconds: prices change by day (a UTC start date); a
     few models also by time of day (off-peak hours): those are remembered per minute."""
+    from genai_prices import types as gp
+
     if isinstance(info.prices, list) and any(
         isinstance(p.constraint, gp.TimeOfDateConstraint) for p in info.prices
     ):
@@ -90,6 +99,8 @@ def _step(info: gp.ModelInfo) -> int:
 def _price(model_price: gp.ModelPrice) -> Price:
     """The library's text-token prices as a `Price`: a missing cache price is the input
     price (as the library bills it), and each long-context tier a `Price` of its own."""
+    from genai_prices import types as gp
+
     keys = (
         "input_mtok",
         "output_mtok",
@@ -144,6 +155,11 @@ def _tier_value(value: Decimal | gp.TieredPrices | None, start: int | None) -> f
 @cache
 def described() -> tuple[str, str]:
     """(taken, source) for reports: the library's version and its newest price date."""
+    from importlib.metadata import version
+
+    from genai_prices import data_snapshot
+    from genai_prices import types as gp
+
     newest = date.min
     for provider in data_snapshot.get_snapshot().providers:
         for model in provider.models:

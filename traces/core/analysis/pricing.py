@@ -14,7 +14,7 @@ from functools import lru_cache
 import orjson
 
 from ..model import Usage
-from .library_prices import LibraryPrices, described
+from .library_prices import SOURCE, LibraryPrices, described
 from .price import Price
 
 __all__ = ["Price", "PriceTable", "call_cost", "library_table", "load_overrides", "refused_by_api"]
@@ -30,14 +30,18 @@ _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8}|-v\d+(:\d+)?|-late
 @dataclass(frozen=True, slots=True)
 class PriceTable:
     """Overrides (by model name) over the library; `overrides_source` says where they came
-    from (a file, the project's prices) for the report's price note."""
+    from (a file, the project's prices) for the report's price note. `taken` and `source`
+    empty: the library describes itself, and only if this table asked it (`described`)."""
 
     overrides: dict[str, Price]
-    taken: str
-    source: str
+    taken: str = ""
+    source: str = ""
     library: LibraryPrices | None = field(default_factory=LibraryPrices)
     overrides_source: str = ""
     _given: dict[str, Price] = field(default_factory=dict)
+    _asked_library: set[str] = field(default_factory=set)
+    """The first name this table asked the library about (one at most: it only tells
+    whether the library was needed, and a table may live as long as the process)."""
 
     @property
     def prices(self) -> dict[str, Price]:
@@ -59,10 +63,25 @@ class PriceTable:
         for candidate in candidates:
             if candidate in self.overrides:
                 return candidate, self.overrides[candidate]
-        found = self.library.lookup(candidates, at) if self.library is not None else None
+        if self.library is None:
+            return None
+        if not self._asked_library:
+            self._asked_library.add(candidates[0])
+        found = self.library.lookup(candidates, at)
         if found is not None:
             self._given[found[0]] = found[1]
         return found
+
+    def described(self) -> tuple[str, str]:
+        """(taken, source) for the report's price note. When the overrides priced every
+        call, the library was never needed and is not imported just to name itself."""
+        overridden = self.overrides_source or "the prices set"
+        if self.overrides and not self._asked_library and not self.taken:
+            return overridden, f"every model overridden by {overridden} ({SOURCE} not needed)"
+        taken, source = (self.taken, self.source) if self.taken else described()
+        if self.overrides_source:
+            source = f"{source}; overridden by {self.overrides_source}"
+        return taken, source
 
     def for_one_trace(self) -> PriceTable:
         """This table with nothing given out yet (the library's lookups still shared)."""
@@ -109,9 +128,9 @@ def _candidates(model: str) -> tuple[str, ...]:
 
 def library_table() -> PriceTable:
     """The `genai-prices` prices with no override (a new table: it remembers the prices
-    it gave out, so each analysis starts its own)."""
-    taken, source = described()
-    return PriceTable({}, taken, source)
+    it gave out, so each analysis starts its own). Building it imports nothing: the
+    library loads on the first lookup that reaches it."""
+    return PriceTable({})
 
 
 def load_overrides(data: bytes) -> dict[str, Price]:

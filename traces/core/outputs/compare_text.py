@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.accounting import BUCKETS
+from ..formatting import mean_count
 from ..formatting import money as _money
 
 
@@ -13,8 +14,8 @@ def _signed(value: Any, money: bool = False) -> str:
         return "—"
     if money:
         return f"{'+' if value > 0 else '-' if value < 0 else '±'}{_money(abs(value))}"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:+,.2f}"
+    if isinstance(value, float) and not value.is_integer():  # a mean of counts
+        return f"{'+' if value > 0 else '-'}{mean_count(abs(value))}"
     return f"{int(value):+,}"
 
 
@@ -97,7 +98,7 @@ def render_sets(result: dict[str, Any], name_a: str, name_b: str) -> str:
     for metric in result["metrics"]:
         a, b = metric["a"], metric["b"]
         money = metric["metric"] == "cost"
-        fmt = _money if money else (lambda v: "—" if v is None else f"{v:,.1f}")
+        fmt = _money if money else mean_count
         change = "—" if metric["relative_mean"] is None else f"{metric['relative_mean']:+.1%}"
         out.append(
             f"{metric['label']:16}{fmt(a['mean']):>12}{fmt(b['mean']):>12}"

@@ -14,7 +14,7 @@ from ..analysis.rules.base import Finding
 from ..analysis.rules.registry import run_rules
 from ..analysis.whatif import build_what_if, what_if_inputs
 from ..gcpause import without_cycle_collection
-from ..model import Call, HttpTraffic, Loop, ToolRun, Trace, Usage
+from ..model import Call, HttpTraffic, Loop, Score, ToolRun, Trace, Usage
 from ..report_types import (
     AccountingEntry,
     CallEntry,
@@ -41,6 +41,16 @@ present in the report only when recorded."""
 
 
 @without_cycle_collection
+def _score(score: Score) -> dict[str, str]:
+    return {
+        "sample": score.sample,
+        "scorer": score.scorer,
+        "value": score.value,
+        "answer": score.answer,
+        "explanation": score.explanation,
+    }
+
+
 def build_report(
     trace: Trace,
     *,
@@ -73,6 +83,7 @@ def build_report(
         "findings": [finding.as_dict() for finding in findings],
         **({"notes": list(trace.notes)} if trace.notes else {}),
         **({"mapping": dict(trace.mapping)} if trace.mapping else {}),
+        **({"scores": [_score(score) for score in trace.scores]} if trace.scores else {}),
     }
     if trace.other_traffic:
         report["other_traffic"] = [_traffic(item) for item in trace.other_traffic]

@@ -95,11 +95,17 @@ def run_stats(report: Mapping[str, Any]) -> dict[str, Any]:
         (r for r in runs if r.get("duration_s") is not None),
         key=lambda r: (-r["duration_s"], r.get("call") or 0),
     )[:TOP_ITEMS]
-    return {
+    stats: dict[str, Any] = {
         "tools": tool_totals(runs),
         "heaviest_results": [_run_ref(r, "result_tokens") for r in heaviest],
         "slowest_tools": [_run_ref(r, "duration_s") for r in slowest],
     }
+    scores = report.get("scores") or []
+    if scores:  # an eval's run: the set page shows each run's scores beside its outcome
+        stats["scores"] = [
+            {"scorer": s.get("scorer", ""), "value": s.get("value", "")} for s in scores[:TOP_ITEMS]
+        ]
+    return stats
 
 
 def _run_ref(run: Mapping[str, Any], measure: str) -> dict[str, Any]:

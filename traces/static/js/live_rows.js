@@ -49,6 +49,7 @@
     if (number >= 1) return "$" + grouped(fixed(number, 2));
     if (number >= 0.01) return "$" + fixed(number, 3);
     if (number >= 0.001) return "$" + fixed(number, 4);
+    if (number < 0.000005) return "<$0.00001";  // never "$0.00000" (formatting.money)
     return "$" + fixed(number, 5);
   }
 
@@ -79,6 +80,23 @@
       node.setAttribute(name, attributes[name]);
     });
     if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // A model name with a <wbr> after each "/", "-" and ".", its only break points (the
+  // template's `breakable` filter).
+  function breakable(tag, attributes, text) {
+    var node = element(tag, attributes);
+    var part = "";
+    Array.from(String(text)).forEach(function (char) {
+      part += char;
+      if (char === "/" || char === "-" || char === ".") {
+        node.appendChild(document.createTextNode(part));
+        node.appendChild(document.createElement("wbr"));
+        part = "";
+      }
+    });
+    if (part) node.appendChild(document.createTextNode(part));
     return node;
   }
 
@@ -131,12 +149,12 @@
   }
 
   function messagesCell(data) {
-    var cell = element("td", { "class": "num" }, String(data.messages));
+    var cell = element("td", { "class": "num" }, intcomma(data.messages));
     if (data.base_call) {
       cell.append(" ", element("span", {
         "class": "muted",
-        "title": data.appended + " new since call " + data.base_call
-      }, "+" + data.appended));
+        "title": intcomma(data.appended) + " new since call " + data.base_call
+      }, "+" + intcomma(data.appended)));
     }
     if (data.history_rewritten) {
       cell.append(" ", element("span", {
@@ -176,7 +194,7 @@
       "href": data.url,
       "aria-label": "Open call " + data.index
     }, String(data.index)));
-    row.append(number, element("td", { "class": "model" }, data.model || "—"), messagesCell(data));
+    row.append(number, breakable("td", { "class": "model", "title": data.model || "" }, data.model || "—"), messagesCell(data));
     if (data.input_tokens !== null && data.input_tokens !== undefined) {
       var input = data.input_tokens + data.cache_read_tokens + data.cache_write_tokens;
       row.append(numberCell(input), numberCell(data.cache_read_tokens),

@@ -53,9 +53,10 @@ def batch_serial_calls(basis: Basis) -> Outcome:
     outcome.seconds_saved = seconds
     if untimed:
         outcome.note(
-            "model time unknown: call(s) "
+            f"model time unknown: {'call' if len(untimed) == 1 else 'calls'} "
             + ", ".join(str(i) for i in untimed)
-            + " carry no timings"
+            + (" carries" if len(untimed) == 1 else " carry")
+            + " no timings"
         )
     if not outcome.exact:
         outcome.note("≈ some calls reported no usage: their input is a tiktoken estimate")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ...formatting import plural
 from .basis import Basis, CallFacts
 from .lifetimes import expired, gap_text
 from .outcome import Outcome, unpriced_note, usd
@@ -147,8 +148,9 @@ def prompt_cache(basis: Basis, params: Params) -> Outcome:
             outcome.note("the trace already paid no more than caching the prefix would cost")
     if chosen_rewrites:
         outcome.note(
-            f"{len(chosen_rewrites)} call(s) came more than the {LIFETIME_LABELS[lifetime]}"
-            " lifetime after the previous one and write the prefix again"
+            f"{plural(len(chosen_rewrites), 'call')} came more than the"
+            f" {LIFETIME_LABELS[lifetime]} lifetime after the previous one and"
+            f" {'writes' if len(chosen_rewrites) == 1 else 'write'} the prefix again"
         )
     if not outcome.exact:
         outcome.note("≈ some prefix sizes are tiktoken estimates")

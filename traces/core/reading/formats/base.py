@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...model import Exchange, HttpTraffic, LineError, Message, ToolTiming
+from ...model import Exchange, HttpTraffic, LineError, Message, Score, ToolTiming
 from ..records import Record
 
 AdapterEvent = Exchange | LineError | ToolTiming | HttpTraffic
@@ -75,6 +75,11 @@ class Adapter:
     def close(self) -> Iterator[AdapterEvent]:
         """The input ended: flush whatever is buffered."""
         return iter(())
+
+    def scores(self) -> tuple[Score, ...]:
+        """What the file's scorers said of its runs (an eval log's samples); most formats
+        score nothing."""
+        return ()
 
     def no_call_notice(self) -> str | None:
         """What the file read is, when it holds no model call by nature (an agent's index

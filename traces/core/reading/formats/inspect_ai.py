@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ...model import LineError, Message
+from ...formatting import score_value
+from ...model import LineError, Message, Score
 from ..containers import HEADER_MEMBERS, SAMPLE_MEMBER
 from ..dialects import inspect_ai as inspect
 from ..records import Record
@@ -57,6 +58,10 @@ class InspectAIAdapter(Adapter):
         self.header = LogHeader()
         self.samples_read = 0
         self.header_line: int | None = None
+        self.sample_scores: list[Score] = []
+
+    def scores(self) -> tuple[Score, ...]:
+        return tuple(self.sample_scores)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         return errors_first(self._read(record))
@@ -111,7 +116,36 @@ class InspectAIAdapter(Adapter):
             yield LineError(line, f"sample #{position or '?'} is not a JSON object")
             return
         self.samples_read += 1
+        self.sample_scores.extend(sample_scores(sample))
         yield from SampleReader(self.header, line, sample).read()
+
+
+MAX_SCORE_TEXT = 2000
+"""A scorer's answer and explanation are kept up to this many characters (a model-graded
+explanation runs to pages; the original keeps all of it)."""
+
+
+def sample_scores(sample: dict[str, Any]) -> Iterator[Score]:
+    """A sample's `scores` (`{scorer: {value, answer, explanation, metadata}}`, or the
+    older single `score`), each value as text; odd entries are skipped, never fatal."""
+    scores = sample.get("scores")
+    if not isinstance(scores, dict) and isinstance(sample.get("score"), dict):
+        scores = {"score": sample["score"]}
+    if not isinstance(scores, dict):
+        return
+    epoch = sample.get("epoch")
+    name = f"{sample.get('id')}" + (f" (epoch {epoch})" if epoch not in (None, 1) else "")
+    for scorer, entry in scores.items():
+        if not isinstance(entry, dict) or "value" not in entry:
+            continue
+        answer, explanation = entry.get("answer"), entry.get("explanation")
+        yield Score(
+            sample=name[:200],
+            scorer=str(scorer)[:200],
+            value=score_value(entry["value"])[:MAX_SCORE_TEXT],
+            answer=answer[:MAX_SCORE_TEXT] if isinstance(answer, str) else "",
+            explanation=explanation[:MAX_SCORE_TEXT] if isinstance(explanation, str) else "",
+        )
 
 
 def errors_first(events: Iterator[AdapterEvent]) -> Iterator[AdapterEvent]:
