@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from traces import models
@@ -18,6 +19,18 @@ from traces.pages.links import TraceLinks
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
 WINDOW_SIZES = (30, 60, 120)
+INLINE_FIGURE_CALLS = 500
+"""Up to this many calls in the charted loop the figures ride in the page; beyond, the
+page names `figures.json` and charts.js fetches them: at 2,000 points a series (the
+charts' budget) they weigh over a megabyte, more than all the rest of the page."""
+
+
+def figures_inline(report: StoredReport, loop: int | None) -> bool:
+    """Whether the charts of `loop` (None: every call) are small enough to embed."""
+    calls = report.get("calls") or []
+    if loop is None:
+        return len(calls) <= INLINE_FIGURE_CALLS
+    return sum(1 for c in calls if c.get("loop") == loop) <= INLINE_FIGURE_CALLS
 
 
 def _int_param(params: Any, name: str, default: int, low: int, high: int) -> int:
@@ -54,11 +67,15 @@ class DiagramView:
     window_sizes: tuple[int, ...] = WINDOW_SIZES
 
 
-def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
+def diagram_context(
+    trace: models.Trace, params: Any, *, always_figures: bool = False
+) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
     The loop defaults to the one the outcome names (the agent's own loop); the window,
-    spacing and loop come from the query string so every view has a shareable URL.
+    spacing and loop come from the query string so every view has a shareable URL. The
+    figures of a long loop are left to `figures.json` (`figures_src`; each key None)
+    unless `always_figures` (the live redraw, which has no page to fetch them).
     """
     report: StoredReport = trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
@@ -116,7 +133,14 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
                 key=lambda item: (-item[1], item[0]),
             )[:30],
         ),
-        "figures": render.figures(report, theme="light", loop=loop),
+        **_figures(trace, report, loop, always_figures),
         "chart_keys": CHART_KEYS,
         "chart_themes": render_charts.THEMES,
     }
+
+
+def _figures(trace: models.Trace, report: StoredReport, loop: int, always: bool) -> dict[str, Any]:
+    if always or figures_inline(report, loop):
+        return {"figures": render.figures(report, theme="light", loop=loop), "figures_src": None}
+    src = reverse("traces:figures-json", args=[trace.pk]) + f"?loop={loop}"
+    return {"figures": dict.fromkeys(CHART_KEYS), "figures_src": src}
