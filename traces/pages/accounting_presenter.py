@@ -82,7 +82,7 @@ def accounting_context(report: StoredReport) -> dict[str, Any]:
     }
 
 
-FINDINGS_PER_PAGE = 100
+FINDINGS_PER_PAGE = 50
 """Findings listed on one page of the trace page: a 20,000-call loop can hold tens of
 thousands (13 MB of HTML); the rest are a page link away, all in the JSON report."""
 

@@ -19,18 +19,22 @@ from traces.pages.links import TraceLinks
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
 WINDOW_SIZES = (30, 60, 120)
-INLINE_FIGURE_CALLS = 500
-"""Up to this many calls in the charted loop the figures ride in the page; beyond, the
-page names `figures.json` and charts.js fetches them: at 2,000 points a series (the
-charts' budget) they weigh over a megabyte, more than all the rest of the page."""
+"""The window sizes offered; a long loop opens on the smallest (see `LONG_LOOP_CALLS`)."""
+LONG_LOOP_CALLS = 500
+"""A loop of more calls is long: its figures are not embedded (the page names
+`figures.json` and charts.js fetches them: at 2,000 points a series, the charts' budget,
+they weigh over a megabyte) and its diagram opens on `LONG_LOOP_WINDOW` calls (both
+layouts of a 60-call window are some 450 KB; the tables below follow the window), so
+the page of a 20,000-call loop stays under 500 KB."""
+LONG_LOOP_WINDOW = 30
 
 
 def figures_inline(report: StoredReport, loop: int | None) -> bool:
     """Whether the charts of `loop` (None: every call) are small enough to embed."""
-    calls = report.get("calls") or []
     if loop is None:
-        return len(calls) <= INLINE_FIGURE_CALLS
-    return sum(1 for c in calls if c.get("loop") == loop) <= INLINE_FIGURE_CALLS
+        return len(report.get("calls") or []) <= LONG_LOOP_CALLS
+    sizes = (len(e["calls"]) for e in report.get("loops", []) if e["index"] == loop)
+    return next(sizes, 0) <= LONG_LOOP_CALLS
 
 
 def _int_param(params: Any, name: str, default: int, low: int, high: int) -> int:
@@ -91,7 +95,9 @@ def diagram_context(
     loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
     if loop not in loops:
         loop = default_loop
-    window = _int_param(params, "window", 60, 10, 200)
+    loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
+    default_window = LONG_LOOP_WINDOW if loop_sizes.get(loop, 0) > LONG_LOOP_CALLS else 60
+    window = _int_param(params, "window", default_window, 10, 200)
     start = _int_param(params, "start", 1, 1, 1_000_000)
     spacing: Literal["step", "time"] = "time" if params.get("spacing") == "time" else "step"
     all_lanes = params.get("lanes") == "all"
@@ -114,7 +120,6 @@ def diagram_context(
     meta = view["window"]
     order = tool_lane_order(report)
     grouped = tuple(order[MAX_TOOL_LANES:]) if len(order) > MAX_TOOL_LANES else ()
-    loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
     return {
         "diagram": DiagramView(
             svg=mark_safe(view["svg"] + view["compact_svg"]),

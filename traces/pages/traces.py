@@ -268,7 +268,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
 @require_safe
 def figures_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The charts of one loop (`?loop=`, else the outcome's), fetched by a trace page too
-    long to embed them (see `diagram_presenter.INLINE_FIGURE_CALLS`)."""
+    long to embed them (see `diagram_presenter.LONG_LOOP_CALLS`)."""
     trace = trace_get(trace_id=trace_id)
     loop = chart_loop(trace, request.GET.get("loop"))
     return JsonResponse({"figures": render_figures(trace.report or {}, loop=loop)})
