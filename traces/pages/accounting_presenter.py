@@ -109,7 +109,7 @@ def findings_page(findings: Sequence[FindingEntry], params: Any) -> dict[str, An
     def href(number: int) -> str:
         query = params.copy()  # a QueryDict: every other choice of the page kept
         query["findings"] = str(number)
-        return "?" + query.urlencode() + "#findings-title"
+        return f"?{query.urlencode()}#findings-title"
 
     return {
         "findings_shown": shown,

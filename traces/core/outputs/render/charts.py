@@ -128,11 +128,11 @@ def transcript_growth_figure(
         ("cache_read", "cache_read_tokens", "cache reads"),
         ("cache_write", "cache_write_tokens", "cache writes"),
     ):
-        values = [c.get(field) for c in calls]
-        if not any(values):
+        readings: list[Any] = [c.get(field) for c in calls]
+        if not any(readings):
             continue
         data.append(
-            _line(xs, _per_bucket(groups, values), label, COLOURS[key], mode, "y", "dot", labels)
+            _line(xs, _per_bucket(groups, readings), label, COLOURS[key], mode, "y", "dot", labels)
         )
     outputs = _per_bucket(groups, [c.get("output_tokens") for c in calls])
     data.append(

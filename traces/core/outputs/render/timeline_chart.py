@@ -203,7 +203,8 @@ def _tool_bars(
         return None, 0
     if len(rows) > downsample.POINT_BUDGET:
         order = sorted(range(len(rows)), key=lambda n: bases[n])
-        numbers = [customdata[n][2] if isinstance(customdata[n][2], int) else 0 for n in order]
+        asking = [customdata[n][2] for n in order]
+        numbers = [number if isinstance(number, int) else 0 for number in asking]
         condensed = _condensed(
             "tool runs (your code)",
             "tool",
