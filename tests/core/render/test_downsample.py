@@ -114,12 +114,18 @@ def test_the_timeline_keeps_every_rows_time():
     assert sum(tools["x"]) == pytest.approx(19_999 * 0.5)
     assert set(tools["y"]) == {"tools"}
     assert model["customdata"][0][0] == "calls 1–10"
+    # The hover's length is the bar's own (Plotly's %{x} on a based bar is its end).
+    assert model["customdata"][0][3] == model["x"][0] == 10.0
+    assert "%{customdata[3]:.2f} s in all" in model["hovertemplate"]
 
 
 def test_the_timeline_says_output_not_reported_rather_than_a_blank():
     calls = [call(1, started_at=1.0, duration_s=1.0, output_tokens=None)]
     model = by_name(figures(report(calls))["timeline"], "model")
     assert model["customdata"][0][1] == "not reported"
+    assert (
+        model["customdata"][0][2] == 1.0 and "for %{customdata[2]:.2f} s" in model["hovertemplate"]
+    )
 
 
 def test_grouped_hover_text_is_escaped():

@@ -82,7 +82,8 @@ def _bars(
         "y": rows,
         "base": bases,
         "x": lengths,
-        "customdata": customdata,
+        # Each row's length last: on a bar with a base, Plotly's %{x} is where it ends.
+        "customdata": [[*row, length] for row, length in zip(customdata, lengths, strict=True)],
         "marker": {"color": colour, "opacity": 0.8, "line": {"width": 0}},
         "hovertemplate": hovertemplate,
     }
@@ -101,7 +102,7 @@ def _model_bars(calls: list[Mapping[str, Any]], origin: float) -> dict[str, Any]
         bases,
         lengths,
         [[c["index"], _output(c)] for c in calls],
-        "call %{customdata[0]}<br>from %{base:.1f} s for %{x:.2f} s"
+        "call %{customdata[0]}<br>from %{base:.1f} s for %{customdata[2]:.2f} s"
         "<br>output: %{customdata[1]}<extra>model</extra>",
     )
 
@@ -135,8 +136,8 @@ def _condensed(
         [min(bases[g.start : g.end + 1]) for g in groups],
         [round(downsample.total(lengths[g.start : g.end + 1]) or 0.0, 3) for g in groups],
         customdata,
-        "%{customdata[0]} (%{customdata[1]} bars)<br>from %{base:.1f} s: %{x:.2f} s in all"
-        f" over %{{customdata[2]}} s<extra>{row}</extra>",
+        "%{customdata[0]} (%{customdata[1]} bars)<br>from %{base:.1f} s:"
+        f" %{{customdata[3]:.2f}} s in all over %{{customdata[2]}} s<extra>{row}</extra>",
     )
 
 
@@ -167,7 +168,7 @@ def _code_bars(calls: list[Mapping[str, Any]], origin: float) -> dict[str, Any]:
         lengths,
         customdata,
         "between call %{customdata[0]} and call %{customdata[1]}"
-        "<br>from %{base:.1f} s for %{x:.2f} s<extra>your code</extra>",
+        "<br>from %{base:.1f} s for %{customdata[2]:.2f} s<extra>your code</extra>",
     )
 
 
@@ -222,6 +223,6 @@ def _tool_bars(
         lengths,
         customdata,
         "%{customdata[0]} · %{customdata[1]}<br>asked in call %{customdata[2]}"
-        "<br>from %{base:.1f} s for %{x:.2f} s<extra>tool</extra>",
+        "<br>from %{base:.1f} s for %{customdata[3]:.2f} s<extra>tool</extra>",
     )
     return trace, slots
