@@ -12,6 +12,7 @@ from traces.core.outputs.render import downsample, whatif_charts
 from traces.core.outputs.render.chart_style import BUCKET_LABELS
 from traces.core.outputs.render.charts import figures, transcript_growth_figure
 from traces.core.outputs.render.downsample import POINT_BUDGET
+from traces.core.outputs.render.timeline_chart import CONDENSED_BARS
 
 SIZES = (100, 10_000, 20_000)
 
@@ -92,6 +93,10 @@ def test_growth_bars_keep_the_tokens_of_their_calls():
     assert customdata[0][3] == "calls 1–5"
     assert "%{customdata[3]}" in figure["data"][0]["hovertemplate"]
     assert "groups of 5" in figure["layout"]["title"]["text"]
+    # Drawn as a stacked area (one path a series), not 2,000 bars a series.
+    assert {t["type"] for t in figure["data"][:4]} == {"scatter"}
+    assert {t["stackgroup"] for t in figure["data"][:4]} == {"input"}
+    assert transcript_growth_figure(linear_loop(300))["data"][0]["type"] == "bar"  # exact
 
 
 def test_cumulative_cost_ends_at_the_exact_total():
@@ -107,15 +112,15 @@ def test_the_timeline_keeps_every_rows_time():
     loop = timed_loop(20_000)
     figure = figures(loop)["timeline"]
     model = by_name(figure, "model")
-    assert len(model["x"]) == POINT_BUDGET
+    assert len(model["x"]) == CONDENSED_BARS < POINT_BUDGET  # sub-pixel bars: fewer drawn
     assert sum(model["x"]) == pytest.approx(20_000 * 1.0)
     assert sum(by_name(figure, "your code")["x"]) == pytest.approx(19_999 * 2.0)
     tools = by_name(figure, "tool runs")
     assert sum(tools["x"]) == pytest.approx(19_999 * 0.5)
     assert set(tools["y"]) == {"tools"}
-    assert model["customdata"][0][0] == "calls 1–10"
+    assert model["customdata"][0][0] == "calls 1–40"
     # The hover's length is the bar's own (Plotly's %{x} on a based bar is its end).
-    assert model["customdata"][0][3] == model["x"][0] == 10.0
+    assert model["customdata"][0][3] == model["x"][0] == 40.0
     assert "%{customdata[3]:.2f} s in all" in model["hovertemplate"]
 
 
@@ -157,6 +162,8 @@ def test_what_if_figures_hold_at_most_the_budget(size):
     for figure in (growth, cost):
         assert max(points(figure)) == min(size, POINT_BUDGET)
     assert cost["data"][-1]["y"][-1] == running[-1]
+    kinds = {t["type"] for t in growth["data"]}
+    assert kinds == ({"bar"} if size <= POINT_BUDGET else {"scatter"})  # areas when grouped
     groups = downsample.buckets(calls)
     kept = sum(y * g.size for y, g in zip(growth["data"][0]["y"], groups, strict=True))
     assert abs(kept - sum(series.input_actual)) <= size / 2

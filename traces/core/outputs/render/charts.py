@@ -69,9 +69,9 @@ def transcript_growth_figure(
 ) -> Figure | None:
     """Input per call stacked by bucket; cache reads/writes and output as their own series.
 
-    Past `POINT_BUDGET` calls each bar is a bucket of consecutive calls, as wide as the
-    bucket, its height the bucket's mean per call (so its area is the bucket's tokens),
-    and the hover names the calls and gives the bucket's total.
+    Past `POINT_BUDGET` calls each point is a bucket of consecutive calls, its height the
+    bucket's mean per call (so the area under it is the bucket's tokens), drawn as a
+    stacked area rather than bars, and the hover names the calls and gives their total.
     """
     calls = _calls(report, loop)
     if not calls:
@@ -101,27 +101,26 @@ def transcript_growth_figure(
     data: list[dict[str, Any]] = []
     for key, label in BUCKET_LABELS:
         values = [int((c.get("buckets") or {}).get(key) or 0) for c in calls]
-        data.append(
-            {
-                "type": "bar",
-                "name": label,
-                "x": xs,
-                "y": downsample.reduce(groups, values, downsample.mean),
-                "customdata": customdata,
-                "marker": {
-                    "color": COLOURS[key],
-                    "line": {"width": 0},
-                    "pattern": {
-                        "shape": ["/" if guess else "" for guess in hatched],
-                        "solidity": 0.35,
-                    },
+        series: dict[str, Any] = {
+            "type": "bar",
+            "name": label,
+            "x": xs,
+            "y": downsample.reduce(groups, values, downsample.mean),
+            "customdata": customdata,
+            "marker": {
+                "color": COLOURS[key],
+                "line": {"width": 0},
+                "pattern": {
+                    "shape": ["/" if guess else "" for guess in hatched],
+                    "solidity": 0.35,
                 },
-                "hovertemplate": (
-                    f"{where} · %{{customdata[2]}}<br>{label}: %{{y:,}} tokens{per}"
-                    f"%{{customdata[1]}}<br>{in_all}: %{{customdata[0]:,}} tokens<extra></extra>"
-                ),
-            }
-        )
+            },
+            "hovertemplate": (
+                f"{where} · %{{customdata[2]}}<br>{label}: %{{y:,}} tokens{per}"
+                f"%{{customdata[1]}}<br>{in_all}: %{{customdata[0]:,}} tokens<extra></extra>"
+            ),
+        }
+        data.append(series if exact else _stacked_area(series))
     labels = None if exact else [g.label for g in groups]
     mode = "lines" if many else "lines+markers"
     for key, field, label in (
@@ -142,7 +141,8 @@ def transcript_growth_figure(
     )
     colours = _colours(theme)
     guessed = sum(estimated)
-    legend_note = f"hatched: ≈ estimated split ({guessed} calls)" if guessed else ""
+    marked = "hatched: " if exact else ""  # an area has no per-point hatching: the hover says it
+    legend_note = f"{marked}≈ estimated split ({guessed} calls)" if guessed else ""
     grouped = "" if exact else f" · calls in groups of {groups[0].size}"
     layout = _layout(
         theme,
@@ -166,6 +166,24 @@ def transcript_growth_figure(
         layout["legend"]["title"] = {"text": legend_note}
     _mark_compactions(layout, calls, many)
     return {"data": data, "layout": layout}
+
+
+def _stacked_area(bars: dict[str, Any]) -> dict[str, Any]:
+    """Grouped bars as a stacked area: one SVG path a series instead of 2,000 bars (the
+    bars of a grouped series touch anyway), drawn in a fraction of the time."""
+    colour = bars["marker"]["color"]
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": bars["name"],
+        "x": bars["x"],
+        "y": bars["y"],
+        "stackgroup": "input",
+        "line": {"width": 0, "color": colour},
+        "fillcolor": colour,
+        "customdata": bars["customdata"],
+        "hovertemplate": bars["hovertemplate"],
+    }
 
 
 def _per_bucket(groups: Sequence[downsample.Bucket], values: Sequence[Any]) -> list[Any]:
