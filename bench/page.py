@@ -13,6 +13,14 @@ time: on a shared machine the CPU time is the figure that does not depend on the
 
     .venv/bin/python bench/page.py [--calls 2000] [--repeat 5]
     .venv/bin/python bench/page.py --calls 10000 --repeat 3
+
+With --sizes the trace page alone is measured at each size (issue 25: at most 500 KB of
+HTML at 20,000 calls, every chart series at most 2,000 points): its HTML size, its
+server time cold and warm, and the figures it fetches (figures.json, what-if.json) with
+their size and their longest series, against the rules page; --session builds Claude
+Code sessions reporting their usage (tests/core/long_session.py, bench/floor.py's).
+
+    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/page.py --sizes 100,10000,20000
 """
 
 from __future__ import annotations
@@ -78,7 +86,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sizes", help="comma-separated call counts: the trace page at each")
+    parser.add_argument("--session", action="store_true", help="with --sizes: sessions")
     args = parser.parse_args()
+    if args.sizes:
+        sizes_main([int(n) for n in args.sizes.split(",")], args.repeat, args.session)
+        return
     with tempfile.TemporaryDirectory() as folder:
         os.environ["DATABASE_URL"] = f"sqlite:///{folder}/page.sqlite3"
         os.environ.pop("REDIS_URL", None)
@@ -145,6 +158,74 @@ def main() -> None:
         f"trace page size: {size / 1024:.0f} KiB; slowest page {slowest_cold * 1000:.0f} ms CPU "
         f"cold, {slowest * 1000:.0f} ms CPU warm (target: every page under 1 s of server time)"
     )
+
+
+def _longest_series(figures: dict) -> int:
+    return max(
+        (
+            len(trace.get("x") or trace.get("y") or [])
+            for figure in figures.values()
+            if figure
+            for trace in figure["data"]
+        ),
+        default=0,
+    )
+
+
+def sizes_main(sizes: list[int], repeat: int, session: bool) -> None:
+    """The trace page at each size: HTML size, server time, the figures it fetches."""
+    import html
+    import re
+
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["DATABASE_URL"] = f"sqlite:///{folder}/page.sqlite3"
+        os.environ.pop("REDIS_URL", None)
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inspector.settings")
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        call_command("migrate", verbosity=0)
+        from django.test import Client
+
+        from tests.core.long_session import make_session
+        from traces.services.upload import trace_upload
+        from traces.storage.report_cache import clear
+
+        client = Client(HTTP_HOST="127.0.0.1")
+        client.get("/rules/")
+        base = median_time(lambda: client.get("/rules/"), repeat)
+        print(f"baseline: rules page {base[1] * 1000:.1f} ms CPU warm")
+        print(
+            f"{'calls':>7s} {'HTML':>9s} {'cold CPU':>10s} {'warm CPU':>10s} {'x rules':>8s} "
+            f"{'fetched':>9s} {'longest series':>15s}"
+        )
+        for calls in sizes:
+            data = make_session(calls) if session else transcript(calls)
+            name = "bench.jsonl" if session else "bench.json"
+            trace = trace_upload(files=[(name, data)], name=f"bench {calls}").trace
+            path = f"/traces/{trace.pk}/"
+            clear()
+            cold = median_time(lambda path=path: client.get(path), 1)
+            warm = median_time(lambda path=path: client.get(path), repeat)
+            page = client.get(path).content
+            text = page.decode()
+            figures: dict = {}
+            for body in re.findall(r'type="application/json">(.*?)</script>', text):
+                figure = orjson.loads(html.unescape(body))
+                if isinstance(figure, dict) and "data" in figure:
+                    figures[str(len(figures))] = figure
+            fetched = 0
+            for src in set(re.findall(r'data-figure-src="([^"]+)"', text)):
+                reply = client.get(html.unescape(src)).content
+                fetched += len(reply)
+                figures |= {f"{src}{k}": v for k, v in orjson.loads(reply)["figures"].items()}
+            print(
+                f"{calls:7,d} {len(page) / 1024:7.0f} KB {cold[1] * 1000:7.0f} ms "
+                f"{warm[1] * 1000:7.0f} ms {warm[1] / max(base[1], 1e-6):7.1f}x "
+                f"{fetched / 1024:6.0f} KB {_longest_series(figures):11,d} pts"
+            )
+    print("targets: HTML at most 500 KB at 20,000 calls; every series at most 2,000 points")
 
 
 if __name__ == "__main__":

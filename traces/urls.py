@@ -22,6 +22,7 @@ urlpatterns = [
     path("traces/<uuid:trace_id>/", trace_pages.trace_detail, name="detail"),
     path("traces/<uuid:trace_id>/calls/<int:index>/", trace_pages.call_detail, name="call"),
     path("traces/<uuid:trace_id>/diagram.json", trace_pages.diagram_json, name="diagram-json"),
+    path("traces/<uuid:trace_id>/figures.json", trace_pages.figures_json, name="figures-json"),
     path(
         "traces/<uuid:trace_id>/calls/<int:index>/request.json",
         trace_pages.call_request_json,

@@ -66,6 +66,7 @@ def test_counts_tokens_and_percentages():
     assert count(1234567) == "1,234,567"
     assert count(1234, exact=False) == "≈1,234"
     assert count(0, exact=False) == "0"
+    assert tokens_compact(8_804_000_000) == "8.80 G"
     assert tokens_compact(1_234_567) == "1.23 M"
     assert tokens_compact(12_345) == "12.3 k"
     assert tokens_compact(9_999) == "9,999"

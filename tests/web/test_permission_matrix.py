@@ -78,6 +78,7 @@ EXPECTED_RULES = {
     "traces:postmortem": Access.READ,
     "traces:export-md": Access.READ,
     "traces:what-if-json": Access.READ,
+    "traces:figures-json": Access.READ,
     "traces:sets": Access.READ,
     "traces:usage": Access.READ,
     "traces:set": Access.READ,

@@ -54,10 +54,13 @@ def count(value: Any, *, exact: bool = True) -> str:
 
 
 def tokens_compact(value: Any) -> str:
-    """A token count for a glance: 1234567 -> '1.23 M', 12345 -> '12.3 k', 999 -> '999'."""
+    """A token count for a glance: 8.8e9 -> '8.80 G', 1234567 -> '1.23 M', 12345 -> '12.3 k',
+    999 -> '999' (live_rows.js `tokens` says the same in the browser)."""
     number = _number(value)
     if number is None:
         return MISSING
+    if abs(number) >= 1_000_000_000:
+        return f"{number / 1_000_000_000:.2f} G"
     if abs(number) >= 1_000_000:
         return f"{number / 1_000_000:.2f} M"
     if abs(number) >= 10_000:

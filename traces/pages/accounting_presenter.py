@@ -68,6 +68,8 @@ def accounting_context(report: StoredReport) -> dict[str, Any]:
         "bucket_rows": rows,
         "input_total": input_total,
         "output_total": totals.get("output_tokens", 0),
+        # No call reporting its output: "not reported", never a count of 0.
+        "output_reported": any(c.get("output_tokens") is not None for c in calls),
         "cost": totals.get("cost_usd") or {},
         "accounting": accounting or {},
         "estimated": bool(accounting and accounting.get("estimated_calls")),
@@ -77,6 +79,47 @@ def accounting_context(report: StoredReport) -> dict[str, Any]:
         "finding_counts": counts,
         "findings_by_call": _findings_by_call(findings),
         "call_reports": {c["index"]: c for c in calls},
+    }
+
+
+FINDINGS_PER_PAGE = 50
+"""Findings listed on one page of the trace page: a 20,000-call loop can hold tens of
+thousands (13 MB of HTML); the rest are a page link away, all in the JSON report."""
+
+
+def findings_page(findings: Sequence[FindingEntry], params: Any) -> dict[str, Any]:
+    """The page of findings the query string's `findings` asks for (from 1), each with its
+    permalink number, the links to its neighbours and the count of each rule."""
+    pages = max(1, -(-len(findings) // FINDINGS_PER_PAGE))
+    try:
+        page = min(pages, max(1, int(params.get("findings", 1))))
+    except (TypeError, ValueError):
+        page = 1
+    offset = (page - 1) * FINDINGS_PER_PAGE
+    shown = [
+        {**finding, "number": number}
+        for number, finding in enumerate(
+            findings[offset : offset + FINDINGS_PER_PAGE], start=offset + 1
+        )
+    ]
+    by_rule: dict[str, int] = defaultdict(int)
+    for finding in findings:
+        by_rule[finding["rule"]] += 1
+
+    def href(number: int) -> str:
+        query = params.copy()  # a QueryDict: every other choice of the page kept
+        query["findings"] = str(number)
+        return f"?{query.urlencode()}#findings-title"
+
+    return {
+        "findings_shown": shown,
+        "findings_paged": pages > 1,
+        "findings_first": offset + 1,
+        "findings_last": offset + len(shown),
+        "findings_previous_href": href(page - 1) if page > 1 else None,
+        "findings_next_href": href(page + 1) if page < pages else None,
+        "findings_by_rule": sorted(by_rule.items(), key=lambda item: (-item[1], item[0])),
+        "findings_per_page": FINDINGS_PER_PAGE,
     }
 
 

@@ -143,7 +143,10 @@ def trace_context(
         "other_traffic": report.get("other_traffic", [])[:OTHER_TRAFFIC_SHOWN],
         "other_traffic_count": len(report.get("other_traffic", [])),
         "rule_count": len(rules()),
-        "total_input": trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
+        # The card shows the breakdown's total ("≈" when estimated), so the two agree:
+        # the stored columns count reported usage only (0 when no call reported any).
+        "total_input": accounting["input_total"]
+        or trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
 
 

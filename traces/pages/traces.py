@@ -23,12 +23,15 @@ from traces.core.labels import clean_labels
 from traces.core.outputs.export_html import render_export
 from traces.core.outputs.export_md import render_markdown
 from traces.core.outputs.postmortem import build_postmortem
+from traces.core.outputs.render import figures as render_figures
 from traces.core.reading.limits import InputRejected
+from traces.pages.accounting_presenter import findings_page
+from traces.pages.diagram_presenter import figures_inline
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
 from traces.pages.presenters import DiagramView, call_context, diagram_context, trace_context
-from traces.pages.whatif import what_if_context
+from traces.pages.whatif import chart_loop, what_if_context
 from traces.selectors.notes import postmortem_of, trace_notes
 from traces.selectors.traces import (
     call_get,
@@ -192,7 +195,8 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     else:
         tables = trace_context(trace)
     loop = view.loop if view else None
-    what_if = what_if_context(trace, request.GET, loop)
+    inline = figures_inline(trace.report, loop)
+    what_if = what_if_context(trace, request.GET, loop, figures_inline=inline)
     who = principal(request)
     permissions = {
         "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
@@ -202,13 +206,16 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
+    context |= findings_page(tables["findings"], request.GET)
     return render(request, "traces/detail.html", context)
 
 
-def _diagram(request: HttpRequest, trace) -> tuple[dict[str, Any], DiagramView | None]:
+def _diagram(
+    request: HttpRequest, trace, *, always_figures: bool = False
+) -> tuple[dict[str, Any], DiagramView | None]:
     """The diagram's context for the query string's window, and that window's view (None:
     the trace has no loop to draw); the page and its live redraw read the same."""
-    context = diagram_context(trace, request.GET)
+    context = diagram_context(trace, request.GET, always_figures=always_figures)
     return context, context["diagram"]
 
 
@@ -244,7 +251,7 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
 @require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The diagram window, overview strip and figures, for a live page to redraw in place."""
-    context, diagram = _diagram(request, trace_get(trace_id=trace_id))
+    context, diagram = _diagram(request, trace_get(trace_id=trace_id), always_figures=True)
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
     return JsonResponse(
@@ -255,6 +262,16 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
             "figures": context["figures"],
         }
     )
+
+
+@access(Access.READ)
+@require_safe
+def figures_json(request: HttpRequest, trace_id) -> JsonResponse:
+    """The charts of one loop (`?loop=`, else the outcome's), fetched by a trace page too
+    long to embed them (see `diagram_presenter.LONG_LOOP_CALLS`)."""
+    trace = trace_get(trace_id=trace_id)
+    loop = chart_loop(trace, request.GET.get("loop"))
+    return JsonResponse({"figures": render_figures(trace.report or {}, loop=loop)})
 
 
 @access(Access.READ)

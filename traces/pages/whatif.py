@@ -8,10 +8,12 @@ script swaps in the endpoint's server-rendered fragment and redraws two charts).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from traces import models
@@ -23,6 +25,7 @@ from traces.core.analysis.whatif.params import (
     median_result,
     tool_names,
 )
+from traces.core.analysis.whatif.series import Series
 from traces.core.outputs.render import whatif_charts
 from traces.selectors.traces import trace_get
 from traces.storage.report_cache import derived
@@ -31,9 +34,13 @@ TOOLS_SHOWN = 20
 PARAM_NAMES = ("clear_after", "cache_lifetime", "drop_unused", "batch")
 
 
-def what_if_context(trace: models.Trace, params: Any, loop: int | None) -> dict[str, Any]:
+def what_if_context(
+    trace: models.Trace, params: Any, loop: int | None, *, figures_inline: bool = True
+) -> dict[str, Any]:
     """The panel: every scenario with the chosen parameters, the inputs to change them,
-    and the growth and cost figures with the simulated series beside the actual."""
+    and the growth and cost figures with the simulated series beside the actual. Without
+    `figures_inline` (a long loop) each figure is None and `what_if_figures_src` names
+    this very query on `what-if.json`, which charts.js fetches."""
     report = trace.report or {}
     if "what_if" not in report:
         return {"what_if": None}
@@ -41,7 +48,6 @@ def what_if_context(trace: models.Trace, params: Any, loop: int | None) -> dict[
     values = {key: params.getlist(key) for key in params if _ours(key)}
     chosen = parse_params(basis, _QueryValues(values) if values else None)
     what_if = build_what_if(report, chosen, basis=basis)
-    series = build_series(basis, chosen, loop)
     cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
     tools = [
         {
@@ -60,13 +66,44 @@ def what_if_context(trace: models.Trace, params: Any, loop: int | None) -> dict[
         "what_if_tools": tools,
         "what_if_threshold": basis.oversized_threshold,
         "what_if_lifetimes": list(LIFETIME_LABELS.items()),
+        **_figures(
+            trace,
+            params,
+            loop,
+            figures_inline,
+            lambda: build_series(basis, chosen, loop),
+            chosen.cache_lifetime,
+        ),
+        "what_if_loop": loop,
+    }
+
+
+def _figures(
+    trace: models.Trace,
+    params: Any,
+    loop: int | None,
+    inline: bool,
+    series_of: Callable[[], Series],
+    lifetime: str,
+) -> dict[str, Any]:
+    """The two figures, or (not `inline`) where to fetch them: the series is then not
+    built (on a 20,000-call loop it costs as much as the rest of the panel)."""
+    if not inline:
+        query = params.copy()
+        if loop is not None:
+            query["loop"] = str(loop)
+        src = reverse("traces:what-if-json", args=[trace.pk]) + "?" + query.urlencode()
+        return {
+            "what_if_figures": dict.fromkeys(("whatif_growth", "whatif_cost")),
+            "what_if_figures_src": src,
+        }
+    series = series_of()
+    return {
         "what_if_figures": {
             "whatif_growth": whatif_charts.growth_figure(series, loop=loop),
-            "whatif_cost": whatif_charts.cost_figure(
-                series, lifetime=chosen.cache_lifetime, loop=loop
-            ),
+            "whatif_cost": whatif_charts.cost_figure(series, lifetime=lifetime, loop=loop),
         },
-        "what_if_loop": loop,
+        "what_if_figures_src": None,
     }
 
 
@@ -87,7 +124,7 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The scenarios recomputed with the query's parameters, the panel's results
     fragment (rendered and escaped by the template) and the two figures."""
     trace = trace_get(trace_id=trace_id)
-    loop = _loop(trace, request.GET.get("loop"))
+    loop = chart_loop(trace, request.GET.get("loop"))
     context = what_if_context(trace, request.GET, loop)
     if context["what_if"] is None:
         return JsonResponse(
@@ -100,7 +137,8 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     )
 
 
-def _loop(trace: models.Trace, wanted: str | None) -> int | None:
+def chart_loop(trace: models.Trace, wanted: str | None) -> int | None:
+    """The loop the query names when the trace has it, else the outcome's, else the first."""
     loops = [entry["index"] for entry in (trace.report or {}).get("loops", [])]
     try:
         number = int(wanted) if wanted else None

@@ -1,6 +1,8 @@
 // Draws the trace page's Plotly figures (built by the server as plain JSON) and keeps
 // them in step with the light/dark theme. No inline script: data comes from
-// <script type="application/json"> blocks.
+// <script type="application/json"> blocks, or, for a long loop whose figures would
+// outweigh the page, from the JSON its data-figure-src names (fetched once per URL,
+// `figures[data-figure-key]` drawn; a figure the server has none of removes its box).
 (function () {
   "use strict";
   if (!window.Plotly) return;
@@ -44,6 +46,43 @@
         if (typeof target === "string" && target.charAt(0) === "/") window.location.href = target;
       });
     });
+  });
+
+  var fetched = Array.prototype.slice.call(document.querySelectorAll("[data-figure-src]"));
+  var sources = {};
+  fetched.forEach(function (div) {
+    (sources[div.dataset.figureSrc] = sources[div.dataset.figureSrc] || []).push(div);
+  });
+  Object.keys(sources).forEach(function (src) {
+    if (!window.fetch) return;
+    fetch(src, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (reply) {
+        if (!reply.ok) throw new Error("HTTP " + reply.status);
+        return reply.json();
+      })
+      .then(function (data) {
+        sources[src].forEach(function (div) {
+          var figure = (data.figures || {})[div.dataset.figureKey];
+          if (!figure) {
+            div.remove();
+            return;
+          }
+          // The title is Plotly's pseudo-HTML with trace text escaped: read as text by
+          // an inert parser (no script runs, no image loads there).
+          var title = (figure.layout.title && figure.layout.title.text) || "";
+          var parsed = new DOMParser().parseFromString(title, "text/html");
+          div.setAttribute("aria-label", parsed.body.textContent);
+          div.classList.remove("chart-fetched");
+          div._figure = figure;
+          charts.push(div);
+          window.Plotly.newPlot(div, figure.data, themed(figure.layout, theme()), config);
+        });
+      })
+      .catch(function () {
+        sources[src].forEach(function (div) {
+          div.textContent = "This chart could not be loaded; the tables below hold the same numbers.";
+        });
+      });
   });
 
   document.addEventListener("themechange", function () {

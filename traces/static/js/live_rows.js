@@ -36,6 +36,7 @@
   function tokens(value) {
     if (missing(value)) return "—";
     var number = Number(value);
+    if (Math.abs(number) >= 1000000000) return fixed(number / 1000000000, 2) + " G";
     if (Math.abs(number) >= 1000000) return fixed(number / 1000000, 2) + " M";
     if (Math.abs(number) >= 10000) return fixed(number / 1000, 1) + " k";
     return intcomma(number);
