@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..svg import Element, format_number, svg_root
-from .scene import call_input_tokens, calls_by_index
+from .index import DiagramIndex, call_input_tokens, diagram_index
 from .style import ACCENT, DASH_RANGE, ERROR
 from .window import SequenceWindow
 
@@ -20,6 +20,7 @@ def draw_overview(
     window_href: Callable[[int], str] | None = None,
     width: float = 960.0,
     height: float = 56.0,
+    index: DiagramIndex | None = None,
 ) -> Element:
     """The overview strip of `meta`'s loop as an element tree; marks are drawn as two
     paths, not one element per call, so a 50,000-call loop stays a small document.
@@ -46,13 +47,12 @@ def draw_overview(
             "preserveAspectRatio": "none",
         },
     )
-    shown = f"; calls {meta.start}{DASH_RANGE}{meta.end} shown" if meta.total else ""
-    root.add("title", text=f"Overview of the loop: {meta.total:,} calls{shown}")
+    root.add("title", text=overview_title(meta))
     if not meta.total:
         return root
     indexes = meta.indexes
-    by_index = calls_by_index(report)
-    red = _red_calls(report, set(indexes))
+    shared = index or diagram_index(report)
+    by_index, red = shared.by_index, shared.red_calls
     slot = width / meta.total
     bar = max(slot * 0.8, min(slot, 1.0))
     usable = height - 6
@@ -60,10 +60,10 @@ def draw_overview(
     peak = max(tokens, default=0) or 1
     normal: list[str] = []
     failed: list[str] = []
-    for position, (index, amount) in enumerate(zip(indexes, tokens, strict=True)):
+    for position, (call_index, amount) in enumerate(zip(indexes, tokens, strict=True)):
         mark = max(1.5, usable * amount / peak)
         x = position * slot
-        target = failed if index in red else normal
+        target = failed if call_index in red else normal
         target.append(
             f"M{format_number(x)},{format_number(height - mark)}"
             f"h{format_number(bar)}v{format_number(mark)}h{format_number(-bar)}z"
@@ -72,22 +72,8 @@ def draw_overview(
         root.add("path", {"class": "ov-mark", "d": "".join(normal), "fill": ACCENT})
     if failed:
         root.add("path", {"class": "ov-mark error", "d": "".join(failed), "fill": ERROR})
-    _overview_windows(root, meta, window_href, slot, height)
+    _overview_windows(root, meta, window_href, width, height)
     return root
-
-
-def _red_calls(report: Mapping[str, Any], indexes: set[int]) -> set[int]:
-    red = {
-        int(c["index"])
-        for c in report.get("calls") or ()
-        if c.get("status") == "error" and c.get("index") in indexes
-    }
-    red.update(
-        f["call"]
-        for f in report.get("findings") or ()
-        if f.get("severity") == "error" and f.get("call") in indexes
-    )
-    return red
 
 
 MAX_OVERVIEW_LINKS = 400
@@ -97,9 +83,10 @@ def _overview_windows(
     root: Element,
     meta: SequenceWindow,
     window_href: Callable[[int], str],
-    slot: float,
+    width: float,
     height: float,
 ) -> None:
+    slot = width / meta.total
     regions = math.ceil(meta.total / meta.window)
     stride = meta.window * math.ceil(regions / MAX_OVERVIEW_LINKS)
     links = root.add("g", {"class": "ov-windows"})
@@ -119,13 +106,14 @@ def _overview_windows(
             },
         )
         region.add("title", text=f"calls {span}")
+    x, region_width = current_region(meta, width)
     root.add(
         "rect",
         {
             "class": "ov-current",
-            "x": (meta.start - 1) * slot,
+            "x": x,
             "y": 0.5,
-            "width": max(2.0, meta.shown * slot),
+            "width": region_width,
             "height": height - 1,
             "fill": ACCENT,
             "fill-opacity": 0.14,
@@ -134,3 +122,16 @@ def _overview_windows(
             "pointer-events": "none",
         },
     )
+
+
+def current_region(meta: SequenceWindow, width: float = 960.0) -> tuple[float, float]:
+    """(x, width) of the shown window's highlight on a strip `width` wide: a page that
+    moves the window in place moves the highlight without redrawing the whole strip."""
+    slot = width / meta.total if meta.total else 0.0
+    return (meta.start - 1) * slot, max(2.0, meta.shown * slot)
+
+
+def overview_title(meta: SequenceWindow) -> str:
+    """The strip's title: the loop's size and, when it has calls, the window shown."""
+    shown = f"; calls {meta.start}{DASH_RANGE}{meta.end} shown" if meta.total else ""
+    return f"Overview of the loop: {meta.total:,} calls{shown}"
