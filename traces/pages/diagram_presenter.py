@@ -11,9 +11,10 @@ from django.utils.safestring import SafeString, mark_safe
 from traces import models
 from traces.core.outputs import render
 from traces.core.outputs.render import charts as render_charts
-from traces.core.outputs.render.sequence import MAX_TOOL_LANES, tool_lane_order
+from traces.core.outputs.render.sequence import MAX_TOOL_LANES, diagram_index
 from traces.core.report_types import StoredReport
 from traces.pages.links import TraceLinks
+from traces.storage.report_cache import derived
 
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
@@ -35,7 +36,11 @@ class DiagramView:
 
     svg: SafeString
     """Both layouts: the wide one (desktops) and the compact one (phones); CSS shows one."""
-    overview: SafeString
+    overview: SafeString | None
+    """None when the page keeps its strip and only moves its highlight (a window move)."""
+    overview_current: tuple[float, float]
+    """(x, width) of the shown window's highlight on the strip."""
+    overview_title: str
     window: dict[str, Any]
     """The window `render.sequence_view` drew: loop, first and last call, neighbours."""
     loop: int
@@ -54,11 +59,16 @@ class DiagramView:
     window_sizes: tuple[int, ...] = WINDOW_SIZES
 
 
-def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
+def diagram_context(
+    trace: models.Trace, params: Any, *, figures: bool = True, overview: bool = True
+) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
     The loop defaults to the one the outcome names (the agent's own loop); the window,
     spacing and loop come from the query string so every view has a shareable URL.
+    A window moved in place needs neither the figures (they follow the loop, not the
+    window) nor the strip (the page moves its highlight): without them, and with the
+    report's diagram index kept beside the cached report, a move reads only its calls.
     """
     report: StoredReport = trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
@@ -83,6 +93,7 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
         query = f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}"
         return query + ("&lanes=all" if lanes else "") + "#sequence"
 
+    index = derived(trace, "diagram index", lambda: diagram_index(report))
     view = render.sequence_view(
         report,
         links=TraceLinks(trace.pk),
@@ -93,15 +104,19 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
         window_href=href,
         all_lanes=all_lanes,
         compact=True,
+        overview=overview,
+        index=index,
     )
     meta = view["window"]
-    order = tool_lane_order(report)
+    order = index.lane_order
     grouped = tuple(order[MAX_TOOL_LANES:]) if len(order) > MAX_TOOL_LANES else ()
     loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
     return {
         "diagram": DiagramView(
             svg=mark_safe(view["svg"] + view["compact_svg"]),
-            overview=mark_safe(view["overview"]),
+            overview=mark_safe(view["overview"]) if view["overview"] is not None else None,
+            overview_current=view["overview_current"],
+            overview_title=view["overview_title"],
             window=meta,
             loop=loop,
             spacing=spacing,
@@ -116,7 +131,30 @@ def diagram_context(trace: models.Trace, params: Any) -> dict[str, Any]:
                 key=lambda item: (-item[1], item[0]),
             )[:30],
         ),
-        "figures": render.figures(report, theme="light", loop=loop),
+        "figures": render.figures(report, theme="light", loop=loop) if figures else {},
         "chart_keys": CHART_KEYS,
         "chart_themes": render_charts.THEMES,
+    }
+
+
+def window_move(trace: models.Trace, params: Any) -> dict[str, Any]:
+    """What moving the window in place changes, as JSON for the page's script: the
+    drawing, the window, its neighbours' and the lanes' links (relative to the trace
+    page, as the page's own) and the strip's highlight. No figures, no strip."""
+    diagram: DiagramView | None = diagram_context(trace, params, figures=False, overview=False)[
+        "diagram"
+    ]
+    if diagram is None:
+        return {"svg": None}
+    x, width = diagram.overview_current
+    return {
+        "svg": str(diagram.svg),
+        "window": diagram.window,
+        "overview_current": {"x": x, "width": width},
+        "overview_title": diagram.overview_title,
+        "previous_href": diagram.previous_href,
+        "next_href": diagram.next_href,
+        "lanes_href": diagram.lanes_href,
+        "spacing": diagram.spacing,
+        "window_size": diagram.window_size,
     }

@@ -137,13 +137,14 @@ def place_findings(
         ("tool-result", results_for),
         ("tool-result", logged_results),
     ):
-        for call, runs in groups.items():
+        for carrier, runs in groups.items():
             for run in runs:
-                places.setdefault(str(run.get("id")), []).append((kind, call))
+                places.setdefault(str(run.get("id")), []).append((kind, carrier))
     on_calls: dict[int, list[Mapping[str, Any]]] = {}
     on_tools: dict[tuple[str, int, str], list[Mapping[str, Any]]] = {}
     for finding in findings:
-        call, tool_id = finding.get("call"), finding.get("tool_call_id")
+        call: int = finding["call"]  # the index lists only findings on a call
+        tool_id = finding.get("tool_call_id")
         candidates = places.get(str(tool_id)) if tool_id is not None else None
         if candidates:
             kind, where = next((p for p in candidates if p[1] == call), candidates[0])
