@@ -7,7 +7,9 @@ previous window and a reload shows the window the address names."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -19,6 +21,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 HEADING = "#diagram-window-heading"
 ACTIVE_ID = "() => document.activeElement && document.activeElement.id"
+SHOTS = os.environ.get("WINDOW_SCREENSHOTS")
+"""A folder to save a screenshot of the moved window in, per width and scheme, when set."""
 ACTIVE_CALL = "() => document.activeElement && document.activeElement.getAttribute('data-call')"
 
 
@@ -71,7 +75,9 @@ def test_the_window_moves_in_place_and_keeps_the_focus(page, long_trace):
     expect(page.locator("#window-next")).to_have_count(0)
     first = page.locator("#sequence svg.seq.wide a.arrow.request").first.get_attribute("data-call")
     assert page.evaluate(ACTIVE_CALL) == first
-    assert page.evaluate("document.activeElement.closest('svg').getAttribute('data-start')") == "121"
+    assert (
+        page.evaluate("document.activeElement.closest('svg').getAttribute('data-start')") == "121"
+    )
 
     # Back: the previous window, still in place.
     page.go_back()
@@ -101,3 +107,43 @@ def test_the_window_moves_in_place_and_keeps_the_focus(page, long_trace):
     page.goto(page.url)
     expect(page.locator(HEADING)).to_have_text(f"calls 1–120 of 150 in loop {loop}")
     assert page.js_errors == []
+
+
+@pytest.mark.parametrize(
+    ("width", "scheme", "layout"),
+    [(1280, "light", "wide"), (1280, "dark", "wide"), (390, "light", "compact"),
+     (390, "dark", "compact")],
+)  # fmt: skip
+def test_a_moved_window_on_a_desktop_and_a_phone(
+    browser, live_server, long_trace, width, scheme, layout
+):
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, base_url=live_server.url, color_scheme=scheme
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"/traces/{long_trace.pk}/#sequence")
+        origin = page.evaluate("performance.timeOrigin")
+        page.click("#window-next")
+        expect(page.locator(HEADING)).to_contain_text("calls 61–120 of 150")
+        assert page.evaluate(ACTIVE_ID) == "window-next"
+        page.click("#window-next")
+        expect(page.locator(HEADING)).to_contain_text("calls 121–150 of 150")
+        # The next button went: the focus is on the first call of the layout shown.
+        shown = page.locator(f"#sequence svg.seq.{layout} a.arrow.request").first
+        expect(shown).to_be_focused()
+        assert page.evaluate("performance.timeOrigin") == origin
+        page.click("#window-prev")
+        expect(page.locator(HEADING)).to_contain_text("calls 61–120 of 150")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            page.evaluate("document.getElementById('sequence').scrollIntoView()")
+            page.evaluate("window.scrollBy(0, -80)")  # the sticky bar
+            page.screenshot(path=f"{SHOTS}/window-{width}-{scheme}.png")
+        assert errors == []
+    finally:
+        context.close()
