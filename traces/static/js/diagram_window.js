@@ -12,6 +12,7 @@
   if (!script || !section || !window.fetch || !window.history.pushState) return;
   var source = script.dataset.diagram;
   var inFlight = null;
+  var shownSearch = window.location.search;  // the query of the window drawn
 
   function currentLoop() {
     var svg = section.querySelector(".sequence-scroll svg.seq");
@@ -57,6 +58,7 @@
   }
 
   window.addEventListener("popstate", function () {
+    if (window.location.search === shownSearch) return;  // only the hash moved
     var url = new URL(window.location.href);
     var loop = url.searchParams.get("loop");
     if (loop !== null && loop !== currentLoop()) { window.location.reload(); return; }
@@ -82,6 +84,7 @@
           shown.searchParams.set("start", String(view.window.start));
           window.history.pushState({ diagramWindow: true }, "", shown.pathname + shown.search + "#sequence");
         }
+        shownSearch = window.location.search;
         draw(view, control);
         document.dispatchEvent(new CustomEvent("loop:window", { detail: view.window }));
       })
