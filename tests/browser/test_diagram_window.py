@@ -103,6 +103,19 @@ def test_the_window_moves_in_place_and_keeps_the_focus(page, long_trace):
     _same_document(page, origin, loads)
     assert "window=120" in page.url
 
+    # "]" from a call of the diagram: that call went with its window; the focus goes to
+    # the new window's first call. "[" with the focus nowhere leaves it there.
+    page.locator("#sequence svg.seq.wide a.arrow.request").nth(3).focus()
+    page.keyboard.press("]")
+    expect(page.locator(HEADING)).to_have_text(f"calls 121–150 of 150 in loop {loop}")
+    first = page.locator("#sequence svg.seq.wide a.arrow.request").first
+    expect(first).to_be_focused()
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("[")
+    expect(page.locator(HEADING)).to_have_text(f"calls 1–120 of 150 in loop {loop}")
+    assert page.evaluate("document.activeElement === document.body")
+    _same_document(page, origin, loads)
+
     # A reload (a shared link) shows the window the address names.
     page.goto(page.url)
     expect(page.locator(HEADING)).to_have_text(f"calls 1–120 of 150 in loop {loop}")

@@ -39,7 +39,9 @@
     var url = windowTarget(anchor);
     if (!url) return;
     event.preventDefault();
-    move(url, anchor, true);
+    // A click from the keyboard ("[" and "]" in app.js, Enter on a link) keeps the focus
+    // where it was; a pointer's click focuses what it clicked.
+    move(url, event.detail === 0 ? document.activeElement : anchor, true);
   });
 
   var form = section.querySelector("form.diagram-controls");
@@ -123,9 +125,10 @@
       if (spacing) spacing.value = view.spacing;
     }
     tableNote(meta);
-    if (control && control.isConnected && control !== document.body && visible(control)) {
-      if (document.activeElement !== control) control.focus();
-    } else if (control || lostFocus) {
+    var kept = control && control !== document.body ? control : null;
+    if (kept && kept.isConnected && visible(kept)) {
+      if (document.activeElement !== kept) kept.focus();
+    } else if (kept || lostFocus) {  // the control went with the old window
       var first = firstCall(holder);
       if (first) first.focus();
     }
