@@ -84,3 +84,18 @@ def test_hostile_tool_names_stay_escaped_in_a_moved_window(client, trace_url):
     svg = client.get(trace_url + "diagram.json?start=61&parts=window").json()["svg"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in svg
     assert "<img" not in svg
+
+
+def test_a_report_too_large_for_the_cache_keeps_no_index_either(client, trace_url, settings):
+    """The index points into the report: kept for a report the cache refuses, it would
+    keep that report in memory past REPORT_CACHE_BYTES."""
+    settings.INSPECTOR = {"REPORT_CACHE_BYTES": 10_000}
+    trace_id = trace_url.rstrip("/").rsplit("/", 1)[1]
+    trace = models.Trace.objects.get(pk=trace_id)
+    store(DerivedValues).clear()
+    moved = client.get(trace_url + "diagram.json?start=61&parts=window").json()
+    assert moved["window"]["start"] == 61 and 'data-start="61"' in moved["svg"]
+    assert store(DerivedValues).get((trace.pk, trace.report_version, "diagram index")) is None
+    settings.INSPECTOR = {}
+    client.get(trace_url + "diagram.json?start=61&parts=window")
+    assert store(DerivedValues).get((trace.pk, trace.report_version, "diagram index"))

@@ -11,10 +11,10 @@ from django.utils.safestring import SafeString, mark_safe
 from traces import models
 from traces.core.outputs import render
 from traces.core.outputs.render import charts as render_charts
-from traces.core.outputs.render.sequence import MAX_TOOL_LANES, diagram_index
+from traces.core.outputs.render.sequence import MAX_TOOL_LANES, DiagramIndex, diagram_index
 from traces.core.report_types import StoredReport
 from traces.pages.links import TraceLinks
-from traces.storage.report_cache import derived
+from traces.storage.report_cache import derived, report_cached
 
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
@@ -59,6 +59,16 @@ class DiagramView:
     window_sizes: tuple[int, ...] = WINDOW_SIZES
 
 
+def _diagram_index(trace: models.Trace, report: StoredReport) -> DiagramIndex:
+    """The report's diagram index, kept beside the report when this process keeps the
+    report: the index points into the report's calls and runs, so keeping it for a
+    report too large for the cache (REPORT_CACHE_BYTES) would keep most of that report
+    in memory past the cache's bound. Such a report is decoded and indexed per request."""
+    if report_cached(trace):
+        return derived(trace, "diagram index", lambda: diagram_index(report))
+    return diagram_index(report)
+
+
 def diagram_context(
     trace: models.Trace, params: Any, *, figures: bool = True, overview: bool = True
 ) -> dict[str, Any]:
@@ -93,7 +103,7 @@ def diagram_context(
         query = f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}"
         return query + ("&lanes=all" if lanes else "") + "#sequence"
 
-    index = derived(trace, "diagram index", lambda: diagram_index(report))
+    index = _diagram_index(trace, report)
     view = render.sequence_view(
         report,
         links=TraceLinks(trace.pk),
