@@ -12,9 +12,10 @@ from django.utils.safestring import SafeString, mark_safe
 from traces import models
 from traces.core.outputs import render
 from traces.core.outputs.render import charts as render_charts
-from traces.core.outputs.render.sequence import MAX_TOOL_LANES, tool_lane_order
+from traces.core.outputs.render.sequence import MAX_TOOL_LANES, DiagramIndex, diagram_index
 from traces.core.report_types import StoredReport
 from traces.pages.links import TraceLinks
+from traces.storage.report_cache import derived, report_cached
 
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
@@ -52,7 +53,11 @@ class DiagramView:
 
     svg: SafeString
     """Both layouts: the wide one (desktops) and the compact one (phones); CSS shows one."""
-    overview: SafeString
+    overview: SafeString | None
+    """None when the page keeps its strip and only moves its highlight (a window move)."""
+    overview_current: tuple[float, float]
+    """(x, width) of the shown window's highlight on the strip."""
+    overview_title: str
     window: dict[str, Any]
     """The window `render.sequence_view` drew: loop, first and last call, neighbours."""
     loop: int
@@ -71,8 +76,23 @@ class DiagramView:
     window_sizes: tuple[int, ...] = WINDOW_SIZES
 
 
+def _diagram_index(trace: models.Trace, report: StoredReport) -> DiagramIndex:
+    """The report's diagram index, kept beside the report when this process keeps the
+    report: the index points into the report's calls and runs, so keeping it for a
+    report too large for the cache (REPORT_CACHE_BYTES) would keep most of that report
+    in memory past the cache's bound. Such a report is decoded and indexed per request."""
+    if report_cached(trace):
+        return derived(trace, "diagram index", lambda: diagram_index(report))
+    return diagram_index(report)
+
+
 def diagram_context(
-    trace: models.Trace, params: Any, *, always_figures: bool = False
+    trace: models.Trace,
+    params: Any,
+    *,
+    always_figures: bool = False,
+    figures: bool = True,
+    overview: bool = True,
 ) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
@@ -80,6 +100,9 @@ def diagram_context(
     spacing and loop come from the query string so every view has a shareable URL. The
     figures of a long loop are left to `figures.json` (`figures_src`; each key None)
     unless `always_figures` (the live redraw, which has no page to fetch them).
+    A window moved in place needs neither the figures (they follow the loop, not the
+    window) nor the strip (the page moves its highlight): without them, and with the
+    report's diagram index kept beside the cached report, a move reads only its calls.
     """
     report: StoredReport = trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
@@ -106,6 +129,7 @@ def diagram_context(
         query = f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}"
         return query + ("&lanes=all" if lanes else "") + "#sequence"
 
+    index = _diagram_index(trace, report)
     view = render.sequence_view(
         report,
         links=TraceLinks(trace.pk),
@@ -116,14 +140,18 @@ def diagram_context(
         window_href=href,
         all_lanes=all_lanes,
         compact=True,
+        overview=overview,
+        index=index,
     )
     meta = view["window"]
-    order = tool_lane_order(report)
+    order = index.lane_order
     grouped = tuple(order[MAX_TOOL_LANES:]) if len(order) > MAX_TOOL_LANES else ()
     return {
         "diagram": DiagramView(
             svg=mark_safe(view["svg"] + view["compact_svg"]),
-            overview=mark_safe(view["overview"]),
+            overview=mark_safe(view["overview"]) if view["overview"] is not None else None,
+            overview_current=view["overview_current"],
+            overview_title=view["overview_title"],
             window=meta,
             loop=loop,
             spacing=spacing,
@@ -134,11 +162,15 @@ def diagram_context(
             all_lanes=all_lanes,
             lanes_href=href(meta["start"], not all_lanes) if grouped else None,
             loop_choices=sorted(
-                ((index, size) for index, size in loop_sizes.items() if size > 1 or index == loop),
+                ((n, size) for n, size in loop_sizes.items() if size > 1 or n == loop),
                 key=lambda item: (-item[1], item[0]),
             )[:30],
         ),
-        **_figures(trace, report, loop, always_figures),
+        **(
+            _figures(trace, report, loop, always_figures)
+            if figures
+            else {"figures": {}, "figures_src": None}
+        ),
         "chart_keys": CHART_KEYS,
         "chart_themes": render_charts.THEMES,
     }
@@ -149,3 +181,26 @@ def _figures(trace: models.Trace, report: StoredReport, loop: int, always: bool)
         return {"figures": render.figures(report, theme="light", loop=loop), "figures_src": None}
     src = reverse("traces:figures-json", args=[trace.pk]) + f"?loop={loop}"
     return {"figures": dict.fromkeys(CHART_KEYS), "figures_src": src}
+
+
+def window_move(trace: models.Trace, params: Any) -> dict[str, Any]:
+    """What moving the window in place changes, as JSON for the page's script: the
+    drawing, the window, its neighbours' and the lanes' links (relative to the trace
+    page, as the page's own) and the strip's highlight. No figures, no strip."""
+    diagram: DiagramView | None = diagram_context(trace, params, figures=False, overview=False)[
+        "diagram"
+    ]
+    if diagram is None:
+        return {"svg": None}
+    x, width = diagram.overview_current
+    return {
+        "svg": str(diagram.svg),
+        "window": diagram.window,
+        "overview_current": {"x": x, "width": width},
+        "overview_title": diagram.overview_title,
+        "previous_href": diagram.previous_href,
+        "next_href": diagram.next_href,
+        "lanes_href": diagram.lanes_href,
+        "spacing": diagram.spacing,
+        "window_size": diagram.window_size,
+    }

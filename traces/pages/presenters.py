@@ -20,10 +20,17 @@ from traces.core.outputs.call_row import call_row_marks
 from traces.core.report_types import StoredReport
 from traces.pages.accounting_presenter import accounting_context
 from traces.pages.call_presenter import call_context
-from traces.pages.diagram_presenter import DiagramView, diagram_context
+from traces.pages.diagram_presenter import DiagramView, diagram_context, window_move
 from traces.pages.run_rows import annotate_runs, report_runs
 
-__all__ = ("DiagramView", "LoopView", "call_context", "diagram_context", "trace_context")
+__all__ = (
+    "DiagramView",
+    "LoopView",
+    "call_context",
+    "diagram_context",
+    "trace_context",
+    "window_move",
+)
 
 
 @dataclass

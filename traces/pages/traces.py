@@ -30,7 +30,13 @@ from traces.pages.diagram_presenter import figures_inline
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
-from traces.pages.presenters import DiagramView, call_context, diagram_context, trace_context
+from traces.pages.presenters import (
+    DiagramView,
+    call_context,
+    diagram_context,
+    trace_context,
+    window_move,
+)
 from traces.pages.whatif import chart_loop, what_if_context
 from traces.selectors.notes import postmortem_of, trace_notes
 from traces.selectors.traces import (
@@ -250,8 +256,13 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
-    """The diagram window, overview strip and figures, for a live page to redraw in place."""
-    context, diagram = _diagram(request, trace_get(trace_id=trace_id), always_figures=True)
+    """The diagram window, overview strip and figures, for a live page to redraw in place;
+    with `parts=window`, only what moving the window changes (the page's script moves it
+    in place): the drawing, its neighbours' links and the strip's highlight."""
+    trace = trace_get(trace_id=trace_id)
+    if request.GET.get("parts") == "window":
+        return JsonResponse(window_move(trace, request.GET))
+    context, diagram = _diagram(request, trace, always_figures=True)
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
     return JsonResponse(

@@ -70,6 +70,11 @@ class ReportCache:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
 
+    def holds(self, key: Any) -> bool:
+        """Whether `key` is cached (not counted as a hit or a miss, nor moved up)."""
+        with self._lock:
+            return key in self._entries
+
     def clear(self) -> None:
         """Forget everything (tests and benches act as a cold process)."""
         with self._lock:
@@ -149,6 +154,12 @@ def load_report(trace: models.Trace) -> None:
     if found is None:
         raise models.Trace.DoesNotExist("The trace was deleted.")
     trace.report, trace.report_version = found
+
+
+def report_cached(trace: Any) -> bool:
+    """Whether this process keeps the trace's report (of its row's version): a report
+    larger than REPORT_CACHE_BYTES never is, and is decoded by every request."""
+    return store(DecodedReports).holds((trace.pk, trace.report_version))
 
 
 def derived(trace: Any, name: str, compute: Callable[[], T]) -> T:

@@ -23,7 +23,9 @@
     if (event.key === "t") { toggleTheme(); return; }
     if (event.key === "[") link = document.getElementById("window-prev");
     if (event.key === "]") link = document.getElementById("window-next");
-    if (link) { window.location.href = link.href; }
+    // A click, not a navigation: a script may move the diagram's window in place
+    // (diagram_window.js); without one the link is followed as before.
+    if (link && link.getAttribute("href")) { event.preventDefault(); link.click(); }
   });
 
   // "Copy for an agent": the post-mortem's Markdown summary on the clipboard.
@@ -56,7 +58,8 @@
     select.addEventListener("change", function () {
       var start = select.form.querySelector("input[name=start]");
       if (start && select.name !== "spacing") start.value = "1";
-      select.form.submit();
+      // requestSubmit fires "submit", so a script may show the choice in place.
+      if (select.form.requestSubmit) select.form.requestSubmit(); else select.form.submit();
     });
   });
 

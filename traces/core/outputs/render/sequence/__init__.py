@@ -20,10 +20,11 @@ draws the whole loop as a thin strip to move the window, and `sequence_window` s
 which calls are shown and where the previous and next windows start. `sequence_view`
 is the one entry point a page needs: it works out the window once and draws both.
 
-The package, one job a module: `window` (which calls), `scene` (what the window needs
-from the report), `layout` (rows and their y), `draw` (legend, lanes, each row's
-arrows), `arrows` (arrow geometry and badges), `text` (hover titles and aria labels),
-`overview` (the strip), `style` (positions, sizes, colours).
+The package, one job a module: `window` (which calls), `index` (what every window
+shares, gathered once per report), `scene` (what the window needs from the report),
+`layout` (rows and their y), `draw` (legend, lanes, each row's arrows), `arrows` (arrow
+geometry and badges), `text` (hover titles and aria labels), `overview` (the strip),
+`style` (positions, sizes, colours).
 
 Every arrow is its own link, `<a href="{links.call(n)}" aria-label=... class="arrow
 ..." data-kind data-billed data-call>` (its aria-label starts with its visible label; only
@@ -60,8 +61,8 @@ from typing import Any
 from ..links import Links
 from ..svg import Element
 from .draw import draw_sequence
-from .overview import draw_overview
-from .scene import call_input_tokens, tool_lane_order
+from .index import DiagramIndex, call_input_tokens, diagram_index, tool_lane_order
+from .overview import current_region, draw_overview, overview_title
 from .style import (
     ALL_LANES,
     COMPACT,
@@ -83,6 +84,7 @@ __all__ = [
     "MIN_STROKE",
     "OTHER_TOOLS",
     "WIDE",
+    "DiagramIndex",
     "Geometry",
     "SequenceWindow",
     "Spacing",
@@ -90,6 +92,7 @@ __all__ = [
     "build_overview",
     "build_sequence",
     "call_input_tokens",
+    "diagram_index",
     "render_overview",
     "render_sequence",
     "sequence_view",
@@ -109,19 +112,36 @@ def sequence_view(
     window_href: Callable[[int], str] | None = None,
     all_lanes: bool = False,
     compact: bool = False,
+    overview: bool = True,
+    index: DiagramIndex | None = None,
 ) -> dict[str, Any]:
     """Everything a sequence page needs: {"svg", "overview", "window"} (window as dict),
     the window worked out once for both drawings; with `compact`, "compact_svg" too (the
-    phone layout); `all_lanes` gives every tool its lane instead of grouping the rarer."""
+    phone layout); `all_lanes` gives every tool its lane instead of grouping the rarer.
+
+    A page moving its window in place keeps its strip (`overview=False`: "overview" is
+    None, "overview_current" the highlight's x and width, "overview_title" its title).
+    `index` is the report's `diagram_index` when the caller keeps one (see `index`):
+    without it each call walks the whole report once more.
+    """
     meta = sequence_window(report, loop=loop, start=start, window=window)
+    index = index or diagram_index(report)
     wide = ALL_LANES if all_lanes else WIDE
-    view = {
-        "svg": draw_sequence(report, meta, links, spacing, wide).to_string(),
-        "overview": draw_overview(report, meta, window_href=window_href).to_string(),
+    view: dict[str, Any] = {
+        "svg": draw_sequence(report, meta, links, spacing, wide, index).to_string(),
+        "overview": (
+            draw_overview(report, meta, window_href=window_href, index=index).to_string()
+            if overview
+            else None
+        ),
+        "overview_current": current_region(meta),
+        "overview_title": overview_title(meta),
         "window": meta.as_dict(),
     }
     if compact:
-        view["compact_svg"] = draw_sequence(report, meta, links, spacing, COMPACT).to_string()
+        view["compact_svg"] = draw_sequence(
+            report, meta, links, spacing, COMPACT, index
+        ).to_string()
     return view
 
 

@@ -12,9 +12,10 @@ from ..chart_style import FONT
 from ..links import Links
 from ..svg import Element, svg_root, truncate
 from .arrows import badges, draw_arrow
+from .index import DiagramIndex, call_input_tokens, diagram_index, lane_name
 from .layout import Row, fan_ys, layout_rows, place_rows
 from .legend import LEGEND_WIDTH, draw_header, draw_legend
-from .scene import Scene, build_scene, call_input_tokens, lane_name
+from .scene import Scene, build_scene
 from .style import (
     ACCENT,
     BOTTOM_PAD,
@@ -48,14 +49,16 @@ def draw_sequence(
     links: Links,
     spacing: Spacing = "step",
     geometry: Geometry = WIDE,
+    index: DiagramIndex | None = None,
 ) -> Element:
-    """`meta`'s window of the loop as an element tree, arrows linking through `links`.
+    """`meta`'s window of the loop as an element tree, arrows linking through `links`;
+    `index` is the report's `diagram_index` when the caller keeps one (else built here).
 
     Keyboard users get one tab stop per call: its request arrow, whose accessible name
     starts with its visible label and then tells the whole call (response, tool calls,
     findings); the other arrows and the badges stay links for the mouse (tabindex -1).
     """
-    scene = build_scene(report, meta, links, geometry)
+    scene = build_scene(report, meta, links, index or diagram_index(report), geometry)
     rows = layout_rows(scene)
     bottom, used = place_rows(rows, spacing, geometry.legend_extra)
     height = bottom + BOTTOM_PAD if rows else HEADER_HEIGHT + geometry.legend_extra + 60.0

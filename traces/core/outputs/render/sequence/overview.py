@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import downsample
 from ..svg import Element, format_number, svg_root
-from .scene import call_input_tokens, calls_by_index
+from .index import DiagramIndex, call_input_tokens, diagram_index
 from .style import ACCENT, DASH_RANGE, ERROR
 from .window import SequenceWindow
 
@@ -22,6 +22,7 @@ def draw_overview(
     window_href: Callable[[int], str] | None = None,
     width: float = 960.0,
     height: float = 56.0,
+    index: DiagramIndex | None = None,
 ) -> Element:
     """The overview strip of `meta`'s loop as an element tree; marks are drawn as two
     paths, not one element per call, so a 50,000-call loop stays a small document.
@@ -48,13 +49,12 @@ def draw_overview(
             "preserveAspectRatio": "none",
         },
     )
-    shown = f"; calls {meta.start}{DASH_RANGE}{meta.end} shown" if meta.total else ""
-    root.add("title", text=f"Overview of the loop: {meta.total:,} calls{shown}")
+    root.add("title", text=overview_title(meta))
     if not meta.total:
         return root
     indexes = meta.indexes
-    by_index = calls_by_index(report)
-    red = _red_calls(report, set(indexes))
+    shared = index or diagram_index(report)
+    by_index, red = shared.by_index, shared.red_calls
     slot = width / meta.total
     usable = height - 6
     tokens = [call_input_tokens(by_index[i])[0] if i in by_index else 0 for i in indexes]
@@ -78,22 +78,8 @@ def draw_overview(
         root.add("path", {"class": "ov-mark", "d": "".join(normal), "fill": ACCENT})
     if failed:
         root.add("path", {"class": "ov-mark error", "d": "".join(failed), "fill": ERROR})
-    _overview_windows(root, meta, window_href, slot, height)
+    _overview_windows(root, meta, window_href, width, height)
     return root
-
-
-def _red_calls(report: Mapping[str, Any], indexes: set[int]) -> set[int]:
-    red = {
-        int(c["index"])
-        for c in report.get("calls") or ()
-        if c.get("status") == "error" and c.get("index") in indexes
-    }
-    red.update(
-        f["call"]
-        for f in report.get("findings") or ()
-        if f.get("severity") == "error" and f.get("call") in indexes
-    )
-    return red
 
 
 MAX_OVERVIEW_LINKS = 400
@@ -103,9 +89,10 @@ def _overview_windows(
     root: Element,
     meta: SequenceWindow,
     window_href: Callable[[int], str],
-    slot: float,
+    width: float,
     height: float,
 ) -> None:
+    slot = width / meta.total
     regions = math.ceil(meta.total / meta.window)
     stride = meta.window * math.ceil(regions / MAX_OVERVIEW_LINKS)
     links = root.add("g", {"class": "ov-windows"})
@@ -125,13 +112,14 @@ def _overview_windows(
             },
         )
         region.add("title", text=f"calls {span}")
+    x, region_width = current_region(meta, width)
     root.add(
         "rect",
         {
             "class": "ov-current",
-            "x": (meta.start - 1) * slot,
+            "x": x,
             "y": 0.5,
-            "width": max(2.0, meta.shown * slot),
+            "width": region_width,
             "height": height - 1,
             "fill": ACCENT,
             "fill-opacity": 0.14,
@@ -140,3 +128,16 @@ def _overview_windows(
             "pointer-events": "none",
         },
     )
+
+
+def current_region(meta: SequenceWindow, width: float = 960.0) -> tuple[float, float]:
+    """(x, width) of the shown window's highlight on a strip `width` wide: a page that
+    moves the window in place moves the highlight without redrawing the whole strip."""
+    slot = width / meta.total if meta.total else 0.0
+    return (meta.start - 1) * slot, max(2.0, meta.shown * slot)
+
+
+def overview_title(meta: SequenceWindow) -> str:
+    """The strip's title: the loop's size and, when it has calls, the window shown."""
+    shown = f"; calls {meta.start}{DASH_RANGE}{meta.end} shown" if meta.total else ""
+    return f"Overview of the loop: {meta.total:,} calls{shown}"

@@ -3,62 +3,14 @@ answered in it, the tool lanes, and which arrow each finding's badge goes on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..links import Links
+from .index import DiagramIndex, lane_name, loop_facts
 from .style import OTHER_TOOLS, WIDE, Geometry
 from .window import SequenceWindow
-
-
-def call_input_tokens(call: Mapping[str, Any]) -> tuple[int, bool]:
-    """All input of a call (uncached + cache reads + cache writes) and whether it is exact.
-
-    A call without reported usage shows the accounting's estimate (its buckets' sum).
-    """
-    uncached = call.get("input_tokens")
-    if uncached is not None:
-        total = uncached + (call.get("cache_read_tokens") or 0)
-        return total + (call.get("cache_write_tokens") or 0), True
-    buckets = call.get("buckets") or {}
-    return int(sum(v for v in buckets.values() if isinstance(v, int | float))), False
-
-
-class CallIndex(Mapping[int, Mapping[str, Any]]):
-    """Calls by index without building a dict: `build_report` lists call n at n - 1."""
-
-    def __init__(self, calls: list[Mapping[str, Any]]) -> None:
-        self._calls = calls
-        self._fallback: dict[int, Mapping[str, Any]] | None = None
-
-    def __getitem__(self, index: int) -> Mapping[str, Any]:
-        if type(index) is int and 0 < index <= len(self._calls):
-            call = self._calls[index - 1]
-            if call.get("index") == index:
-                return call
-        if self._fallback is None:
-            self._fallback = {int(c["index"]): c for c in self._calls}
-        return self._fallback[index]
-
-    def get(self, index: Any, default: Any = None) -> Any:
-        try:
-            return self[index]
-        except (KeyError, TypeError, ValueError):
-            return default
-
-    def __contains__(self, index: object) -> bool:
-        return self.get(index) is not None
-
-    def __iter__(self) -> Iterator[int]:
-        return (int(c["index"]) for c in self._calls)
-
-    def __len__(self) -> int:
-        return len(self._calls)
-
-
-def calls_by_index(report: Mapping[str, Any]) -> Mapping[int, Mapping[str, Any]]:
-    return CallIndex(list(report.get("calls") or ()))
 
 
 @dataclass(slots=True)
@@ -91,28 +43,6 @@ class Scene:
         return self.lanes.get(lane_name(run), self.lanes.get(OTHER_TOOLS, self.orphan_x))
 
 
-def lane_name(run: Mapping[str, Any]) -> str:
-    """The tool's name, or what is known: "unnamed tool" (never a bare "?")."""
-    name = run.get("name")
-    return name if isinstance(name, str) and name else "unnamed tool"
-
-
-def tool_lane_order(report: Mapping[str, Any]) -> list[str]:
-    """Every tool the trace ran, most used first (ties: first used first).
-
-    Computed from the whole trace, not the window, so lanes keep their places as the
-    window moves and the busiest tools get their own lanes when the rest are grouped.
-    """
-    counts: dict[str, int] = {}
-    for run in report.get("tool_runs") or ():
-        if run.get("status") == "orphan":
-            continue
-        name = lane_name(run)
-        counts[name] = counts.get(name, 0) + 1
-    first_use = {name: n for n, name in enumerate(counts)}
-    return sorted(counts, key=lambda name: (-counts[name], first_use[name]))
-
-
 def tool_lanes(order: list[str], max_lanes: int | None) -> tuple[list[str], list[str]]:
     """(lane names, tools grouped): the first `max_lanes` tools get a lane each and the
     rest share one OTHER_TOOLS lane; `max_lanes=0` folds every tool into one "tools" lane."""
@@ -126,37 +56,45 @@ def tool_lanes(order: list[str], max_lanes: int | None) -> tuple[list[str], list
 
 
 def build_scene(
-    report: Mapping[str, Any], meta: SequenceWindow, links: Links, geometry: Geometry = WIDE
+    report: Mapping[str, Any],
+    meta: SequenceWindow,
+    links: Links,
+    index: DiagramIndex,
+    geometry: Geometry = WIDE,
 ) -> Scene:
-    by_index = calls_by_index(report)
-    loop_indexes = list(meta.indexes) if meta.total else []
-    shown_indexes = loop_indexes[meta.start - 1 : meta.end] if meta.total else []
-    shown = set(shown_indexes)
+    """The window's scene, read from `index` (the report's runs and findings by call), so
+    it costs what the window's calls cost, not what the whole report holds."""
+    by_index = index.by_index
+    shown_indexes = list(meta.indexes[meta.start - 1 : meta.end]) if meta.total else []
     calls = [by_index[i] for i in shown_indexes if i in by_index]
-    loop_calls = [by_index[i] for i in loop_indexes if i in by_index]
-    max_input = max((call_input_tokens(c)[0] for c in loop_calls), default=0)
-    first_time = next(
-        (c["started_at"] for c in loop_calls if c.get("started_at") is not None), None
-    )
+    facts = index.loops.get(meta.loop) if meta.loop is not None else None
+    if facts is None:  # no loops in the report: the window runs over all its calls
+        facts = loop_facts([by_index[i] for i in meta.indexes if i in by_index])
 
     asked_by: dict[int, list[Mapping[str, Any]]] = {}
     results_for: dict[int, list[Mapping[str, Any]]] = {}
     logged_results: dict[int, list[Mapping[str, Any]]] = {}
-    for run in report.get("tool_runs") or ():
-        asked, carried = run.get("call"), run.get("result_call")
-        if asked in shown:
-            asked_by.setdefault(asked, []).append(run)
-            if carried is None and run.get("status") == "paired":
-                logged_results.setdefault(asked, []).append(run)
-        if carried in shown:
-            results_for.setdefault(carried, []).append(run)
+    for call in shown_indexes:
+        asked = index.runs_asked.get(call)
+        if asked:
+            asked_by[call] = list(asked)
+            logged = [
+                r for r in asked if r.get("result_call") is None and r.get("status") == "paired"
+            ]
+            if logged:
+                logged_results[call] = logged
+        carried = index.runs_carried.get(call)
+        if carried:
+            results_for[call] = list(carried)
 
+    all_findings = report.get("findings") or ()
+    positions = sorted(p for call in shown_indexes for p in index.finding_positions.get(call, ()))
     findings_for_call, findings_for_tool = place_findings(
-        report, shown, asked_by, results_for, logged_results
+        [all_findings[p] for p in positions], asked_by, results_for, logged_results
     )
 
     g = geometry
-    names, grouped = tool_lanes(tool_lane_order(report), g.max_lanes)
+    names, grouped = tool_lanes(list(index.lane_order), g.max_lanes)
     lanes = {name: g.x_code + g.tool_gap + g.tool_step * n for n, name in enumerate(names)}
     orphan_x = g.x_code + g.tool_gap + g.tool_step * (len(names) - 1) + g.orphan_offset
     return Scene(
@@ -164,8 +102,8 @@ def build_scene(
         links=links,
         by_index=by_index,
         calls=calls,
-        max_input=max_input,
-        loop_start_time=first_time,
+        max_input=facts.max_input,
+        loop_start_time=facts.start_time,
         asked_by=asked_by,
         results_for=results_for,
         logged_results=logged_results,
@@ -180,15 +118,15 @@ def build_scene(
 
 
 def place_findings(
-    report: Mapping[str, Any],
-    shown: set[int],
+    findings: list[Mapping[str, Any]],
     asked_by: Mapping[int, list[Mapping[str, Any]]],
     results_for: Mapping[int, list[Mapping[str, Any]]],
     logged_results: Mapping[int, list[Mapping[str, Any]]],
 ) -> tuple[dict[int, list[Mapping[str, Any]]], dict[tuple[str, int, str], list[Mapping[str, Any]]]]:
     """Which arrow each finding's badge goes on.
 
-    Only findings on the window's calls are drawn (each in one window). One with a tool
+    `findings` are the window's calls' findings, in the report's order (each finding is
+    drawn in the one window that holds its call). One with a tool
     call id goes on that tool's arrow: the one drawn for the finding's call when there
     is one (the result arrow when the finding is on the call that carried the result),
     else the tool call, else its result. Any other finding goes on its call's request.
@@ -199,15 +137,14 @@ def place_findings(
         ("tool-result", results_for),
         ("tool-result", logged_results),
     ):
-        for call, runs in groups.items():
+        for carrier, runs in groups.items():
             for run in runs:
-                places.setdefault(str(run.get("id")), []).append((kind, call))
+                places.setdefault(str(run.get("id")), []).append((kind, carrier))
     on_calls: dict[int, list[Mapping[str, Any]]] = {}
     on_tools: dict[tuple[str, int, str], list[Mapping[str, Any]]] = {}
-    for finding in report.get("findings") or ():
-        call, tool_id = finding.get("call"), finding.get("tool_call_id")
-        if call not in shown:
-            continue  # drawn in the window that holds its call, once
+    for finding in findings:
+        call: int = finding["call"]  # the index lists only findings on a call
+        tool_id = finding.get("tool_call_id")
         candidates = places.get(str(tool_id)) if tool_id is not None else None
         if candidates:
             kind, where = next((p for p in candidates if p[1] == call), candidates[0])

@@ -8,7 +8,7 @@ from typing import Any
 from ....analysis.failed_generation import describe
 from ....formatting import duration, money
 from ..svg import truncate
-from .scene import lane_name
+from .index import lane_name
 from .style import DASH_RANGE
 from .window import SequenceWindow
 
