@@ -1,0 +1,44 @@
+"""Which traces' names, models, tool names or file names hold a piece of text: the list's
+substring search, served by each database's trigram index (migration 0027, issue 25).
+
+PostgreSQL: Django's own `icontains` (`UPPER("name"::text) LIKE UPPER('%…%')`), which the
+pg_trgm GIN indexes over exactly those expressions serve. SQLite: the FTS5 trigram table
+(traces.storage.trace_text_index) finds the candidates, and the same `icontains` keeps
+those it matches, so the result is the scan's to the row (FTS5 also folds non-ASCII case,
+SQLite's LIKE does not). Text shorter than a trigram, or a database without the table,
+is scanned, as before: right, and slow only past tens of thousands of traces.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+from django.db import connection
+from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
+
+from traces import models
+from traces.storage.trace_text_index import COLUMNS, KEY_TABLE, TEXT_TABLE, trigram_ready
+
+TRIGRAM_CHARS = 3
+"""FTS5's trigram tokenizer matches nothing for a shorter phrase."""
+
+
+def text_matches(q: str) -> QuerySet[models.Trace]:
+    """The ids (`values("pk")`, unordered, for a subquery or a UNION) of the traces whose
+    name, model, tool names or file name holds `q`, case-insensitively."""
+    holds = functools.reduce(operator.or_, (Q(**{f"{column}__icontains": q}) for column in COLUMNS))
+    traces = models.Trace.objects.filter(holds)
+    if len(q) >= TRIGRAM_CHARS and trigram_ready(connection):
+        # One quoted phrase: FTS5 reads it as text, never as an operator or a column, and
+        # the trigram tokenizer makes a phrase a substring match.
+        phrase = '"' + q.replace('"', '""') + '"'
+        traces = traces.filter(
+            pk__in=RawSQL(
+                f"SELECT trace_id FROM {KEY_TABLE} WHERE id IN "
+                f"(SELECT rowid FROM {TEXT_TABLE} WHERE {TEXT_TABLE} MATCH %s)",
+                [phrase],
+            )
+        )
+    return traces.order_by().values("pk")
