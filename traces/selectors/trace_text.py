@@ -29,6 +29,18 @@ TRIGRAM_CHARS = 3
 """FTS5's trigram tokenizer matches nothing for a shorter phrase."""
 
 
+def indexed(q: str) -> bool:
+    """Whether a trigram index serves the search for `q` (else a scan does)."""
+    if len(q) < TRIGRAM_CHARS:
+        return False
+    return connection.vendor == "postgresql" or trigram_ready(connection)
+
+
+def text_holds(q: str) -> Q:
+    """The scan's condition: a column of the summary text holds `q` (`icontains`)."""
+    return functools.reduce(operator.or_, (Q(**{f"{column}__icontains": q}) for column in COLUMNS))
+
+
 def text_matches(q: str) -> QuerySet[models.Trace]:
     """The ids (`values("pk")`, unordered, for a subquery or a UNION) of the traces whose
     name, model, tool names or file name holds `q`, case-insensitively."""
@@ -42,5 +54,4 @@ def text_matches(q: str) -> QuerySet[models.Trace]:
             [phrase],
         )
         return models.Trace.objects.filter(pk__in=matched).order_by().values("pk")
-    holds = functools.reduce(operator.or_, (Q(**{f"{column}__icontains": q}) for column in COLUMNS))
-    return models.Trace.objects.filter(holds).order_by().values("pk")
+    return models.Trace.objects.filter(text_holds(q)).order_by().values("pk")
