@@ -102,6 +102,7 @@ class RunSet(models.Model):
         constraints = [
             models.UniqueConstraint("project", "name", name="unique_set_name_per_project")
         ]
+        indexes = [models.Index(fields=["name"], name="runset_name_idx")]  # `?set=<name>`
 
     def __str__(self) -> str:
         return self.name
@@ -213,6 +214,11 @@ class Trace(models.Model):
             models.Index(fields=["run_set", "-created_at"], name="trace_set_idx"),
             models.Index(fields=["run_set", "source_sha256"], name="trace_set_sha_idx"),
             models.Index(fields=["agent", "working_dir"], name="trace_agent_idx"),
+            # The list's other filters (issue 25): live traces, a project alone, error
+            # results. Substring search has its own per-database indexes (migration 0027).
+            models.Index(fields=["state", "-created_at"], name="trace_state_idx"),
+            models.Index(fields=["working_dir", "-created_at"], name="trace_project_idx"),
+            models.Index(fields=["error_results"], name="trace_errors_idx"),
         ]
 
     def __str__(self) -> str:

@@ -37,7 +37,12 @@ class TraceRule(models.Model):
         constraints = [
             models.UniqueConstraint("trace", "rule", "severity", name="unique_trace_rule")
         ]
-        indexes = [models.Index(fields=["rule", "severity"], name="trace_rule_idx")]
+        # With the trace last, the list's rule and severity filters read the traces that
+        # fired from the index alone (an `id IN (…)`, issue 25).
+        indexes = [
+            models.Index(fields=["rule", "severity", "trace"], name="trace_rule_trace_idx"),
+            models.Index(fields=["severity", "trace"], name="trace_severity_idx"),
+        ]
 
 
 class Call(models.Model):
