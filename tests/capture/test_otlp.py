@@ -325,8 +325,10 @@ def test_a_number_where_a_list_belongs_is_an_answer_not_a_500(inspector_server, 
 def test_a_large_export_is_stored_in_batches_not_one_transaction(tmp_path_factory):
     """Issue 26: a 10,000-trace export held SQLite's write lock for the whole request (a
     live create waited 16 s). Stored OTLP_BATCH_TRACES to a transaction, other writers get
-    in between: polled while the export is stored, the count of its traces is seen between
-    none and all, which one transaction would never show."""
+    in between: polled while the queued export is stored, the count of its traces is seen
+    between none and all, which one transaction would never show. Issue 25: the export is
+    answered before it is stored, and its job's count of stored traces moves on with
+    each batch."""
     traces = 300
     spans = [
         {
@@ -339,22 +341,22 @@ def test_a_large_export_is_stored_in_batches_not_one_transaction(tmp_path_factor
     with capture_server(
         tmp_path_factory.mktemp("otlp-batches"), INSPECTOR_OTLP_BATCH_TRACES="10"
     ) as server:
-        replies: list[httpx.Response] = []
-        export = threading.Thread(
-            target=lambda: replies.append(post(server, body, "application/json"))
-        )
-        export.start()
+        reply = post(server, body, "application/json")
+        assert reply.status_code == 200, reply.text
         seen = set()
-        while export.is_alive():
+        stored = set()
+        while server.exports_pending():
             ((count,),) = server.rows(
                 "SELECT count(*) FROM traces_trace WHERE capture_key LIKE 'otlp:%'"
             )
             seen.add(count)
-            time.sleep(0.02)
-        export.join()
-        assert replies and replies[0].status_code == 200, replies
+            stored.update(r for (r,) in server.rows("SELECT records_parsed FROM traces_job"))
+            time.sleep(0.01)
+        server.wait_for_exports()
         ((final,),) = server.rows(
             "SELECT count(*) FROM traces_trace WHERE capture_key LIKE 'otlp:%'"
         )
         assert final == traces
         assert any(0 < count < traces for count in seen), sorted(seen)
+        assert all(count % 10 == 0 for count in stored), sorted(stored)
+        assert server.rows("SELECT state, records_parsed FROM traces_job") == [("done", traces)]

@@ -1,0 +1,188 @@
+"""Live traces created whole, many at once: the queued OTLP store's new traces.
+
+An OTLP export names a hundred traces at a time, most of them new. Created one by one
+through `append_lines` (a row, a chunk, a session, its rows, its events, a report task,
+each trace its own handful of statements) they cost 12 ms each while the exporter
+waited (issue 25). Here each new trace's first line is read, rebuilt and reported
+without the database (`prepare_live_trace`), then `create_live_traces` stores them all
+the way an upload stores its rows (traces.storage.rows: one blob batch, plain SQL
+inserts): trace rows, chunks, calls, tool runs, search text and findings in a few
+`executemany`, the report already covering the line, so no refresh task follows.
+
+The result is the same live trace an append would have made: state live, its capture
+key, one chunk holding its first line (first_line 1), so the next export's spans are
+appended by `append_lines`, whose session replays that chunk first.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from traces import models
+from traces.conf import limits
+from traces.core.analysis.ingest import TraceSession, choose_format
+from traces.core.analysis.pricing import PriceTable
+from traces.core.gcpause import without_cycle_collection
+from traces.core.model import Trace as CoreTrace
+from traces.core.outputs.report import build_report
+from traces.core.outputs.runstats import rule_counts
+from traces.core.reading import archive
+from traces.core.reading.limits import InputRejected
+from traces.core.reading.redact import redact
+from traces.live.sessions import parse_lines, terminated
+from traces.storage import originals
+from traces.storage.row_writer import insert_rows
+from traces.storage.rows import (
+    BlobBatch,
+    call_values,
+    store_line_errors,
+    summary_fields,
+    tool_run_values,
+)
+from traces.storage.search_index import index_calls
+from traces.storage.usage import store_usage_rows
+
+
+@dataclass(frozen=True)
+class PreparedLive:
+    """A new live trace's first line, read, rebuilt and reported: what it stores."""
+
+    key: str
+    name: str
+    format: str
+    detection_reason: str
+    data: bytes
+    """The line as stored (newline-terminated, redacted when the project asks for it)."""
+    compressed: bytes
+    redacted: dict[str, int]
+    core: CoreTrace
+    report: dict[str, Any]
+
+
+@without_cycle_collection  # a trace's rows are many acyclic objects
+def prepare_live_trace(
+    *,
+    key: str,
+    name: str,
+    line: bytes,
+    format_name: str,
+    redact_credentials: bool,
+    prices: PriceTable,
+) -> PreparedLive:
+    """Read one line into a new live trace's rows and report, as an append would, without
+    the database. Raises InputRejected past the size limit or for an unknown format."""
+    data = terminated(line)
+    fields: dict[str, int] = {}
+    if redact_credentials:
+        cleaned = redact(data)
+        data, fields = cleaned.data, cleaned.fields
+    max_bytes = limits().max_file_bytes
+    if len(data) > max_bytes:
+        raise InputRejected(f"The live trace would pass the {max_bytes:,}-byte limit.")
+    choice = choose_format([], format_name)
+    session = TraceSession(choice)
+    session.feed(parse_lines([data], first_line=1))
+    snapshot = session.snapshot(1)
+    report = build_report(snapshot, prices=prices)
+    report["held"] = session.held()  # as a live report refresh stores it
+    return PreparedLive(
+        key=key,
+        name=name,
+        format=choice.name,
+        detection_reason=choice.reason,
+        data=data,
+        compressed=archive.compress(data),
+        redacted=fields,
+        core=snapshot,
+        report=report,
+    )
+
+
+def create_live_traces(prepared: list[PreparedLive], project: models.Project) -> list[models.Trace]:
+    """Store the prepared live traces in the caller's transaction, their rows written in
+    bulk. The chunk objects go to storage first (removed again if the caller's
+    transaction fails: the caller's `originals.discard` of `chunk_keys`)."""
+    if not prepared:
+        return []
+    now = timezone.now()
+    traces = [
+        models.Trace(
+            id=uuid.uuid4(),
+            project=project,
+            name=item.name[:300],
+            format=item.format,
+            detection_reason=item.detection_reason[:500],
+            state=models.Trace.State.LIVE,
+            live_activity_at=now,
+            report=item.report,
+            redacted=item.redacted,
+            capture_key=item.key[:200],
+            source_bytes=len(item.data),
+            **summary_fields(item.core, item.report),
+            report_lines=1,
+        )
+        for item in prepared
+    ]
+    chunks = [
+        originals.chunk_row(
+            trace.pk,
+            0,  # the lines stored before it, as a live append numbers its chunks
+            item.compressed,
+            raw_bytes=len(item.data),
+            first_line=1,
+            line_count=1,
+        )
+        for trace, item in zip(traces, prepared, strict=True)
+    ]
+    try:
+        models.Trace.objects.bulk_create(traces)
+        models.SourceChunk.objects.bulk_create(chunks)
+        _store_rows(traces, prepared)
+    except BaseException:
+        originals.discard(chunk.key for chunk in chunks)
+        raise
+    return traces
+
+
+def _store_rows(traces: list[models.Trace], prepared: list[PreparedLive]) -> None:
+    """Every trace's calls and tool runs in one blob batch and one insert per table (the
+    upload's row functions, traces.storage.rows); search text, line errors, findings per
+    rule and usage rows per trace."""
+    batch = BlobBatch()
+    call_rows: list[list[Any]] = []
+    run_rows: list[list[Any]] = []
+    call_columns: list[str] = []
+    run_columns: list[str] = []
+    for trace, item in zip(traces, prepared, strict=True):
+        for call in item.core.calls:
+            values = call_values(call, batch)
+            call_columns = call_columns or ["trace_id", *values]
+            call_rows.append([trace.pk, *values.values()])
+        for position, run in enumerate(item.core.tool_runs, start=1):
+            values = tool_run_values(position, run, batch)
+            run_columns = run_columns or ["trace_id", *values]
+            run_rows.append([trace.pk, *values.values()])
+    batch.save()
+    if call_rows:
+        insert_rows(models.Call, call_columns, call_rows)
+    if run_rows:
+        insert_rows(models.ToolRun, run_columns, run_rows)
+    rule_rows = []
+    for trace, item in zip(traces, prepared, strict=True):
+        index_calls(trace, item.core.calls)
+        if item.core.line_errors:
+            store_line_errors(trace, item.core.line_errors)
+        rule_rows += _rule_rows(trace, item.report)
+        store_usage_rows(trace, item.report)
+    models.TraceRule.objects.bulk_create(rule_rows, batch_size=500)
+
+
+def _rule_rows(trace: models.Trace, report: dict[str, Any]) -> list[models.TraceRule]:
+    return [
+        models.TraceRule(trace=trace, rule=rule[:60], severity=severity[:10], count=count)
+        for (rule, severity), count in rule_counts(report.get("findings") or []).items()
+    ]
