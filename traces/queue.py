@@ -69,7 +69,7 @@ def _started_consumer() -> Any:
         periodic=True,  # the sweep of jobs whose worker died (traces.services.jobs)
         initial_delay=0.05,
         backoff=1.15,
-        max_delay=0.5,
+        max_delay=0.1,  # an idle consumer looks at the in-memory queue 10 times a second
         check_worker_health=False,
     )
     consumer.scheduler.start()

@@ -38,7 +38,12 @@ from traces.capture.lines import capturing, record_lines
 from traces.conf import inspector_settings
 from traces.core.analysis.pricing import PriceTable
 from traces.core.reading.limits import InputRejected
-from traces.live.bulk import PreparedLive, create_live_traces, prepare_live_trace
+from traces.live.bulk import (
+    PreparedLive,
+    create_live_traces,
+    prepare_live_trace,
+    report_live_traces,
+)
 from traces.live.idle import request_sweep
 from traces.services import jobs
 from traces.services.ingest import redacts
@@ -113,6 +118,11 @@ class ExportDrain:
         self._guard = threading.Lock()
         self.wanted = False
 
+    def clear(self) -> None:
+        """Nothing to forget: the lock is held only while a store runs."""
+        with self._guard:
+            self.wanted = False
+
     def run(self) -> None:
         with self._guard:
             self.wanted = True
@@ -122,7 +132,7 @@ class ExportDrain:
             try:
                 with self._guard:
                     self.wanted = False
-                _store_queued()
+                _store_queued(self)
             finally:
                 self.running.release()
             with self._guard:
@@ -137,7 +147,44 @@ def store_otlp_exports(job_id: str) -> None:
     store(ExportDrain).run()
 
 
-def _store_queued() -> None:
+REPORT_AFTER = 1000
+"""New traces whose reports wait for the queue to be empty, at most: then reported."""
+
+
+def _store_queued(drain: ExportDrain) -> None:
+    """Every queued export, oldest first, then the new traces' reports (once no export
+    waits: the calls are viewable first), and again while exports keep coming."""
+    created: list[tuple[models.Trace, PreparedLive, PriceTable]] = []
+    try:
+        while True:
+            job = _next_job()
+            if job is None or len(created) >= REPORT_AFTER:
+                _report(created)
+                created = []
+            if job is None:
+                with drain._guard:
+                    if not drain.wanted:
+                        return
+                    drain.wanted = False
+                continue
+            created += _run(job)
+    finally:
+        _report(created)
+
+
+def _report(created: list[tuple[models.Trace, PreparedLive, PriceTable]]) -> None:
+    """Store the new traces' reports, OTLP_BATCH_TRACES to a transaction. Lost with a
+    killed worker, a report is rebuilt by the trace's next append or its close."""
+    size = max(1, int(inspector_settings()["OTLP_BATCH_TRACES"]))
+    for start in range(0, len(created), size):
+        part = created[start : start + size]
+        try:
+            report_live_traces([(t, p) for t, p, _ in part], part[0][2])
+        except Exception:
+            log.exception("could not store the reports of %d new OTel traces", len(part))
+
+
+def _next_job() -> models.Job | None:
     while True:
         oldest = (
             models.Job.objects.filter(kind=models.Job.Kind.OTLP, state=models.Job.State.QUEUED)
@@ -146,30 +193,36 @@ def _store_queued() -> None:
             .first()
         )
         if oldest is None:
-            return
+            return None
         job = jobs.claim(oldest)
-        if job is None:  # another process took it
-            continue
-        try:
-            with jobs.heartbeat(job.pk):
-                store_export(job)
-        except Exception as exc:
-            log.exception("queued OTLP export %s could not be stored", job.pk)
-            models.Job.objects.filter(pk=job.pk).exclude(state=models.Job.State.DONE).update(
-                state=models.Job.State.FAILED,
-                error=f"The export could not be stored ({type(exc).__name__}).",
-            )
-            Path(job.path).unlink(missing_ok=True)
+        if job is not None:  # else another process took it
+            return job
 
 
-def store_export(job: models.Job) -> None:
+def _run(job: models.Job) -> list[tuple[models.Trace, PreparedLive, PriceTable]]:
+    """Store a claimed job; the traces it created, to be reported."""
+    try:
+        with jobs.heartbeat(job.pk):
+            return store_export(job)
+    except Exception as exc:
+        log.exception("queued OTLP export %s could not be stored", job.pk)
+        models.Job.objects.filter(pk=job.pk).exclude(state=models.Job.State.DONE).update(
+            state=models.Job.State.FAILED,
+            error=f"The export could not be stored ({type(exc).__name__}).",
+        )
+        Path(job.path).unlink(missing_ok=True)
+        return []
+
+
+def store_export(job: models.Job) -> list[tuple[models.Trace, PreparedLive, PriceTable]]:
     """Store a claimed job's traces after those it stored already, OTLP_BATCH_TRACES to a
-    transaction that also moves the job's count on (and marks it done with the last)."""
+    transaction that also moves the job's count on (and marks it done with the last);
+    the traces it created, with their price table, for their reports."""
     path = Path(job.path)
     rows = models.Job.objects.filter(pk=job.pk, state=models.Job.State.RUNNING)
     if not path.exists():
         rows.update(state=models.Job.State.FAILED, error="The queued export is gone.")
-        return
+        return []
     traces = read_spool(path)
     request_sweep()  # a queue task: the idle traces are closed off this store
     project = job.project
@@ -179,6 +232,7 @@ def store_export(job: models.Job) -> None:
     done = job.records_parsed
     if done >= len(traces):
         rows.update(state=models.Job.State.DONE)
+    created: list[tuple[models.Trace, PreparedLive, PriceTable]] = []
     for start in range(done, len(traces), size):
         batch = traces[start : start + size]
         live_before = capturing([t.key for t in batch])
@@ -186,27 +240,26 @@ def store_export(job: models.Job) -> None:
             t.key: made
             for t in batch
             if t.genai and t.key not in live_before
-            if (made := _prepared(t, prices, redact_credentials)) is not None
+            if (made := _prepared(t, redact_credentials)) is not None
         }
-        last = start + len(batch) >= len(traces)
-        progress = {"records_parsed": start + len(batch)}
-        if last:
+        progress: dict[str, object] = {"records_parsed": start + len(batch)}
+        if start + len(batch) >= len(traces):
             progress["state"] = models.Job.State.DONE
         try:
-            _store_batch(batch, prepared, project, prices, redact_credentials, rows, progress)
+            made = _store_batch(batch, prepared, project, redact_credentials, rows, progress)
         except TakenOver:  # recovery gave the job to another worker, this one thought dead
             log.warning("queued OTLP export %s: taken over by another worker", job.pk)
-            return
+            return created
+        created += [(trace, item, prices) for trace, item in made]
     path.unlink(missing_ok=True)
+    return created
 
 
 class TakenOver(Exception):
     """The job is no longer this worker's: its batch is rolled back."""
 
 
-def _prepared(
-    queued: QueuedTrace, prices: PriceTable, redact_credentials: bool
-) -> PreparedLive | None:
+def _prepared(queued: QueuedTrace, redact_credentials: bool) -> PreparedLive | None:
     try:
         return prepare_live_trace(
             key=queued.key,
@@ -214,7 +267,6 @@ def _prepared(
             line=queued.line,
             format_name=FORMAT,
             redact_credentials=redact_credentials,
-            prices=prices,
         )
     except InputRejected as exc:
         log.warning("OTLP trace %s not stored: %s", queued.key, exc)
@@ -225,13 +277,13 @@ def _store_batch(
     batch: list[QueuedTrace],
     prepared: dict[str, PreparedLive],
     project: models.Project,
-    prices: PriceTable,
     redact_credentials: bool,
     rows: QuerySet[models.Job],
     progress: dict[str, object],
-) -> None:
+) -> list[tuple[models.Trace, PreparedLive]]:
     """One transaction: the new traces in bulk, the live ones appended, and the job's
-    count of stored traces moved on (so a recovery never stores them again)."""
+    count of stored traces moved on (so a recovery never stores them again). The new
+    traces, each with what it was made of."""
     with transaction.atomic():
         if connection.vendor == "postgresql":  # two workers never create one key twice
             with connection.cursor() as cursor:
@@ -244,12 +296,13 @@ def _store_batch(
             elif queued.key in prepared:
                 new.append(prepared[queued.key])
             elif queued.genai:  # its live trace closed since: a new one after all
-                made = _prepared(queued, prices, redact_credentials)
+                made = _prepared(queued, redact_credentials)
                 if made is not None:
                     new.append(made)
-        create_live_traces(new, project)
+        traces = create_live_traces(new, project)
         if not rows.update(**progress):
             raise TakenOver
+    return list(zip(traces, new, strict=True))
 
 
 def _append(queued: QueuedTrace, project: models.Project) -> None:

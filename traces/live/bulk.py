@@ -3,11 +3,12 @@
 An OTLP export names a hundred traces at a time, most of them new. Created one by one
 through `append_lines` (a row, a chunk, a session, its rows, its events, a report task,
 each trace its own handful of statements) they cost 12 ms each while the exporter
-waited (issue 25). Here each new trace's first line is read, rebuilt and reported
-without the database (`prepare_live_trace`), then `create_live_traces` stores them all
-the way an upload stores its rows (traces.storage.rows: one blob batch, plain SQL
-inserts): trace rows, chunks, calls, tool runs, search text and findings in a few
-`executemany`, the report already covering the line, so no refresh task follows.
+waited (issue 25). Here each new trace's first line is read and rebuilt without the
+database (`prepare_live_trace`), then `create_live_traces` stores them all the way an
+upload stores its rows (traces.storage.rows: one blob batch, plain SQL inserts): trace
+rows, chunks, calls, tool runs and search text in a few `executemany`. Their calls are
+viewable then; their reports follow as a live trace's do, built together and stored in
+bulk (`report_live_traces`: the report, the findings per rule, the usage rows).
 
 The result is the same live trace an append would have made: state live, its capture
 key, one chunk holding its first line (first_line 1), so the next export's spans are
@@ -20,6 +21,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+from django.db import transaction
 from django.utils import timezone
 
 from traces import models
@@ -28,28 +31,24 @@ from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.analysis.pricing import PriceTable
 from traces.core.gcpause import without_cycle_collection
 from traces.core.model import Trace as CoreTrace
+from traces.core.outputs.content_search import call_text
 from traces.core.outputs.report import build_report
 from traces.core.outputs.runstats import rule_counts
 from traces.core.reading import archive
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.redact import redact
+from traces.live.events import live_counts
+from traces.live.reports import empty_report
 from traces.live.sessions import parse_lines, terminated
 from traces.storage import originals
 from traces.storage.row_writer import insert_rows
-from traces.storage.rows import (
-    BlobBatch,
-    call_values,
-    store_line_errors,
-    summary_fields,
-    tool_run_values,
-)
-from traces.storage.search_index import index_calls
-from traces.storage.usage import store_usage_rows
+from traces.storage.rows import BlobBatch, call_values, store_line_errors, tool_run_values
+from traces.storage.usage import store_new_usage_rows
 
 
 @dataclass(frozen=True)
 class PreparedLive:
-    """A new live trace's first line, read, rebuilt and reported: what it stores."""
+    """A new live trace's first line, read and rebuilt: what it stores."""
 
     key: str
     name: str
@@ -60,21 +59,15 @@ class PreparedLive:
     compressed: bytes
     redacted: dict[str, int]
     core: CoreTrace
-    report: dict[str, Any]
+    held: list[dict[str, Any]]
 
 
 @without_cycle_collection  # a trace's rows are many acyclic objects
 def prepare_live_trace(
-    *,
-    key: str,
-    name: str,
-    line: bytes,
-    format_name: str,
-    redact_credentials: bool,
-    prices: PriceTable,
+    *, key: str, name: str, line: bytes, format_name: str, redact_credentials: bool
 ) -> PreparedLive:
-    """Read one line into a new live trace's rows and report, as an append would, without
-    the database. Raises InputRejected past the size limit or for an unknown format."""
+    """Read one line into a new live trace's rows, as an append would, without the
+    database. Raises InputRejected past the size limit or for an unknown format."""
     data = terminated(line)
     fields: dict[str, int] = {}
     if redact_credentials:
@@ -86,9 +79,6 @@ def prepare_live_trace(
     choice = choose_format([], format_name)
     session = TraceSession(choice)
     session.feed(parse_lines([data], first_line=1))
-    snapshot = session.snapshot(1)
-    report = build_report(snapshot, prices=prices)
-    report["held"] = session.held()  # as a live report refresh stores it
     return PreparedLive(
         key=key,
         name=name,
@@ -97,15 +87,15 @@ def prepare_live_trace(
         data=data,
         compressed=archive.compress(data),
         redacted=fields,
-        core=snapshot,
-        report=report,
+        core=session.snapshot(1),
+        held=session.held(),
     )
 
 
 def create_live_traces(prepared: list[PreparedLive], project: models.Project) -> list[models.Trace]:
     """Store the prepared live traces in the caller's transaction, their rows written in
-    bulk. The chunk objects go to storage first (removed again if the caller's
-    transaction fails: the caller's `originals.discard` of `chunk_keys`)."""
+    bulk; their reports follow (`report_live_traces`), as a live append's do. The chunk
+    objects go to storage first (removed again if this fails)."""
     if not prepared:
         return []
     now = timezone.now()
@@ -118,12 +108,11 @@ def create_live_traces(prepared: list[PreparedLive], project: models.Project) ->
             detection_reason=item.detection_reason[:500],
             state=models.Trace.State.LIVE,
             live_activity_at=now,
-            report=item.report,
+            report={**orjson.loads(empty_report(item.format)), "held": item.held},
             redacted=item.redacted,
             capture_key=item.key[:200],
             source_bytes=len(item.data),
-            **summary_fields(item.core, item.report),
-            report_lines=1,
+            **live_counts(item.core, 1),
         )
         for item in prepared
     ]
@@ -150,8 +139,7 @@ def create_live_traces(prepared: list[PreparedLive], project: models.Project) ->
 
 def _store_rows(traces: list[models.Trace], prepared: list[PreparedLive]) -> None:
     """Every trace's calls and tool runs in one blob batch and one insert per table (the
-    upload's row functions, traces.storage.rows); search text, line errors, findings per
-    rule and usage rows per trace."""
+    upload's row functions, traces.storage.rows); search text and line errors."""
     batch = BlobBatch()
     call_rows: list[list[Any]] = []
     run_rows: list[list[Any]] = []
@@ -171,14 +159,51 @@ def _store_rows(traces: list[models.Trace], prepared: list[PreparedLive]) -> Non
         insert_rows(models.Call, call_columns, call_rows)
     if run_rows:
         insert_rows(models.ToolRun, run_columns, run_rows)
-    rule_rows = []
+    search_rows = [
+        (trace.pk, call.index, text)
+        for trace, item in zip(traces, prepared, strict=True)
+        for call in item.core.calls
+        if (text := call_text(call))
+    ]
+    insert_rows(models.SearchEntry, ["trace_id", "call_index", "body"], search_rows)
     for trace, item in zip(traces, prepared, strict=True):
-        index_calls(trace, item.core.calls)
         if item.core.line_errors:
             store_line_errors(trace, item.core.line_errors)
-        rule_rows += _rule_rows(trace, item.report)
-        store_usage_rows(trace, item.report)
-    models.TraceRule.objects.bulk_create(rule_rows, batch_size=500)
+
+
+@without_cycle_collection
+def report_live_traces(created: list[tuple[models.Trace, PreparedLive]], prices: PriceTable) -> int:
+    """Build the new traces' reports (no database), then store those of the traces no
+    later append has reached (their report would be older than their lines: the append's
+    own refresh reports them), with their findings per rule and usage rows in bulk. The
+    count stored."""
+    reports = {}
+    for trace, item in created:
+        report = build_report(item.core, prices=prices)
+        report["held"] = item.held  # as a live report refresh stores it
+        reports[trace.pk] = (trace, report)
+    with transaction.atomic():
+        untouched = list(
+            models.Trace.objects.select_for_update()
+            .filter(
+                pk__in=list(reports),
+                state=models.Trace.State.LIVE,
+                report_lines=0,
+                lines_total=1,
+            )
+            .values_list("pk", flat=True)
+        )
+        reported = [reports[pk] for pk in untouched]
+        for trace, report in reported:
+            models.Trace.objects.filter(pk=trace.pk).update(
+                report=report, report_lines=1, flags_count=len(report["findings"])
+            )
+        models.TraceRule.objects.bulk_create(
+            [row for trace, report in reported for row in _rule_rows(trace, report)],
+            batch_size=500,
+        )
+        store_new_usage_rows(reported)
+    return len(reported)
 
 
 def _rule_rows(trace: models.Trace, report: dict[str, Any]) -> list[models.TraceRule]:
