@@ -63,7 +63,8 @@ _warm_up()
 
 from traces.capture.otlp_queue import recover_at_start  # noqa: E402
 
-# OTLP exports answered but not yet stored when a process was killed: stored now.
+# OTLP exports answered but not yet stored when a process was killed: stored now (the
+# embedded queue starts at once to recover them).
 recover_at_start()
 application = ProtocolTypeRouter(
     {

@@ -37,6 +37,13 @@ def enqueue(task: TaskWrapper, *args: Any, delay: float = 0.0) -> None:
         task(*args)
 
 
+def start_embedded() -> None:
+    """Start the embedded consumer now rather than on the first task: a process that
+    starts has work a killed one left (traces.capture.otlp_queue's recovery)."""
+    if embedded():
+        store(EmbeddedConsumer).ensure()
+
+
 class EmbeddedConsumer:
     """Huey's consumer threads in this process (the embedded mode), started once."""
 

@@ -5,8 +5,8 @@ which of its traces are kept; `spool` writes those traces' lines to
 INSPECTOR_DATA_DIR/uploads/ (fsynced, under a temporary name then renamed: the upload
 jobs' `receive_upload`) and `queue_export` commits a `Job` row of kind `otlp` naming the
 file and queues `store_otlp_exports`. Only then is the exporter answered: a kill -9 after
-the answer leaves a file and a queued job, which the queue's recovery (on start, and
-every minute) runs again.
+the answer leaves a file and a queued job, which the queue's recovery (as its workers
+start, and every minute) runs again.
 
 The queue stores the jobs in the order they came, one at a time per process (an
 export's spans of a trace must follow the previous export's): each new trace is read,
@@ -31,7 +31,7 @@ import orjson
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from huey import crontab
-from huey.contrib.djhuey import db_periodic_task, db_task
+from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from traces import models, queue
 from traces.capture.lines import capturing, record_lines
@@ -352,8 +352,16 @@ def recover_exports_every_minute() -> None:
 
 
 def recover_at_start() -> None:
-    """Called as the web process starts (inspector.asgi): its exports left queued or
-    running by a killed process are stored (in immediate mode, tests', nothing runs)."""
+    """Called as the web process starts (inspector.asgi): the embedded queue's consumer
+    starts at once, so its startup hook recovers the exports a killed process left."""
+    queue.start_embedded()
+
+
+@HUEY.on_startup()
+def _recover_on_worker_start() -> None:
+    """Each queue worker thread, as it starts (embedded, or `run_huey`'s): the exports
+    left queued or running by a killed process are queued again (in immediate mode,
+    tests', nothing runs)."""
     if queue.immediate():
         return
     try:
@@ -362,7 +370,7 @@ def recover_at_start() -> None:
         stale = float(inspector_settings()["JOB_STALE_SECONDS"])
         queue.enqueue(recover_exports_task, False, delay=stale + 1)
     except Exception:  # the queue unreachable: the periodic recovery will do it
-        log.exception("could not queue the recovery of OTLP exports at start")
+        log.exception("could not queue the recovery of OTLP exports")
 
 
 def pending_exports() -> int:
