@@ -269,7 +269,10 @@ def main() -> int:
         f"{nbytes / 1e6:.1f} MB of protobuf; daphne on SQLite, embedded queue; "
         f"medians of {args.rounds} rounds"
     )
-    print(f"floor here: serialising them {encode_ms:.0f} ms, parsing them back {parse_ms:.0f} ms")
+    print(
+        f"floor here: serialising them {encode_ms:.1f} ms, parsing them back (protobuf) "
+        f"{parse_ms:.1f} ms"
+    )
     rows = [
         ("answered p50 (s)", "p50"),
         ("answered p95 (s)", "p95"),

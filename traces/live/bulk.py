@@ -37,7 +37,13 @@ from traces.core.outputs.runstats import rule_counts
 from traces.core.reading import archive
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.redact import redact
-from traces.live.events import live_counts
+from traces.live.events import (
+    account_events,
+    finding_events,
+    live_counts,
+    save_events,
+    state_payload,
+)
 from traces.live.reports import empty_report
 from traces.live.sessions import parse_lines, terminated
 from traces.storage import originals
@@ -175,8 +181,8 @@ def _store_rows(traces: list[models.Trace], prepared: list[PreparedLive]) -> Non
 def report_live_traces(created: list[tuple[models.Trace, PreparedLive]], prices: PriceTable) -> int:
     """Build the new traces' reports (no database), then store those of the traces no
     later append has reached (their report would be older than their lines: the append's
-    own refresh reports them), with their findings per rule and usage rows in bulk. The
-    count stored."""
+    own refresh reports them), with their findings per rule and usage rows in bulk, and
+    the events a refresh would tell their viewers. The count stored."""
     reports = {}
     for trace, item in created:
         report = build_report(item.core, prices=prices)
@@ -195,8 +201,18 @@ def report_live_traces(created: list[tuple[models.Trace, PreparedLive]], prices:
         )
         reported = [reports[pk] for pk in untouched]
         for trace, report in reported:
+            # What a live report refresh tells viewers (one may have opened the page).
+            events = account_events(trace.report, report) + finding_events(trace.report, report)
+            trace.report = report
+            trace.report_lines = 1
+            trace.flags_count = len(report["findings"])
+            events.append(("state", state_payload(trace)))
+            save_events(trace, events)
             models.Trace.objects.filter(pk=trace.pk).update(
-                report=report, report_lines=1, flags_count=len(report["findings"])
+                report=report,
+                report_lines=1,
+                flags_count=trace.flags_count,
+                events_seq=trace.events_seq,
             )
         models.TraceRule.objects.bulk_create(
             [row for trace, report in reported for row in _rule_rows(trace, report)],
