@@ -263,6 +263,7 @@ def test_partial_success_names_rejected_and_ignored_spans(inspector_server):
     assert partial["rejectedSpans"] == 1
     assert "traceId" in partial["errorMessage"]
     assert "no GenAI span" in partial["errorMessage"]
+    inspector_server.wait_for_exports()  # answered once queued: stored by the queue
     inspector_server.trace_id(f"otlp:{good}")
     assert not inspector_server.rows(
         "SELECT id FROM traces_trace WHERE capture_key = ?", "otlp:" + "1" * 32
@@ -290,6 +291,7 @@ def test_spans_arriving_late_and_out_of_order_join_their_trace(inspector_server)
         otlp_json(trace_id, chat_span("b7ad6b7169203330", base, "first")),
         "application/json",
     )
+    inspector_server.wait_for_exports()
     stored = inspector_server.trace_id(f"otlp:{trace_id}")
     report = inspector_server.wait_report(stored, calls=2)
     assert (
