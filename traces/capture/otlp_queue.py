@@ -132,7 +132,7 @@ class ExportDrain:
             try:
                 with self._guard:
                     self.wanted = False
-                _store_queued(self)
+                _store_queued()
             finally:
                 self.running.release()
             with self._guard:
@@ -151,35 +151,34 @@ REPORT_AFTER = 1000
 """New traces whose reports wait for the queue to be empty, at most: then reported."""
 
 
-def _store_queued(drain: ExportDrain) -> None:
+def _store_queued() -> None:
     """Every queued export, oldest first, then the new traces' reports (once no export
-    waits: the calls are viewable first), and again while exports keep coming."""
+    waits, or REPORT_AFTER traces wait: the calls are viewable first)."""
     created: list[tuple[models.Trace, PreparedLive, PriceTable]] = []
     try:
-        while True:
-            job = _next_job()
-            if job is None or len(created) >= REPORT_AFTER:
+        while (job := _next_job()) is not None:
+            created += _run(job)
+            if len(created) >= REPORT_AFTER:
                 _report(created)
                 created = []
-            if job is None:
-                with drain._guard:
-                    if not drain.wanted:
-                        return
-                    drain.wanted = False
-                continue
-            created += _run(job)
     finally:
         _report(created)
 
 
 def _report(created: list[tuple[models.Trace, PreparedLive, PriceTable]]) -> None:
-    """Store the new traces' reports, OTLP_BATCH_TRACES to a transaction. Lost with a
-    killed worker, a report is rebuilt by the trace's next append or its close."""
+    """Store the new traces' reports, OTLP_BATCH_TRACES to a transaction, each part
+    priced by its one project's table. Lost with a killed worker, a report is rebuilt by
+    the trace's next append or its close."""
     size = max(1, int(inspector_settings()["OTLP_BATCH_TRACES"]))
-    for start in range(0, len(created), size):
-        part = created[start : start + size]
+    parts: list[list[tuple[models.Trace, PreparedLive, PriceTable]]] = []
+    for entry in created:
+        if parts and len(parts[-1]) < size and parts[-1][0][2] is entry[2]:
+            parts[-1].append(entry)
+        else:
+            parts.append([entry])
+    for part in parts:
         try:
-            report_live_traces([(t, p) for t, p, _ in part], part[0][2])
+            report_live_traces([(trace, item) for trace, item, _ in part], part[0][2])
         except Exception:
             log.exception("could not store the reports of %d new OTel traces", len(part))
 
