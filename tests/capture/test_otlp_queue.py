@@ -135,10 +135,20 @@ def test_a_new_trace_stored_in_bulk_is_the_trace_an_append_makes(settings, tmp_p
     assert rows_of(queued) == rows_of(appended)
     assert report_shape(queued.report) == report_shape(appended.report)
     assert trace_source_bytes(trace=queued) == trace_source_bytes(trace=appended)
-    assert models.TraceRule.objects.filter(trace=queued).count() == len(
-        {f["rule"] for f in queued.report["findings"]}
-    )
-    assert models.UsageSlot.objects.filter(trace=queued).exists()
+
+    def usage(trace: models.Trace) -> tuple:
+        slots = models.UsageSlot.objects.filter(trace=trace)
+        return (
+            sorted(slots.values_list("hour", "model", "calls", "input_tokens", "cost_usd")),
+            sorted(models.UsageFinding.objects.filter(trace=trace).values_list("rule", "count")),
+            sorted(
+                models.UsageSaving.objects.filter(trace=trace).values_list("lever", "usd_saved")
+            ),
+        )
+
+    assert usage(queued)[0] and usage(queued) == usage(appended)
+    rules = models.TraceRule.objects.values_list("rule", "severity", "count")
+    assert sorted(rules.filter(trace=queued)) == sorted(rules.filter(trace=appended))
     job = models.Job.objects.get(kind=models.Job.Kind.OTLP)
     assert (job.state, job.records_parsed) == ("done", 1)
     assert not Path(job.path).exists()  # the spooled export is removed once stored

@@ -47,7 +47,7 @@ from traces.live.events import (
 from traces.live.reports import empty_report
 from traces.live.sessions import parse_lines, terminated
 from traces.storage import originals
-from traces.storage.row_writer import insert_rows
+from traces.storage.row_writer import insert_instances, insert_rows
 from traces.storage.rows import BlobBatch, call_values, store_line_errors, tool_run_values
 from traces.storage.usage import store_new_usage_rows
 
@@ -214,9 +214,9 @@ def report_live_traces(created: list[tuple[models.Trace, PreparedLive]], prices:
                 flags_count=trace.flags_count,
                 events_seq=trace.events_seq,
             )
-        models.TraceRule.objects.bulk_create(
+        insert_instances(
+            models.TraceRule,
             [row for trace, report in reported for row in _rule_rows(trace, report)],
-            batch_size=500,
         )
         store_new_usage_rows(reported)
     return len(reported)

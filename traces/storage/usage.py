@@ -10,6 +10,7 @@ from typing import Any
 
 from traces import models
 from traces.core.outputs.usage_rows import BUCKETS, KINDS, usage_rows
+from traces.storage.row_writer import insert_instances
 
 
 def store_usage_rows(trace: models.Trace, report: dict[str, Any]) -> None:
@@ -23,7 +24,8 @@ def store_usage_rows(trace: models.Trace, report: dict[str, Any]) -> None:
 
 def store_new_usage_rows(reported: Sequence[tuple[models.Trace, dict[str, Any]]]) -> None:
     """The usage rows of many traces that have none yet (just created), in one insert per
-    table: the queued OTLP store reports a hundred new traces at once."""
+    table (plain SQL, traces.storage.row_writer): the queued OTLP store reports a hundred
+    new traces at once."""
     slots: list[models.UsageSlot] = []
     findings: list[models.UsageFinding] = []
     savings: list[models.UsageSaving] = []
@@ -32,9 +34,9 @@ def store_new_usage_rows(reported: Sequence[tuple[models.Trace, dict[str, Any]]]
         slots += more_slots
         findings += more_findings
         savings += more_savings
-    models.UsageSlot.objects.bulk_create(slots, batch_size=500)
-    models.UsageFinding.objects.bulk_create(findings, batch_size=500)
-    models.UsageSaving.objects.bulk_create(savings, batch_size=500)
+    insert_instances(models.UsageSlot, slots)
+    insert_instances(models.UsageFinding, findings)
+    insert_instances(models.UsageSaving, savings)
 
 
 def usage_models(
