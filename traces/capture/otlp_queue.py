@@ -40,9 +40,12 @@ from traces.core.analysis.pricing import PriceTable
 from traces.core.reading.limits import InputRejected
 from traces.live.bulk import (
     PreparedLive,
+    StagedLive,
     create_live_traces,
+    discard_staged,
     prepare_live_trace,
     report_live_traces,
+    stage_live_traces,
 )
 from traces.live.idle import request_sweep
 from traces.services import jobs
@@ -282,26 +285,36 @@ def _store_batch(
 ) -> list[tuple[models.Trace, PreparedLive]]:
     """One transaction: the new traces in bulk, the live ones appended, and the job's
     count of stored traces moved on (so a recovery never stores them again). The new
-    traces, each with what it was made of."""
-    with transaction.atomic():
-        if connection.vendor == "postgresql":  # two workers never create one key twice
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [OTLP_LOCK])
-        live_now = capturing([t.key for t in batch])  # again, under the write lock
-        new: list[PreparedLive] = []
-        for queued in batch:
-            if queued.key in live_now:
-                _append(queued, project)
-            elif queued.key in prepared:
-                new.append(prepared[queued.key])
-            elif queued.genai:  # its live trace closed since: a new one after all
-                made = _prepared(queued, redact_credentials)
-                if made is not None:
-                    new.append(made)
-        traces = create_live_traces(new, project)
-        if not rows.update(**progress):
-            raise TakenOver
-    return list(zip(traces, new, strict=True))
+    traces, each with what it was made of. Their chunk objects are written before the
+    transaction: the receiver's job row waits for no file write."""
+    staged = {entry.item.key: entry for entry in stage_live_traces(list(prepared.values()))}
+    used: list[StagedLive] = []
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":  # two workers never create one key twice
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [OTLP_LOCK])
+            live_now = capturing([t.key for t in batch])  # again, under the write lock
+            for queued in batch:
+                if queued.key in live_now:
+                    _append(queued, project)
+                elif queued.key in staged:
+                    used.append(staged[queued.key])
+                elif queued.genai:  # its live trace closed since: a new one after all
+                    made = _prepared(queued, redact_credentials)
+                    if made is not None:
+                        late = stage_live_traces([made])
+                        staged[made.key] = late[0]
+                        used += late
+            traces = create_live_traces(used, project)
+            if not rows.update(**progress):
+                raise TakenOver
+    except BaseException:
+        discard_staged(list(staged.values()))
+        raise
+    kept = {entry.item.key for entry in used}
+    discard_staged([entry for key, entry in staged.items() if key not in kept])
+    return [(trace, entry.item) for trace, entry in zip(traces, used, strict=True)]
 
 
 def _append(queued: QueuedTrace, project: models.Project) -> None:

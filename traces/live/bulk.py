@@ -98,48 +98,68 @@ def prepare_live_trace(
     )
 
 
-def create_live_traces(prepared: list[PreparedLive], project: models.Project) -> list[models.Trace]:
-    """Store the prepared live traces in the caller's transaction, their rows written in
-    bulk; their reports follow (`report_live_traces`), as a live append's do. The chunk
-    objects go to storage first (removed again if this fails)."""
-    if not prepared:
+@dataclass(frozen=True, eq=False)
+class StagedLive:
+    """A prepared trace with its id and its chunk's object already in storage (written
+    before the transaction: file or bucket writes hold no database lock)."""
+
+    item: PreparedLive
+    chunk: models.SourceChunk
+
+
+def stage_live_traces(prepared: list[PreparedLive]) -> list[StagedLive]:
+    """Each trace's id and chunk object (its row unsaved); `discard_staged` removes the
+    objects of those not created after all."""
+    staged = []
+    try:
+        for item in prepared:
+            trace_id = uuid.uuid4()
+            chunk = originals.chunk_row(
+                trace_id,
+                0,  # the lines stored before it, as a live append numbers its chunks
+                item.compressed,
+                raw_bytes=len(item.data),
+                first_line=1,
+                line_count=1,
+            )
+            staged.append(StagedLive(item, chunk))
+    except BaseException:
+        discard_staged(staged)
+        raise
+    return staged
+
+
+def discard_staged(staged: list[StagedLive]) -> None:
+    originals.discard(entry.chunk.key for entry in staged)
+
+
+def create_live_traces(staged: list[StagedLive], project: models.Project) -> list[models.Trace]:
+    """Store the staged live traces in the caller's transaction, their rows written in
+    bulk; their reports follow (`report_live_traces`), as a live append's do. The caller
+    discards the staged objects if its transaction fails."""
+    if not staged:
         return []
     now = timezone.now()
     traces = [
         models.Trace(
-            id=uuid.uuid4(),
+            id=entry.chunk.trace_id,
             project=project,
-            name=item.name[:300],
-            format=item.format,
-            detection_reason=item.detection_reason[:500],
+            name=entry.item.name[:300],
+            format=entry.item.format,
+            detection_reason=entry.item.detection_reason[:500],
             state=models.Trace.State.LIVE,
             live_activity_at=now,
-            report={**orjson.loads(empty_report(item.format)), "held": item.held},
-            redacted=item.redacted,
-            capture_key=item.key[:200],
-            source_bytes=len(item.data),
-            **live_counts(item.core, 1),
+            report={**orjson.loads(empty_report(entry.item.format)), "held": entry.item.held},
+            redacted=entry.item.redacted,
+            capture_key=entry.item.key[:200],
+            source_bytes=len(entry.item.data),
+            **live_counts(entry.item.core, 1),
         )
-        for item in prepared
+        for entry in staged
     ]
-    chunks = [
-        originals.chunk_row(
-            trace.pk,
-            0,  # the lines stored before it, as a live append numbers its chunks
-            item.compressed,
-            raw_bytes=len(item.data),
-            first_line=1,
-            line_count=1,
-        )
-        for trace, item in zip(traces, prepared, strict=True)
-    ]
-    try:
-        models.Trace.objects.bulk_create(traces)
-        models.SourceChunk.objects.bulk_create(chunks)
-        _store_rows(traces, prepared)
-    except BaseException:
-        originals.discard(chunk.key for chunk in chunks)
-        raise
+    models.Trace.objects.bulk_create(traces)
+    models.SourceChunk.objects.bulk_create([entry.chunk for entry in staged])
+    _store_rows(traces, [entry.item for entry in staged])
     return traces
 
 
