@@ -108,6 +108,8 @@ def receive_upload(chunks: Iterable[bytes], *, declared: int | None = None) -> R
 
 
 def _sync_folder(folder: Path) -> None:
+    """fsync a folder: a rename is durable once its folder's entry is on disk (the OTLP
+    receiver answers the exporter once its export is)."""
     descriptor = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(descriptor)
