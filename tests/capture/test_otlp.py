@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import threading
 import time
 
 import anthropic
