@@ -60,6 +60,12 @@ def _warm_up() -> None:
 
 
 _warm_up()
+
+from traces.capture.otlp_queue import recover_at_start  # noqa: E402
+
+# OTLP exports answered but not yet stored when a process was killed: stored now (the
+# embedded queue starts at once to recover them).
+recover_at_start()
 application = ProtocolTypeRouter(
     {
         # `/mcp` is the MCP server for agents (traces.mcp_server.http, its own access check);

@@ -66,8 +66,8 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "PROXY_READ_TIMEOUT": 600.0,
         "OTLP_MAX_BYTES": 16 * 1024 * 1024,
         "OTLP_MAX_DECOMPRESSED_BYTES": 64 * 1024 * 1024,
-        # An OTLP export's traces are stored this many to a transaction, so one export of
-        # 10,000 traces never holds SQLite's write lock for the whole request.
+        # The queue stores an OTLP export's traces this many to a transaction, so one
+        # export of 10,000 traces never holds SQLite's write lock for long.
         "OTLP_BATCH_TRACES": 100,
         # The "On this machine" page's watching (traces.live.machine): seconds between two
         # passes over a watched store; and between them, seconds between two looks at the

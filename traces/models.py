@@ -315,11 +315,13 @@ class LiveRefresh(models.Model):
 
 
 class Job(models.Model):
-    """Background work a client can follow: a large upload's ingest, or a reanalysis."""
+    """Background work a client can follow: a large upload's ingest, or a reanalysis; and
+    an OTLP export answered once queued, stored by the queue."""
 
     class Kind(models.TextChoices):
         UPLOAD = "upload"
         REANALYZE = "reanalyze"
+        OTLP = "otlp"  # an OTLP export queued by the receiver (traces.capture.otlp_queue)
 
     class State(models.TextChoices):
         QUEUED = "queued"

@@ -37,6 +37,13 @@ def enqueue(task: TaskWrapper, *args: Any, delay: float = 0.0) -> None:
         task(*args)
 
 
+def start_embedded() -> None:
+    """Start the embedded consumer now rather than on the first task: a process that
+    starts has work a killed one left (traces.capture.otlp_queue's recovery)."""
+    if embedded():
+        store(EmbeddedConsumer).ensure()
+
+
 class EmbeddedConsumer:
     """Huey's consumer threads in this process (the embedded mode), started once."""
 
@@ -69,7 +76,7 @@ def _started_consumer() -> Any:
         periodic=True,  # the sweep of jobs whose worker died (traces.services.jobs)
         initial_delay=0.05,
         backoff=1.15,
-        max_delay=0.5,
+        max_delay=0.1,  # an idle consumer looks at the in-memory queue 10 times a second
         check_worker_health=False,
     )
     consumer.scheduler.start()

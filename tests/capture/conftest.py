@@ -40,6 +40,26 @@ class LiveServer:
             time.sleep(0.05)
         raise AssertionError(f"no trace was filed under {capture_key}")
 
+    def exports_pending(self) -> int:
+        """OTLP exports answered and not yet stored (queued or being stored)."""
+        ((count,),) = self.rows(
+            "SELECT count(*) FROM traces_job WHERE kind = 'otlp' AND state IN ('queued', 'running')"
+        )
+        return count
+
+    def wait_for_exports(self, timeout: float = 30.0) -> None:
+        """Until every OTLP export answered so far is stored: the receiver answers once an
+        export is queued (traces.capture.otlp_queue); its job says when it is stored."""
+        deadline = time.monotonic() + timeout
+        while self.exports_pending():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.exports_pending()} OTLP export(s) still queued")
+            time.sleep(0.02)
+        ((failed,),) = self.rows(
+            "SELECT count(*) FROM traces_job WHERE kind = 'otlp' AND state = 'failed'"
+        )
+        assert not failed, self.rows("SELECT error FROM traces_job WHERE state = 'failed'")
+
     def get(self, path: str) -> bytes:
         with urllib.request.urlopen(self.base + path, timeout=30) as reply:
             return reply.read()

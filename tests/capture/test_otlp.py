@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import threading
 import time
 
 import anthropic
@@ -263,6 +262,7 @@ def test_partial_success_names_rejected_and_ignored_spans(inspector_server):
     assert partial["rejectedSpans"] == 1
     assert "traceId" in partial["errorMessage"]
     assert "no GenAI span" in partial["errorMessage"]
+    inspector_server.wait_for_exports()  # answered once queued: stored by the queue
     inspector_server.trace_id(f"otlp:{good}")
     assert not inspector_server.rows(
         "SELECT id FROM traces_trace WHERE capture_key = ?", "otlp:" + "1" * 32
@@ -290,6 +290,7 @@ def test_spans_arriving_late_and_out_of_order_join_their_trace(inspector_server)
         otlp_json(trace_id, chat_span("b7ad6b7169203330", base, "first")),
         "application/json",
     )
+    inspector_server.wait_for_exports()
     stored = inspector_server.trace_id(f"otlp:{trace_id}")
     report = inspector_server.wait_report(stored, calls=2)
     assert (
@@ -325,8 +326,10 @@ def test_a_number_where_a_list_belongs_is_an_answer_not_a_500(inspector_server, 
 def test_a_large_export_is_stored_in_batches_not_one_transaction(tmp_path_factory):
     """Issue 26: a 10,000-trace export held SQLite's write lock for the whole request (a
     live create waited 16 s). Stored OTLP_BATCH_TRACES to a transaction, other writers get
-    in between: polled while the export is stored, the count of its traces is seen between
-    none and all, which one transaction would never show."""
+    in between: polled while the queued export is stored, the count of its traces is seen
+    between none and all, which one transaction would never show. Issue 25: the export is
+    answered before it is stored, and its job's count of stored traces moves on with
+    each batch."""
     traces = 300
     spans = [
         {
@@ -339,22 +342,22 @@ def test_a_large_export_is_stored_in_batches_not_one_transaction(tmp_path_factor
     with capture_server(
         tmp_path_factory.mktemp("otlp-batches"), INSPECTOR_OTLP_BATCH_TRACES="10"
     ) as server:
-        replies: list[httpx.Response] = []
-        export = threading.Thread(
-            target=lambda: replies.append(post(server, body, "application/json"))
-        )
-        export.start()
+        reply = post(server, body, "application/json")
+        assert reply.status_code == 200, reply.text
         seen = set()
-        while export.is_alive():
+        stored = set()
+        while server.exports_pending():
             ((count,),) = server.rows(
                 "SELECT count(*) FROM traces_trace WHERE capture_key LIKE 'otlp:%'"
             )
             seen.add(count)
-            time.sleep(0.02)
-        export.join()
-        assert replies and replies[0].status_code == 200, replies
+            stored.update(r for (r,) in server.rows("SELECT records_parsed FROM traces_job"))
+            time.sleep(0.01)
+        server.wait_for_exports()
         ((final,),) = server.rows(
             "SELECT count(*) FROM traces_trace WHERE capture_key LIKE 'otlp:%'"
         )
         assert final == traces
         assert any(0 < count < traces for count in seen), sorted(seen)
+        assert all(count % 10 == 0 for count in stored), sorted(stored)
+        assert server.rows("SELECT state, records_parsed FROM traces_job") == [("done", traces)]

@@ -76,8 +76,11 @@ def daphne(env: dict[str, str], log_path: Path, port: int | None = None) -> Iter
                 process.wait(timeout=10)
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, log_path: Path) -> None:
-    deadline = time.monotonic() + 30
+def _wait_for_port(
+    port: int, process: subprocess.Popen, log_path: Path, timeout: float = 90
+) -> None:
+    # 90 s: on a shared machine at a load of 20, importing the project took 13 s.
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"daphne exited: {log_path.read_text(errors='replace')[-2000:]}")

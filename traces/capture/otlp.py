@@ -2,9 +2,11 @@
 same under `/api/otlp/`).
 
 Point an OpenTelemetry SDK's OTLP/HTTP exporter here (protobuf or JSON, gzip or not).
-Spans are split by trace id, and each trace id's spans are appended as one line to its
-own live trace (`otlp:<trace id>`), read by the `otel-genai` adapter like an uploaded
-export: the trace page shows the loop while the agent runs, and the trace closes after
+The export is decoded and split by trace id in the ingest pool, written to disk and
+queued (traces.capture.otlp_queue), and answered then: the exporter waits for no
+database write of its spans (issue 25). The queue appends each trace id's spans as one
+line to its own live trace (`otlp:<trace id>`), read by the `otel-genai` adapter like
+an uploaded export: the trace page shows the loop while the agent runs, and the trace closes after
 `LIVE_IDLE_SECONDS` without spans. Traces with no GenAI span (no `gen_ai.*`, `llm.*`,
 `openinference.*` or `ai.*` attribute: an app's HTTP or database spans) are not stored,
 unless their trace already has a live trace; the answer says how many were left out.
@@ -16,28 +18,30 @@ key, `session.id` naming the conversation too), beside the spans: the reader tak
 GenAI events that carry a call (`gen_ai.client.inference.operation.details`) and ignores
 the rest. Metrics are decoded and dropped: agents that export all three signals (Gemini
 CLI does) get a 200 instead of printing export errors.
+
+The answer's partial success says what the receiver knows before queuing: spans it
+could not read and traces left out for having no GenAI span. A trace the queue then
+fails to store (past the size limit) is in the server log.
 """
 
 from __future__ import annotations
 
-import logging
+from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from traces import models
 from traces.access.rules import Access, access, ingest_project, rate_limited
-from traces.capture.lines import capturing, in_project, record_lines
+from traces.capture import otlp_queue
+from traces.capture.lines import capturing, in_project
 from traces.conf import inspector_settings
 from traces.core.gcpause import cycle_collector_paused
 from traces.core.reading import otlp
-from traces.core.reading.limits import InputRejected
-from traces.live.idle import request_sweep
+from traces.services import jobs
+from traces.services.offload import off_thread
 from traces.storage.db_scope import connection_scope
-
-log = logging.getLogger(__name__)
 
 
 @access(Access.INGEST)
@@ -71,9 +75,13 @@ async def _receive(request: HttpRequest, signal: otlp.Signal) -> HttpResponse:
             f"The export is larger than {limit:,} bytes (INSPECTOR['OTLP_MAX_BYTES']): "
             "lower the exporter's batch size.",
         )
-    # Decoding takes a while for a big batch: off the event loop.
-    split = await sync_to_async(_split, thread_sensitive=False)(
-        request.body, content_type, request.headers.get("Content-Encoding", ""), signal
+    # Decoding takes a while for a big batch: in the ingest pool, off the event loop.
+    split = await off_thread(
+        _split,
+        request.body,
+        content_type,
+        request.headers.get("Content-Encoding", ""),
+        signal,
     )
     if isinstance(split, otlp.OtlpRejected):
         return _error(split.status, str(split))
@@ -84,16 +92,20 @@ async def _receive(request: HttpRequest, signal: otlp.Signal) -> HttpResponse:
         body = otlp.response_body(protobuf=protobuf, rejected=0, message="", signal=signal)
         return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
     token = getattr(getattr(request, "_principal", None), "token", None)
-    stored = await sync_to_async(_store, thread_sensitive=False)(
+    kept = await sync_to_async(_keep, thread_sensitive=False)(
         split, project, token.pk if token is not None else None
     )
-    if isinstance(stored, int):  # the token's traces per minute are used up: nothing stored
-        response = _error(429, f"Rate limit of this API token reached: retry in {stored} s.")
-        response["Retry-After"] = str(stored)
+    if isinstance(kept, int):  # the token's traces per minute are used up: nothing stored
+        response = _error(429, f"Rate limit of this API token reached: retry in {kept} s.")
+        response["Retry-After"] = str(kept)
         return response
-    rejected, problems = stored
+    if kept.traces:
+        # Answered once the export is durable (fsynced file, committed job): the queue
+        # stores it (traces.capture.otlp_queue).
+        received = await off_thread(_spool, kept.traces)
+        await sync_to_async(_queue, thread_sensitive=False)(received, project, len(kept.traces))
     body = otlp.response_body(
-        protobuf=protobuf, rejected=rejected, message="; ".join(problems), signal=signal
+        protobuf=protobuf, rejected=kept.rejected, message="; ".join(kept.problems), signal=signal
     )
     return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
 
@@ -118,79 +130,69 @@ def _split(
     return otlp.split_by_trace(decoded, keys)
 
 
-def _store(
+@dataclass
+class Kept:
+    """What an export queues: its traces to store, and the answer's partial success."""
+
+    traces: list[tuple[str, str, otlp.TraceGroup]]
+    """(capture key in the project, trace name, its spans)."""
+    rejected: int
+    problems: list[str]
+
+
+def _keep(
     split: otlp.SplitRequest, project: models.Project, token_id: int | None = None
-) -> tuple[int, list[str]] | int:
-    """Append each trace's spans to its live trace; (rejected spans, messages), or the
-    seconds to wait when the traces this export would create pass the token's
+) -> Kept | int:
+    """The traces to queue (rejected spans and messages for the answer), or the seconds
+    to wait when the traces this export would create pass the token's
     TOKEN_UPLOADS_PER_MINUTE (each new trace counts as one upload, whatever the number of
     exports: issue 26 found a per-span exporter throttled at 61 exports a minute while one
     export creating 10,000 traces counted as one).
 
-    Traces are stored OTLP_BATCH_TRACES to a transaction (each trace a savepoint): issue 26
-    saw a 10,000-trace export hold SQLite's write lock for the whole request while a live
-    create waited 16 s. One sweep of idle traces is asked of the queue, and one query per
-    batch finds the trace ids that already have a live trace."""
+    Traces with no GenAI span are kept only when their key has a live trace now (one
+    query for the whole export)."""
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
-    request_sweep()  # a queue task: the idle traces are closed off this request
     groups = list(split.groups.values())
     keys = {group.key: in_project(group.key, project) for group in groups}
     with connection_scope():
         live_now = capturing(list(keys.values()))
         created = sum(1 for g in groups if g.genai and keys[g.key] not in live_now)
         wait = rate_limited(token_id, Access.INGEST, "POST", 0, uploads=created)
-        if wait:
-            return wait
-        size = max(1, int(inspector_settings()["OTLP_BATCH_TRACES"]))
-        for start in range(0, len(groups), size):
-            batch = groups[start : start + size]
-            with transaction.atomic():
-                live_now = capturing([keys[g.key] for g in batch])
-                for group in batch:
-                    key = keys[group.key]
-                    if not group.genai and key not in live_now:
-                        ignored += group.spans
-                        continue
-                    _store_group(key, group, problems, project, absent=key not in live_now)
-                    rejected += group.rejected
+    if wait:
+        return wait
+    kept: list[tuple[str, str, otlp.TraceGroup]] = []
+    for group in groups:
+        key = keys[group.key]
+        if not group.genai and key not in live_now:
+            ignored += group.spans
+            continue
+        name = f"OTel · {group.service or 'trace'} · {_short(group)}"
+        kept.append((key, name, group))
+        rejected += group.rejected
     if ignored:
         what = "log record(s)" if split.logs else "span(s)"
         problems.append(
             f"{ignored} {what} of traces with no GenAI span or event (gen_ai.*, llm.*, "
             "openinference.*) were not stored"
         )
-    return rejected, problems
+    return Kept(kept, rejected, problems)
 
 
-def _store_group(
-    key: str,
-    group: otlp.TraceGroup,
-    problems: list[str],
-    project: models.Project,
-    *,
-    absent: bool = False,
-) -> None:
-    """Append one trace's spans (its own savepoint: a failure leaves the others)."""
-    try:
-        with transaction.atomic():
-            record_lines(
-                key=key,
-                format_name="otel-genai",
-                name=f"OTel · {group.service or 'trace'} · {_short(group)}",
-                lines=[otlp.export_line(group)],
-                project=project,
-                sweep=False,
-                absent=absent,  # `capturing` found no live trace under the key
-            )
-    except InputRejected as exc:
-        group.rejected = group.spans
-        problems.append(f"trace {group.trace_id or group.conversation}: {exc}")
-    except Exception:
-        log.exception("could not store the spans of OTel trace %s", group.trace_id)
-        group.rejected = group.spans
-        problems.append(f"trace {group.trace_id or group.conversation}: could not be stored")
+def _spool(traces: list[tuple[str, str, otlp.TraceGroup]]) -> jobs.ReceivedUpload:
+    """Each trace's export line, written durably (the ingest pool: no database)."""
+    return otlp_queue.spool(
+        [
+            otlp_queue.QueuedTrace(key, name, group.genai, otlp.export_line(group))
+            for key, name, group in traces
+        ]
+    )
+
+
+def _queue(received: jobs.ReceivedUpload, project: models.Project, traces: int) -> None:
+    with connection_scope():
+        otlp_queue.queue_export(received, project, traces)
 
 
 def _short(group: otlp.TraceGroup) -> str:

@@ -87,7 +87,7 @@ def store_changes(
         store_tool_runs(trace, changed_runs, replace=replace)
     if errors:
         store_line_errors(trace, errors)
-    for name, value in _counts(core, trace.lines_total).items():
+    for name, value in live_counts(core, trace.lines_total).items():
         setattr(trace, name, value)
     events: list[tuple[str, LiveEventData]] = []
     if new_calls:
@@ -101,7 +101,7 @@ def store_changes(
     return events
 
 
-def _counts(core: CoreTrace, lines_total: int) -> dict[str, Any]:
+def live_counts(core: CoreTrace, lines_total: int) -> dict[str, Any]:
     """The Trace row's counts and token sums, without the (later) report."""
     reported = [c.usage for c in core.calls if c.usage is not None]
     starts = [c.started_at for c in core.calls if c.started_at is not None]

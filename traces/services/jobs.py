@@ -25,7 +25,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 from huey import crontab
+from huey.api import TaskWrapper
 from huey.contrib.djhuey import db_periodic_task, db_task
 
 from traces import models, queue
@@ -99,10 +100,21 @@ def receive_upload(chunks: Iterable[bytes], *, declared: int | None = None) -> R
                 f"The upload ended after {written:,} of its {declared:,} bytes; send it again."
             )
         partial.rename(final)
+        _sync_folder(final.parent)  # the rename itself survives a crash
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     return ReceivedUpload(job_id, final, written, digest.hexdigest())
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder: a rename is durable once its folder's entry is on disk (the OTLP
+    receiver answers the exporter once its export is)."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def new_upload_job(
@@ -155,7 +167,7 @@ def queue_reanalysis(trace: models.Trace) -> models.Job:
     return job
 
 
-def _claim(job_id: str) -> models.Job | None:
+def claim(job_id: Any) -> models.Job | None:
     """The job, now running; None when another worker took it or it is finished."""
     rows = models.Job.objects.filter(pk=job_id, state=models.Job.State.QUEUED)
     taken = rows.update(
@@ -209,7 +221,7 @@ class AlreadyDone(Exception):
 
 @db_task()
 def ingest_upload_job(job_id: str) -> None:
-    job = _claim(job_id)
+    job = claim(job_id)
     if job is None:
         return
     if not Path(job.path).exists():
@@ -289,7 +301,7 @@ def run_upload(job: models.Job) -> models.Trace:
 
 @db_task()
 def reanalyze_job(job_id: str) -> None:
-    job = _claim(job_id)
+    job = claim(job_id)
     if job is None:
         return
     if job.trace is None:
@@ -326,17 +338,19 @@ def is_stale(job: models.Job, now: dt.datetime | None = None) -> bool:
     return last < (now or timezone.now()) - dt.timedelta(seconds=_stale_seconds())
 
 
-def recover_stale_jobs() -> list[str]:
+def recover_stale_jobs(tasks: Mapping[str, TaskWrapper] = TASKS) -> list[str]:
     """Queue again every unfinished job without a sign of life for JOB_STALE_SECONDS: a
     running one lost its worker; a queued one may have been lost with an embedded queue
-    (queuing it twice is harmless: one worker claims it). The ids acted on."""
+    (queuing it twice is harmless: one worker claims it). The ids acted on. `tasks`: the
+    kinds looked at and their tasks (the OTLP receiver's jobs are queued by a task of the
+    capture layer, which recovers them with its own mapping)."""
     cutoff = timezone.now() - dt.timedelta(seconds=_stale_seconds())
     unfinished = models.Job.objects.filter(
-        state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
+        kind__in=list(tasks), state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
     )
     quiet = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
     _remove_abandoned_uploads(older_than=cutoff.timestamp())
-    return [str(job.pk) for job in unfinished.filter(quiet) if recover(job)]
+    return [str(job.pk) for job in unfinished.filter(quiet) if recover(job, tasks)]
 
 
 def _remove_abandoned_uploads(*, older_than: float) -> None:
@@ -346,7 +360,8 @@ def _remove_abandoned_uploads(*, older_than: float) -> None:
     folder = uploads_dir()
     bodies = [*folder.glob("*.partial"), *folder.glob("*.upload")]
     unfinished = models.Job.objects.filter(
-        kind=models.Job.Kind.UPLOAD, state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING]
+        kind__in=[models.Job.Kind.UPLOAD, models.Job.Kind.OTLP],
+        state__in=[models.Job.State.QUEUED, models.Job.State.RUNNING],
     )
     needed = {Path(path).name for path in unfinished.values_list("path", flat=True)}
     for body in bodies:
@@ -357,9 +372,12 @@ def _remove_abandoned_uploads(*, older_than: float) -> None:
                 body.unlink()
 
 
-def recover(job: models.Job) -> bool:
+def recover(job: models.Job, tasks: Mapping[str, TaskWrapper] = TASKS) -> bool:
     """Queue a stale job again, or fail it after JOB_MAX_ATTEMPTS; False when another
-    process acted on it first (the row changed since it was read)."""
+    process acted on it first (the row changed since it was read), or when `tasks` has
+    no task for its kind."""
+    if job.kind not in tasks:
+        return False
     now = timezone.now()
     unchanged = models.Job.objects.filter(pk=job.pk, state=job.state, heartbeat_at=job.heartbeat_at)
     if job.state == models.Job.State.RUNNING and job.attempts >= int(
@@ -373,13 +391,13 @@ def recover(job: models.Job) -> bool:
         if not unchanged.update(state=models.Job.State.FAILED, error=reason, heartbeat_at=now):
             return False
         log.warning("job %s failed: %s", job.pk, reason)
-        if job.kind == models.Job.Kind.UPLOAD and job.path:
+        if job.kind in (models.Job.Kind.UPLOAD, models.Job.Kind.OTLP) and job.path:
             Path(job.path).unlink(missing_ok=True)
         return True
     if not unchanged.update(state=models.Job.State.QUEUED, heartbeat_at=now):
         return False
     log.warning("job %s had no sign of life since %s: queued again", job.pk, job.heartbeat_at)
-    queue.enqueue(TASKS[models.Job.Kind(job.kind)], str(job.pk))
+    queue.enqueue(tasks[job.kind], str(job.pk))
     return True
 
 
