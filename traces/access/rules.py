@@ -292,9 +292,13 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
     from traces.access.decisions import DECISION_SECONDS
 
     original = consumer.connect
+    # Read-only (a token's last use aside): on the event loop's thread pool, each call's
+    # connection closed at its end, so a handshake never waits behind the sync thread
+    # that every other socket of the process shares (traces.live.consumers).
+    allows = database_sync_to_async(scope_allows, thread_sensitive=False)
 
     async def connect(self) -> None:
-        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
+        allowed = await allows(self.scope, rules["*"])
         if not allowed:
             await self.close(code=REVOKED)
             return
@@ -308,7 +312,7 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
         now = time.monotonic()
         if now - getattr(self, "access_checked_at", 0.0) < DECISION_SECONDS:
             return True
-        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
+        allowed = await allows(self.scope, rules["*"])
         if allowed:
             self.access_checked_at = now
             return True
