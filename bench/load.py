@@ -190,6 +190,8 @@ class Figures:
     lines_stored: int = 0
     incomplete: list[str] = field(default_factory=list)
     viewer_reconnects: int = 0
+    handshake_ms: list[float] = field(default_factory=list)
+    """TCP connect to the socket open, of each viewer attempt that opened after the first."""
     handshakes_failed: dict[str, int] = field(default_factory=dict)
     """Viewer connection attempts that did not open, by why (refused, timed out, closed)."""
     calls_expected: int = 0
@@ -372,6 +374,7 @@ async def viewer(
         base = bases[(number + attempt) % len(bases)]
         url = f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/?after={view.last}"
         attempt += 1
+        started = time.perf_counter()
         try:
             # A browser waits long for a handshake (daphne gives up on one after its
             # connect timeout, 5 s by default, and closes it).
@@ -394,6 +397,7 @@ async def viewer(
         opened += 1
         if opened > 1:
             figures.viewer_reconnects += 1
+            figures.handshake_ms.append((time.perf_counter() - started) * 1000)
         try:
             await follow(socket_, view, deadline, figures)
         except (OSError, EOFError):  # the process died mid-frame or mid-send: reconnect
@@ -747,6 +751,13 @@ def report(args, figures: Figures, extra: dict) -> None:
         ),
         ("", f"caught up after close: p95 {converged:.1f} s, last {converged_max:.1f} s"),
         ("viewer reconnects", str(figures.viewer_reconnects)),
+        (
+            "",
+            f"their handshakes: p50 {percentile(figures.handshake_ms, 0.5):.0f} ms, "
+            f"p95 {percentile(figures.handshake_ms, 0.95):.0f} ms, "
+            f"max {max(figures.handshake_ms, default=float('nan')):.0f} ms "
+            "(daphne drops one unfinished after 5 s)",
+        ),
         (
             "",
             "attempts that did not open: "
