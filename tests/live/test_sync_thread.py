@@ -24,9 +24,18 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.db import connections
 
 from tests.live.events import agent_lines
-from tests.live.test_consumers import ORIGIN, append, create, receive_frame, run, stored_events
+from tests.live.test_consumers import (
+    ORIGIN,
+    append,
+    create,
+    receive_frame,
+    run,
+    stored_events,
+    viewer,
+)
 from traces import live
 from traces.routing import websocket_urlpatterns
 
@@ -80,3 +89,43 @@ async def _a_viewer_connects_and_catches_up_while_the_sync_thread_is_busy():
     finally:
         release.set()
         await holding
+
+
+def pool_in_use() -> int | None:
+    """Connections checked out of this process's PostgreSQL pool (None: no pool)."""
+    pool = getattr(connections["default"], "pool", None)
+    if pool is None:
+        return None
+    stats = pool.get_stats()
+    return stats["pool_size"] - stats["pool_available"]
+
+
+@pytest.mark.skipif(
+    connections["default"].vendor != "postgresql", reason="needs PostgreSQL's connection pool"
+)
+def test_viewer_reads_give_every_pool_connection_back():
+    """A read on the loop's pool runs on any of its threads, and a test's loop (with its
+    pool) ends after each scenario: a connection a call kept stays checked out for good.
+    Closing only the stale ones (channels' `close_old_connections`) kept one per backlog
+    read and one per ping here, until PostgreSQL's pool had none left (PoolTimeout)."""
+    before = pool_in_use()
+    if before is None:
+        pytest.skip("PostgreSQL without Django's pool (INSPECTOR_DB_POOL=0 or PgBouncer)")
+    for number in range(3):
+        run(_a_viewer_reads_its_backlog_and_pings, number)
+    assert pool_in_use() <= before
+
+
+async def _a_viewer_reads_its_backlog_and_pings(number: int) -> None:
+    trace = await create(name=f"pool {number}")
+    await append(trace_id=trace.pk, offset=0, lines=agent_lines(3))
+    assert await asyncio.to_thread(live.wait_for_reports, 20)
+    stored = await stored_events(trace.pk)
+    watcher = await viewer(trace.pk)
+    backlog: list[dict] = []
+    while len(backlog) < len(stored):
+        backlog += await receive_frame(watcher)
+    await watcher.send_json_to({"type": "ping", "seq": stored[-1]["seq"]})
+    missed, pong = await until_pong(watcher)
+    assert (backlog, missed, pong["last"]) == (stored, [], stored[-1]["seq"])
+    await watcher.disconnect()

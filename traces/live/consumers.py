@@ -20,12 +20,12 @@ exactly like `POST /api/traces/<id>/lines?offset=N`; the reply is `{"type": "ack
 
 Consumers touch the database only through `database_sync_to_async`. A viewer's reads
 (its access check, the trace's state, the stored backlog and head; an agent socket's
-first look at its trace too) run on the event loop's thread pool (`socket_read`), not
-on the one thread that every thread-sensitive call of websockets shares in a process:
+first look at its trace too) run on the event loop's thread pool (`traces.pool_reads`),
+not on the one thread that every thread-sensitive call of websockets shares in a process:
 in a reconnect storm after a web process died, each handshake queued there behind every
 other socket's work, past daphne's 5 s handshake timeout (bench/load.py: viewers that
-never got back in). Each such call closes its connection when it ends
-(`database_sync_to_async`), so a pool thread keeps none.
+never got back in). Each such call closes its connections when it ends, so a pool
+thread keeps none.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from traces.access.rules import Access, access
 from traces.core.reading.limits import InputRejected
 from traces.live.broadcast import group_name
 from traces.live.idle import request_sweep
+from traces.pool_reads import pool_read
 
 log = logging.getLogger(__name__)
 
@@ -104,15 +105,7 @@ def decode_frame(text_data: str | None) -> tuple[Any, str | None]:
         return None, "not a JSON text frame"
 
 
-def socket_read(function: Any) -> Any:
-    """`function` (a socket's read-only database work) as a coroutine function run on a
-    thread of the event loop's pool, its connection closed at the end of each call: it
-    queues neither behind nor in front of the process's sync thread (see the module's
-    docstring)."""
-    return database_sync_to_async(function, thread_sensitive=False)
-
-
-@socket_read
+@pool_read
 def _trace_state(trace_id: Any) -> str | None:
     """The trace's state; opening a socket asks the queue to close idle live traces."""
     request_sweep()
@@ -120,7 +113,7 @@ def _trace_state(trace_id: Any) -> str | None:
     return state
 
 
-@socket_read
+@pool_read
 def _stored_head(trace_id: Any) -> tuple[int, str] | None:
     """(last stored event seq, state) of the trace, or None once it is gone."""
     return models.Trace.objects.filter(pk=trace_id).values_list("events_seq", "state").first()
@@ -150,7 +143,7 @@ class NoSyncThreadHops:
         raise StopConsumer()
 
 
-_stored_page = socket_read(live.encoded_events_after)
+_stored_page = pool_read(live.encoded_events_after)
 """(seq, JSON text) of the stored events after a seq: a backlog page."""
 
 
