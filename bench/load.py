@@ -14,8 +14,9 @@ fixed time, from this one process:
 - viewers: V websockets spread over the live traces and both web processes, each doing
   what the trace page does (static/js/live.js): it takes messages in seq order, asks for a
   hole at once (`resume`), pings every PING_SECONDS, reconnects with `?after=<last seq>`
-  (to the other process when its own died), and once the trace is closed makes one last
-  catch-up before it leaves.
+  after a dropped socket or a failed attempt, with the page's backoff (0.5 s doubling to
+  15 s, jittered; a refused connection goes to the other process at once, as a load
+  balancer would), until the trace is closed and it holds every stored event.
 
 Halfway through, one worker and one web process are killed with SIGKILL; clients retry
 against the survivor. At the end every live trace is closed and its stored `lines_total`
@@ -23,10 +24,11 @@ compared with the lines sent; every uploaded trace is fetched from the survivor.
 
 Printed: errors (target 0: requests that failed even after retrying), lines lost
 (target 0), traces incomplete, viewer deliveries missing (target 0: each viewer's final
-state is compared with the trace's stored events, by seq and by call), p95 page time and
-p95 live latency (POST of the line completing a call -> a viewer receiving that call),
-each beside its unloaded baseline (the same page, and one viewer of one trace, before the
-load).
+state is compared with the trace's stored events, by seq and by call), the viewers'
+reconnect handshakes (how long those that opened took, why the others failed), p95 page
+time and p95 live latency (POST of the line completing a call -> a viewer receiving that
+call), each beside its unloaded baseline (the same page, and one viewer of one trace,
+before the load).
 
     .venv/bin/python bench/load.py [--quick] [--uploads 50] [--live 20] [--rate 50]
                                    [--viewers 200] [--seconds 60] [--no-faults]
