@@ -14,8 +14,9 @@ fixed time, from this one process:
 - viewers: V websockets spread over the live traces and both web processes, each doing
   what the trace page does (static/js/live.js): it takes messages in seq order, asks for a
   hole at once (`resume`), pings every PING_SECONDS, reconnects with `?after=<last seq>`
-  (to the other process when its own died), and once the trace is closed makes one last
-  catch-up before it leaves.
+  after a dropped socket or a failed attempt, with the page's backoff (0.5 s doubling to
+  15 s, jittered; a refused connection goes to the other process at once, as a load
+  balancer would), until the trace is closed and it holds every stored event.
 
 Halfway through, one worker and one web process are killed with SIGKILL; clients retry
 against the survivor. At the end every live trace is closed and its stored `lines_total`
@@ -23,10 +24,11 @@ compared with the lines sent; every uploaded trace is fetched from the survivor.
 
 Printed: errors (target 0: requests that failed even after retrying), lines lost
 (target 0), traces incomplete, viewer deliveries missing (target 0: each viewer's final
-state is compared with the trace's stored events, by seq and by call), p95 page time and
-p95 live latency (POST of the line completing a call -> a viewer receiving that call),
-each beside its unloaded baseline (the same page, and one viewer of one trace, before the
-load).
+state is compared with the trace's stored events, by seq and by call), the viewers'
+reconnect handshakes (how long those that opened took, why the others failed), p95 page
+time and p95 live latency (POST of the line completing a call -> a viewer receiving that
+call), each beside its unloaded baseline (the same page, and one viewer of one trace,
+before the load).
 
     .venv/bin/python bench/load.py [--quick] [--uploads 50] [--live 20] [--rate 50]
                                    [--viewers 200] [--seconds 60] [--no-faults]
@@ -41,6 +43,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -85,6 +88,17 @@ PING_SECONDS = 5.0
 """How often a viewer asks for what it may have missed, as the page does."""
 VIEW_SECONDS = 120
 """How long viewers may take, after the last line, to hold every stored event."""
+RECONNECT_FIRST_SECONDS = 0.5
+RECONNECT_MAX_SECONDS = 15.0
+"""A viewer waits as the page does (static/js/live.js) before it reconnects: 0.5 s after a
+socket that was open drops, doubling after each attempt that fails, at most 15 s, each
+delay jittered by +-20 % so a crowd that lost one process does not come back in step."""
+
+
+def reconnect_delay(failures: int) -> float:
+    """Seconds before the next attempt, after `failures` attempts failed in a row."""
+    delay = min(RECONNECT_MAX_SECONDS, RECONNECT_FIRST_SECONDS * 2**failures)
+    return delay * (0.8 + 0.4 * random.random())
 
 
 def free_ports(count: int) -> list[int]:
@@ -178,6 +192,10 @@ class Figures:
     lines_stored: int = 0
     incomplete: list[str] = field(default_factory=list)
     viewer_reconnects: int = 0
+    handshake_ms: list[float] = field(default_factory=list)
+    """TCP connect to the socket open, of each viewer attempt that opened after the first."""
+    handshakes_failed: dict[str, int] = field(default_factory=dict)
+    """Viewer connection attempts that did not open, by why (refused, timed out, closed)."""
     calls_expected: int = 0
     calls_missing: int = 0
     events_missing: int = 0
@@ -346,26 +364,42 @@ async def viewer(
     figures: Figures,
 ) -> None:  # fmt: skip
     """Follows the trace as the page does until it is closed and caught up (or time is up),
-    reconnecting with `?after=` (to the other web process when its own dies).
-    `deadline[0]` moves: VIEW_SECONDS after the last line."""
-    attempt = 0
+    reconnecting with `?after=` after a dropped socket or a failed attempt, with the page's
+    backoff (`reconnect_delay`). A refused connection (a dead process) is tried on the
+    other process at once, as a load balancer would. `deadline[0]` moves: VIEW_SECONDS
+    after the last line."""
+    attempt = 0  # which process: the next one after each socket or failed attempt
+    failures = 0  # attempts failed since the last socket that opened (the page's `attempts`)
+    opened = 0
+    refused = 0  # in a row: every process refusing waits like any failed attempt
     while view.done_at is None and time.monotonic() < deadline[0]:
         base = bases[(number + attempt) % len(bases)]
         url = f"{base.replace('http', 'ws')}/ws/traces/{live.trace_id}/?after={view.last}"
+        attempt += 1
+        started = time.perf_counter()
         try:
-            # A browser waits long for a handshake; one given up on still costs the server
-            # its backlog, so retrying after 10 s only adds load.
+            # A browser waits long for a handshake (daphne gives up on one after its
+            # connect timeout, 5 s by default, and closes it).
             socket_ = await connect(url, timeout=60)
-        except ConnectionRefusedError:  # the dead process: try the other at once
-            attempt += 1
-            await asyncio.sleep(0.05)
+        except ConnectionRefusedError:  # the dead process: the other, at once
+            figures.handshakes_failed["refused"] = figures.handshakes_failed.get("refused", 0) + 1
+            refused += 1
+            if refused % len(bases) == 0:
+                await asyncio.sleep(reconnect_delay(failures))
+                failures += 1
             continue
-        except (TimeoutError, OSError, EOFError):  # EOFError: closed in the handshake
-            attempt += 1
-            await asyncio.sleep(0.3)
+        except (TimeoutError, OSError, EOFError) as exc:  # EOFError: closed in the handshake
+            why = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+            figures.handshakes_failed[why] = figures.handshakes_failed.get(why, 0) + 1
+            refused = 0
+            await asyncio.sleep(reconnect_delay(failures))
+            failures += 1
             continue
-        if attempt:
+        failures = refused = 0
+        opened += 1
+        if opened > 1:
             figures.viewer_reconnects += 1
+            figures.handshake_ms.append((time.perf_counter() - started) * 1000)
         try:
             await follow(socket_, view, deadline, figures)
         except (OSError, EOFError):  # the process died mid-frame or mid-send: reconnect
@@ -373,7 +407,8 @@ async def viewer(
         finally:
             with contextlib.suppress(OSError):
                 await socket_.close()
-        attempt += 1
+        if view.done_at is None:
+            await asyncio.sleep(reconnect_delay(0))
 
 
 PONG_PREFIX = '{"type": "pong"'
@@ -718,6 +753,21 @@ def report(args, figures: Figures, extra: dict) -> None:
         ),
         ("", f"caught up after close: p95 {converged:.1f} s, last {converged_max:.1f} s"),
         ("viewer reconnects", str(figures.viewer_reconnects)),
+        (
+            "",
+            f"their handshakes: p50 {percentile(figures.handshake_ms, 0.5):.0f} ms, "
+            f"p95 {percentile(figures.handshake_ms, 0.95):.0f} ms, "
+            f"max {max(figures.handshake_ms, default=float('nan')):.0f} ms "
+            "(daphne drops one unfinished after 5 s)",
+        ),
+        (
+            "",
+            "attempts that did not open: "
+            + (
+                ", ".join(f"{n} {why}" for why, n in sorted(figures.handshakes_failed.items()))
+                or "none"
+            ),
+        ),
         ("PostgreSQL peak", f"{figures.connections_peak} connections to {DATABASE}"),
         ("killed mid-run", ", ".join(extra["killed"]) + " (SIGKILL)" if extra["killed"] else "-"),
         ("senders finished", f"{extra['drain']:+.1f} s after the load window"),

@@ -287,14 +287,16 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
     which consumers call before each event they send and each frame they take, so a
     revocation reaches open sockets too (issue 26: a socket opened through a share link
     kept receiving events after the link was revoked)."""
-    from channels.db import database_sync_to_async
-
     from traces.access.decisions import DECISION_SECONDS
+    from traces.pool_reads import pool_read
 
     original = consumer.connect
+    # Read-only (a token's last use aside): on the event loop's thread pool, so a
+    # handshake never waits behind the sync thread every socket of the process shares.
+    allows = pool_read(scope_allows)
 
     async def connect(self) -> None:
-        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
+        allowed = await allows(self.scope, rules["*"])
         if not allowed:
             await self.close(code=REVOKED)
             return
@@ -308,7 +310,7 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
         now = time.monotonic()
         if now - getattr(self, "access_checked_at", 0.0) < DECISION_SECONDS:
             return True
-        allowed = await database_sync_to_async(scope_allows)(self.scope, rules["*"])
+        allowed = await allows(self.scope, rules["*"])
         if allowed:
             self.access_checked_at = now
             return True

@@ -18,7 +18,14 @@ exactly like `POST /api/traces/<id>/lines?offset=N`; the reply is `{"type": "ack
 "total": M, "accepted": k}` or `{"type": "error", "expected": M}` for a gap. A frame
 `{"type": "close"}` closes the trace.
 
-Consumers touch the database only through `database_sync_to_async`.
+Consumers touch the database only through `database_sync_to_async`. A viewer's reads
+(its access check, the trace's state, the stored backlog and head; an agent socket's
+first look at its trace too) run on the event loop's thread pool (`traces.pool_reads`),
+not on the one thread that every thread-sensitive call of websockets shares in a process:
+in a reconnect storm after a web process died, each handshake queued there behind every
+other socket's work, past daphne's 5 s handshake timeout (bench/load.py: viewers that
+never got back in). Each such call closes its connections when it ends, so a pool
+thread keeps none.
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from traces import live, models
@@ -40,6 +49,7 @@ from traces.access.rules import Access, access
 from traces.core.reading.limits import InputRejected
 from traces.live.broadcast import group_name
 from traces.live.idle import request_sweep
+from traces.pool_reads import pool_read
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +105,7 @@ def decode_frame(text_data: str | None) -> tuple[Any, str | None]:
         return None, "not a JSON text frame"
 
 
-@database_sync_to_async
+@pool_read
 def _trace_state(trace_id: Any) -> str | None:
     """The trace's state; opening a socket asks the queue to close idle live traces."""
     request_sweep()
@@ -103,14 +113,42 @@ def _trace_state(trace_id: Any) -> str | None:
     return state
 
 
-@database_sync_to_async
+@pool_read
 def _stored_head(trace_id: Any) -> tuple[int, str] | None:
     """(last stored event seq, state) of the trace, or None once it is gone."""
     return models.Trace.objects.filter(pk=trace_id).values_list("events_seq", "state").first()
 
 
+class NoSyncThreadHops:
+    """Handles each message without channels' hop to the sync thread first.
+
+    Channels (4.2 on) awaits `aclose_old_connections()` before every message a consumer
+    handles and after its disconnect: a call on the process's one sync thread that closes
+    that thread's stale database connections. For a viewer that is a hop per frame it
+    sends, per broadcast it is given and per handshake, all queued on one thread: with
+    200 viewers, a handshake waited there behind thousands of them, past daphne's
+    handshake timeout. These consumers never touch a connection on the event loop, only
+    through `database_sync_to_async`, which closes its thread's stale connections before
+    and after each call itself, so the hop closes nothing of theirs."""
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        """Channels' own, without the hop (these consumers list no `groups`)."""
+        await self.disconnect(message["code"])  # type: ignore[attr-defined]
+        raise StopConsumer()
+
+
+_stored_page = pool_read(live.encoded_events_after)
+"""(seq, JSON text) of the stored events after a seq: a backlog page."""
+
+
 @access(Access.READ)
-class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
+class TraceViewerConsumer(NoSyncThreadHops, AsyncJsonWebsocketConsumer):
     """One open trace page."""
 
     group: str | None = None
@@ -210,7 +248,7 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
 
     async def _send_stored(self, through: int | None) -> None:
         while through is None or self.last_sent < through:
-            page = await database_sync_to_async(live.encoded_events_after)(
+            page = await _stored_page(
                 trace_id=self.trace_id, after=self.last_sent, limit=BACKLOG_PAGE
             )
             texts = []
@@ -232,7 +270,7 @@ class TraceViewerConsumer(AsyncJsonWebsocketConsumer):
 
 
 @access(Access.INGEST)
-class TraceIngestConsumer(AsyncJsonWebsocketConsumer):
+class TraceIngestConsumer(NoSyncThreadHops, AsyncJsonWebsocketConsumer):
     """An agent keeping a socket open to append lines with acknowledgements."""
 
     async def connect(self) -> None:
