@@ -29,6 +29,8 @@ from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
 from traces.pages.presenters import DiagramView, call_context, diagram_context, trace_context
 from traces.pages.whatif import what_if_context
+from traces.pages.window_figures import sign_runs, window_figures
+from traces.selectors.figures import trace_figures
 from traces.selectors.notes import postmortem_of, trace_notes
 from traces.selectors.traces import (
     call_get,
@@ -184,13 +186,7 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
     diagram, view = _diagram(request, trace)
-    window = view.window if view else None
-    if window and window.get("first_call"):
-        tables = trace_context(
-            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
-        )
-    else:
-        tables = trace_context(trace)
+    tables = _window_tables(trace, view)
     loop = view.loop if view else None
     what_if = what_if_context(trace, request.GET, loop)
     who = principal(request)
@@ -201,8 +197,9 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         "can_compare": who.allows(Access.READ, trace.project_id),
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
+    figures = {"figures": trace_figures(trace)} | window_figures(view, tables)
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
-    return render(request, "traces/detail.html", context)
+    return render(request, "traces/detail.html", context | figures)
 
 
 def _diagram(request: HttpRequest, trace) -> tuple[dict[str, Any], DiagramView | None]:
@@ -210,6 +207,20 @@ def _diagram(request: HttpRequest, trace) -> tuple[dict[str, Any], DiagramView |
     the trace has no loop to draw); the page and its live redraw read the same."""
     context = diagram_context(trace, request.GET)
     return context, context["diagram"]
+
+
+def _window_tables(trace, view: DiagramView | None) -> dict[str, Any]:
+    """The page's tables for the diagram's window (all of them without a diagram), its
+    tool runs signed for a live page to keep the rows it has."""
+    window = view.window if view else None
+    if window and window.get("first_call"):
+        tables = trace_context(
+            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
+        )
+    else:
+        tables = trace_context(trace)
+    tables["tool_run_rows"] = sign_runs(tables["tool_runs"])
+    return tables
 
 
 def _runs_context(trace, who) -> dict:
@@ -243,15 +254,20 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
-    """The diagram window, overview strip and figures, for a live page to redraw in place."""
-    context, diagram = _diagram(request, trace_get(trace_id=trace_id))
+    """The diagram window, overview strip and figures, for a live page to redraw in place,
+    with what the page shows of that window: its heading and its tool runs, as data."""
+    trace = trace_get(trace_id=trace_id)
+    context, diagram = _diagram(request, trace)
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
+    tables = _window_tables(trace, diagram)
     return JsonResponse(
         {
             "svg": str(diagram.svg),
             "overview": str(diagram.overview),
             "window": diagram.window,
+            "loop": diagram.loop,
+            **window_figures(diagram, tables),
             "figures": context["figures"],
         }
     )
