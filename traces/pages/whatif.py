@@ -95,8 +95,23 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
             status=409,
         )
     html = render_to_string("traces/_what_if_results.html", {"trace": trace, **context}, request)
+    # The inputs as the page would draw them now: a live page whose reader changed nothing
+    # takes them (the tools grow, and with them the suggested caps).
+    caps = render_to_string("traces/_what_if_caps.html", context, request)
+    chosen = context["what_if_params"]
     return JsonResponse(
-        {"what_if": context["what_if"], "html": html, "figures": context["what_if_figures"]}
+        {
+            "what_if": context["what_if"],
+            "html": html,
+            "caps_html": caps,
+            "params": {
+                "clear_after": chosen.clear_after,
+                "cache_lifetime": chosen.cache_lifetime,
+                "drop_unused": chosen.drop_unused_tools,
+                "batch": chosen.batch_serial_calls,
+            },
+            "figures": context["what_if_figures"],
+        }
     )
 
 

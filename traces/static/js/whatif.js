@@ -1,7 +1,10 @@
 // The trace page's "What if" panel: when a cap, K or the cache lifetime changes, ask
 // the server to recompute (what-if.json), swap in its rendered results and redraw the
 // two charts through charts.js ("loop:figure" events). Without JavaScript the form
-// submits to the page itself and the server renders the same thing.
+// submits to the page itself and the server renders the same thing. On a live page,
+// live_figures.js asks again ("loop:what-if-stale") once the trace closes, and at every
+// report for a reader who chose their own parameters; a reader who changed nothing gets
+// the server's default parameters and inputs back, as a reload would draw them.
 (function () {
   "use strict";
   var form = document.querySelector("form.what-if-controls");
@@ -12,17 +15,42 @@
   var timer = null;
   var latest = 0;
 
-  function query() {
+  var WINDOW_FIELDS = ["loop", "start", "window", "spacing"];
+
+  // The form's parameters; `windowOnly`: only the diagram window's (the server's default
+  // what-if parameters, as a reload would choose them).
+  function query(windowOnly) {
     var params = new URLSearchParams();
     new FormData(form).forEach(function (value, key) {
-      params.append(key, value);
+      if (!windowOnly || WINDOW_FIELDS.indexOf(key) >= 0) params.append(key, value);
     });
     return params.toString();
   }
 
-  function recompute() {
+  // A live page whose reader changed nothing takes the inputs the server would draw now.
+  function takeInputs(data) {
+    var caps = form.querySelector("[data-live-figures='what-if-caps']");
+    if (caps && typeof data.caps_html === "string") {
+      caps.innerHTML = data.caps_html; // rendered and escaped by the server's template
+      showPresets();
+    }
+    var params = data.params || {};
+    var clear = form.querySelector("input[name='clear_after']");
+    if (clear) clear.value = params.clear_after === null ? "" : String(params.clear_after);
+    var lifetime = form.querySelector("select[name='cache_lifetime']");
+    if (lifetime && params.cache_lifetime) lifetime.value = params.cache_lifetime;
+    ["drop_unused", "batch"].forEach(function (name) {
+      var box = form.querySelector("input[type='checkbox'][name='" + name + "']");
+      if (box) box.checked = !!params[name];
+    });
+  }
+
+  // fromReader: the reader changed a parameter (the address follows); else a live page
+  // asks again for the same parameters, its trace having moved on (live_figures.js).
+  function recompute(fromReader) {
     var ticket = ++latest;
-    var qs = query();
+    var defaults = !fromReader && !form.getAttribute("data-touched");
+    var qs = query(defaults);
     form.setAttribute("aria-busy", "true");
     if (state) state.textContent = "Recomputing…";
     fetch(endpoint + "?" + qs, { headers: { Accept: "application/json" }, credentials: "same-origin" })
@@ -33,12 +61,13 @@
       .then(function (data) {
         if (ticket !== latest) return; // a newer request is on its way
         results.innerHTML = data.html;
+        if (defaults) takeInputs(data);
         Object.keys(data.figures || {}).forEach(function (key) {
           document.dispatchEvent(
             new CustomEvent("loop:figure", { detail: { key: key, figure: data.figures[key] } })
           );
         });
-        if (window.history && window.history.replaceState) {
+        if (fromReader && window.history && window.history.replaceState) {
           window.history.replaceState(null, "", "?" + qs + "#what-if");
         }
         if (state) state.textContent = "Updated.";
@@ -51,30 +80,41 @@
       });
   }
 
-  function soon() {
+  function soon(fromReader) {
     window.clearTimeout(timer);
-    timer = window.setTimeout(recompute, 250);
+    timer = window.setTimeout(function () { recompute(fromReader !== false); }, 250);
   }
+
+  // The reader's own parameters: a live page's figures (the defaults') no longer apply.
+  function touched() {
+    form.setAttribute("data-touched", "1");
+    soon(true);
+  }
+  document.addEventListener("loop:what-if-stale", function () { soon(false); });
 
   // Suggested caps (the tool's median result, the oversized threshold): buttons that
   // only make sense with this script, so they stay hidden without it.
-  Array.prototype.forEach.call(form.querySelectorAll(".cap-presets"), function (group) {
-    group.hidden = false;
-  });
+  function showPresets() {
+    Array.prototype.forEach.call(form.querySelectorAll(".cap-presets"), function (group) {
+      group.hidden = false;
+    });
+  }
+  showPresets();
   form.addEventListener("click", function (event) {
     var button = event.target.closest("[data-cap-for]");
     if (!button) return;
     var input = document.getElementById(button.dataset.capFor);
     if (!input) return;
     input.value = button.dataset.capValue;
-    soon();
+    touched();
   });
 
-  form.addEventListener("input", soon);
-  form.addEventListener("change", soon);
+  form.addEventListener("input", touched);
+  form.addEventListener("change", touched);
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     window.clearTimeout(timer);
-    recompute();
+    form.setAttribute("data-touched", "1");
+    recompute(true);
   });
 })();

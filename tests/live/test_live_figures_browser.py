@@ -1,0 +1,158 @@
+"""Live means live (issue 24): while a real multi-loop session streams in, the trace page's
+summary figures follow it (the cards, the outcome line, the diagram's heading, "Where the
+tokens went", the tool runs, the what-if panel, the findings), and once it closes the page
+says what a reload says, to the character, with the badge and the outcome agreeing.
+
+A real daphne (pytest-django's live_server has no websockets) serves the page; a real
+claude-trace log from the corpus (64 calls: a 13-call loop, a 3-call one and 48 side
+calls, the outcome in loop 6 while the first loop is a side call) is tailed into a live
+trace a few lines at a time while the page is open. Screenshots (light and dark, 1280
+and 390 px) of the closed live page go to $INSPECTOR_SCREENSHOTS when it is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import CHROMIUM_ARGS, chromium_path
+from tests.conftest import CORPUS
+from tests.live.conftest import in_fresh_thread
+from tests.live.servers import daphne
+from tests.live.test_live_browser import post, server_setup  # noqa: F401
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.corpus]
+
+SESSION = CORPUS / "claude_trace_jsonl" / "claude-trace-dev_test-traffic.jsonl"
+BATCH = 8
+
+FIGURES = {
+    "cards": "dl.stats",
+    "outcome": "[data-live-figures='outcome']",
+    "diagram heading": "#sequence-title",
+    "charts heading": "#charts-title",
+    "tokens": "[data-live-figures='tokens']",
+    "tool runs": "[data-live-figures='tool-runs']",
+    "what-if heading": "#what-if-title",
+    "what-if figures": "#what-if-results",
+    "findings": "section[aria-labelledby='findings-title']",
+}
+"""The parts of the page compared, by selector."""
+
+
+def test_the_figures_follow_the_stream_and_the_close(server_setup):  # noqa: F811
+    if not SESSION.is_file():
+        pytest.skip(f"the public trace corpus is not present at {CORPUS}")
+    in_fresh_thread(follow, *server_setup)
+
+
+def follow(env, log_path, port) -> None:
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            with daphne(env, log_path, port) as base:
+                watch(browser, base)
+        finally:
+            browser.close()
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def texts(page) -> dict[str, str]:
+    """Each compared part's text as a reader sees it (runs of blanks as one space)."""
+    found = {}
+    for name, selector in FIGURES.items():
+        node = page.locator(selector)
+        found[name] = " ".join(node.inner_text().split()) if node.count() else "(absent)"
+    return found
+
+
+def watch(browser, base: str) -> None:
+    lines = SESSION.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 64
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"{exc} {exc.stack}"))
+    trace = post(base + "/api/traces?live=1&name=multi-loop")
+    lines_url = f"{base}/api/traces/{trace['id']}/lines"
+    post(f"{lines_url}?offset=0", b"".join(lines[:BATCH]))
+    # The first paint has a report (and so a diagram and a what-if panel) to start from.
+    deadline = time.monotonic() + 30
+    while get(f"{base}/traces/{trace['id']}/diagram.json")["svg"] is None:
+        assert time.monotonic() < deadline, "the first report never came"
+        time.sleep(0.2)
+    page.goto(trace["url"])
+    expect(page.locator(".live-connection")).to_have_text("following")
+    calls_card = page.locator("dl.stats dd[data-card='calls']")
+    first_calls = calls_card.text_content()
+    expect(page.locator("[data-live-figures='outcome']")).to_contain_text("Running")
+    first = texts(page)
+
+    for start in range(BATCH, len(lines), BATCH):
+        post(f"{lines_url}?offset={start}", b"".join(lines[start : start + BATCH]))
+        if start == 3 * BATCH:  # mid-stream: the cards have moved on without a reload
+            expect(calls_card).not_to_have_text(first_calls, timeout=30_000)
+            assert page.locator(".live-badge").text_content() == "live"
+            moved = texts(page)
+            assert moved["cards"] != first["cards"] and moved["tokens"] != first["tokens"]
+            assert "Running" in moved["outcome"]
+    post(f"{base}/api/traces/{trace['id']}/close")
+    expect(page.locator(".live-badge")).to_have_text("closed")
+    page.wait_for_function("() => !window.loopInspectorLive.connected()")  # all stored events
+    last = page.evaluate("window.loopInspectorLive.lastSeq()")
+    page.wait_for_function(  # the window redrawn for the closing message, or later
+        f"() => Number(document.getElementById('sequence').dataset.drawnSeq || 0) >= {last}"
+    )
+    expect(page.locator("#what-if-state")).to_have_text("Updated.")
+    expect(page.locator(".live-connection")).to_have_text("live tail ended")
+    live = texts(page)
+    assert "Running" not in live["outcome"] and live["outcome"].startswith("Finished")
+    assert "loop 6" in live["diagram heading"]  # the outcome's loop, as a reload shows
+    shots(page, trace["url"], "live")
+
+    fresh = context.new_page()
+    fresh.goto(trace["url"])
+    expect(fresh.locator(".live-badge")).to_have_text("closed")
+    reloaded = texts(fresh)
+    assert reloaded["cards"].startswith("CALLS 64 2 loops + 48 side calls")
+    assert {name: live[name] for name in FIGURES} == {name: reloaded[name] for name in FIGURES}
+    assert live != first
+    # Every tool-run row of the reloaded page, cell by cell, and its signature.
+    rows = "[data-live-figures='tool-runs'] tbody tr"
+    assert page.locator(rows).count() == fresh.locator(rows).count() > 0
+    assert page.locator(rows).evaluate_all(
+        "rows => rows.map(r => [r.dataset.run, r.dataset.signature, r.innerText])"
+    ) == fresh.locator(rows).evaluate_all(
+        "rows => rows.map(r => [r.dataset.run, r.dataset.signature, r.innerText])"
+    )
+    assert errors == []
+    context.close()
+
+
+def shots(page, url: str, name: str) -> None:
+    folder = os.environ.get("INSPECTOR_SCREENSHOTS")
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.screenshot(path=f"{folder}/{name}-{scheme}-{width}.png", full_page=True)
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 1280, "height": 900})
