@@ -118,7 +118,7 @@ def watch(browser, base: str) -> None:
     page.wait_for_function(  # the window redrawn for the closing message, or later
         f"() => Number(document.getElementById('sequence').dataset.drawnSeq || 0) >= {last}"
     )
-    expect(page.locator("#what-if-state")).to_have_text("Updated.")
+    page.wait_for_selector("#what-if-results[data-recomputed]", state="attached")
     expect(page.locator(".live-connection")).to_have_text("live tail ended")
     live = texts(page)
     assert "Running" not in live["outcome"] and live["outcome"].startswith("Finished")
@@ -144,15 +144,31 @@ def watch(browser, base: str) -> None:
     context.close()
 
 
+SHOWN = {
+    "what-if": "#what-if",
+    "tokens-findings": ".two-col",
+    "tool-runs": "[data-live-figures='tool-runs']",
+}
+"""The parts screenshot beside the top of the page."""
+
+
 def shots(page, url: str, name: str) -> None:
     folder = os.environ.get("INSPECTOR_SCREENSHOTS")
     if not folder:
         return
     Path(folder).mkdir(parents=True, exist_ok=True)
     for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
+        page.evaluate(  # as the theme switch does (app.js): the live page is not reloaded
+            """scheme => { document.documentElement.setAttribute("data-theme", scheme);
+                document.dispatchEvent(new CustomEvent("themechange", { detail: scheme })); }""",
+            scheme,
+        )
         for width in (1280, 390):
             page.set_viewport_size({"width": width, "height": 900})
-            page.screenshot(path=f"{folder}/{name}-{scheme}-{width}.png", full_page=True)
-    page.emulate_media(color_scheme="light")
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=f"{folder}/{name}-{scheme}-{width}-top.png")
+            for part, selector in SHOWN.items():
+                page.locator(selector).screenshot(
+                    path=f"{folder}/{name}-{scheme}-{width}-{part}.png"
+                )
     page.set_viewport_size({"width": 1280, "height": 900})

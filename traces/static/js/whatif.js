@@ -52,7 +52,7 @@
     var defaults = !fromReader && !form.getAttribute("data-touched");
     var qs = query(defaults);
     form.setAttribute("aria-busy", "true");
-    if (state) state.textContent = "Recomputing…";
+    if (state && fromReader) state.textContent = "Recomputing…";
     fetch(endpoint + "?" + qs, { headers: { Accept: "application/json" }, credentials: "same-origin" })
       .then(function (reply) {
         if (!reply.ok) throw new Error("HTTP " + reply.status);
@@ -70,7 +70,8 @@
         if (fromReader && window.history && window.history.replaceState) {
           window.history.replaceState(null, "", "?" + qs + "#what-if");
         }
-        if (state) state.textContent = "Updated.";
+        results.setAttribute("data-recomputed", String(ticket));
+        if (state && fromReader) state.textContent = "Updated.";
       })
       .catch(function (error) {
         if (ticket === latest && state) state.textContent = "Could not recompute (" + error.message + ").";
