@@ -7,7 +7,8 @@ A real daphne (pytest-django's live_server has no websockets) serves the page; a
 claude-trace log from the corpus (64 calls: a 13-call loop, a 3-call one and 48 side
 calls, the outcome in loop 6 while the first loop is a side call) is tailed into a live
 trace a few lines at a time while the page is open. Screenshots (light and dark, 1280
-and 390 px) of the closed live page go to $INSPECTOR_SCREENSHOTS when it is set.
+and 390 px) of the closed live page go to $INSPECTOR_SCREENSHOTS when it is set. The
+socket is dropped once on the way: the page reconnects and still ends where a reload is.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ def watch(browser, base: str) -> None:
     first = texts(page)
 
     for start in range(BATCH, len(lines), BATCH):
+        if start == 5 * BATCH:  # the socket drops: the page reconnects and catches up
+            page.evaluate("window.loopInspectorLive.drop()")
         post(f"{lines_url}?offset={start}", b"".join(lines[start : start + BATCH]))
         if start == 3 * BATCH:  # mid-stream: the cards have moved on without a reload
             expect(calls_card).not_to_have_text(first_calls, timeout=30_000)
