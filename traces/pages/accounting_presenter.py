@@ -7,13 +7,12 @@ import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from traces.core.outputs import page_figures
 from traces.core.report_types import FindingEntry, StoredReport
 
-BUCKET_LABELS = MappingProxyType(page_figures.BUCKET_LABELS)
+BUCKET_LABELS = page_figures.BUCKET_LABELS
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ some hold trace text, a model's name or an outcome).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, TypedDict
 
 from traces.core import formatting
@@ -120,23 +121,27 @@ class PageFigures(TypedDict):
     what_if: WhatIfFigures | None
 
 
-BUCKET_LABELS = {
-    "prefix": "Prefix (system + tools + first user message), re-sent every call",
-    "tool_results": "Tool results, re-sent on every later call",
-    "replayed_output": "The model's own earlier messages, replayed",
-    "other": "Later user turns and the rest",
-}
+BUCKET_LABELS = MappingProxyType(
+    {
+        "prefix": "Prefix (system + tools + first user message), re-sent every call",
+        "tool_results": "Tool results, re-sent on every later call",
+        "replayed_output": "The model's own earlier messages, replayed",
+        "other": "Later user turns and the rest",
+    }
+)
 """The input buckets of the token table, in its order."""
 
-CARD_LABELS = {
-    "calls": "Calls",
-    "tool_runs": "Tool runs",
-    "input": "Input tokens",
-    "output": "Output tokens",
-    "cost": "Cost",
-    "findings": "Findings",
-    "wall": "Wall time",
-}
+CARD_LABELS = MappingProxyType(
+    {
+        "calls": "Calls",
+        "tool_runs": "Tool runs",
+        "input": "Input tokens",
+        "output": "Output tokens",
+        "cost": "Cost",
+        "findings": "Findings",
+        "wall": "Wall time",
+    }
+)
 
 SEVERITIES = (("error", "badge-error"), ("warning", "badge-warn"), ("info", "badge-info"))
 
