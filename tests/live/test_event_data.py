@@ -172,7 +172,7 @@ def test_live_events_carry_the_reports_own_entries(client: Client, session):
     assert final == trace_figures(trace)
     assert final["outcome"]["strong"] == report["outcome"]["text"]
     assert final["findings"]["total"] == len(report["findings"])
-    assert client.get(f"/traces/{trace.pk}/").context["figures"] == final
+    assert client.get(f"/traces/{trace.pk}/").context["page_figures"] == final
 
 
 def test_the_first_paint_and_the_live_event_mark_a_row_alike(client: Client):

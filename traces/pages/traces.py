@@ -197,7 +197,7 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         "can_compare": who.allows(Access.READ, trace.project_id),
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
-    figures = {"figures": trace_figures(trace)} | window_figures(view, tables)
+    figures = {"page_figures": trace_figures(trace)} | window_figures(view, tables)
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
     return render(request, "traces/detail.html", context | figures)
 
