@@ -49,20 +49,21 @@ FIGURES = {
 """The parts of the page compared, by selector."""
 
 
-def test_the_figures_follow_the_stream_and_the_close(server_setup):  # noqa: F811
+@pytest.mark.parametrize("opened", ["after-a-report", "before-any-line"])
+def test_the_figures_follow_the_stream_and_the_close(server_setup, opened):  # noqa: F811
     if not SESSION.is_file():
         pytest.skip(f"the public trace corpus is not present at {CORPUS}")
-    in_fresh_thread(follow, *server_setup)
+    in_fresh_thread(follow, *server_setup, opened == "before-any-line")
 
 
-def follow(env, log_path, port) -> None:
+def follow(env, log_path, port, early: bool) -> None:
     with playwright_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
         )
         try:
             with daphne(env, log_path, port) as base:
-                watch(browser, base)
+                watch(browser, base, early)
         finally:
             browser.close()
 
@@ -81,7 +82,9 @@ def texts(page) -> dict[str, str]:
     return found
 
 
-def watch(browser, base: str) -> None:
+def watch(browser, base: str, early: bool) -> None:
+    """Tail the session into a live trace with the page open (from before its first line
+    when `early`: no diagram, no report, no what-if panel yet), then compare with a reload."""
     lines = SESSION.read_bytes().splitlines(keepends=True)
     assert len(lines) == 64
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -91,16 +94,26 @@ def watch(browser, base: str) -> None:
     page.on("pageerror", lambda exc: errors.append(f"{exc} {exc.stack}"))
     trace = post(base + "/api/traces?live=1&name=multi-loop")
     lines_url = f"{base}/api/traces/{trace['id']}/lines"
-    post(f"{lines_url}?offset=0", b"".join(lines[:BATCH]))
-    # The first paint has a report (and so a diagram and a what-if panel) to start from.
-    deadline = time.monotonic() + 30
-    while get(f"{base}/traces/{trace['id']}/diagram.json")["svg"] is None:
-        assert time.monotonic() < deadline, "the first report never came"
-        time.sleep(0.2)
-    page.goto(trace["url"])
-    expect(page.locator(".live-connection")).to_have_text("following")
     calls_card = page.locator("dl.stats dd[data-card='calls']")
-    first_calls = calls_card.text_content()
+    if early:
+        page.goto(trace["url"])
+        expect(page.locator(".live-connection")).to_have_text("following")
+        assert page.locator("#what-if form").count() == 0
+        empty_calls = calls_card.text_content()
+        post(f"{lines_url}?offset=0", b"".join(lines[:BATCH]))
+        expect(page.locator("#what-if form.what-if-controls")).to_have_count(1, timeout=30_000)
+        first_calls = calls_card.text_content()
+        assert first_calls != empty_calls  # the first report's figures
+    else:
+        post(f"{lines_url}?offset=0", b"".join(lines[:BATCH]))
+        # The first paint has a report (and so a diagram and a what-if panel) to start from.
+        deadline = time.monotonic() + 30
+        while get(f"{base}/traces/{trace['id']}/diagram.json")["svg"] is None:
+            assert time.monotonic() < deadline, "the first report never came"
+            time.sleep(0.2)
+        page.goto(trace["url"])
+        expect(page.locator(".live-connection")).to_have_text("following")
+        first_calls = calls_card.text_content()
     expect(page.locator("[data-live-figures='outcome']")).to_contain_text("Running")
     first = texts(page)
 
@@ -126,7 +139,8 @@ def watch(browser, base: str) -> None:
     live = texts(page)
     assert "Running" not in live["outcome"] and live["outcome"].startswith("Finished")
     assert "loop 6" in live["diagram heading"]  # the outcome's loop, as a reload shows
-    shots(page, trace["url"], "live")
+    if not early:
+        shots(page, "live")
 
     fresh = context.new_page()
     fresh.goto(trace["url"])
@@ -155,7 +169,7 @@ SHOWN = {
 """The parts screenshot beside the top of the page."""
 
 
-def shots(page, url: str, name: str) -> None:
+def shots(page, name: str) -> None:
     folder = os.environ.get("INSPECTOR_SCREENSHOTS")
     if not folder:
         return

@@ -24,6 +24,7 @@ from traces.core.analysis.whatif.params import (
     tool_names,
 )
 from traces.core.outputs.render import whatif_charts
+from traces.pages.window_figures import what_if_note
 from traces.selectors.traces import trace_get
 from traces.storage.report_cache import derived
 
@@ -99,8 +100,16 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     # takes them (the tools grow, and with them the suggested caps).
     caps = render_to_string("traces/_what_if_caps.html", context, request)
     chosen = context["what_if_params"]
+    panel = {}
+    if request.GET.get("panel"):  # a live page opened before the trace's first report
+        panel["panel_html"] = render_to_string(
+            "traces/_what_if.html",
+            {"trace": trace, **context, "what_if_note": what_if_note(loop)},
+            request,
+        )
     return JsonResponse(
         {
+            **panel,
             "what_if": context["what_if"],
             "html": html,
             "caps_html": caps,
