@@ -107,6 +107,7 @@ def test_the_token_table_and_the_findings_order():
         "≈ marks estimates: 1 call reported no usage and was counted with tiktoken "
         "cl100k_base. Prices: a table."
     )
+    assert tokens["unpriced"] == [{"model": "<b>m</b>", "query": "%3Cb%3Em%3C/b%3E"}]
     findings = figures["findings"]
     assert findings["order"] == ["a|2||1", "b||t1|", "c|3||1"]
     assert findings["counts"] == {"error": 0, "warning": 2, "info": 1}

@@ -130,11 +130,7 @@ def watch(browser, base: str, early: bool) -> None:
     post(f"{base}/api/traces/{trace['id']}/close")
     expect(page.locator(".live-badge")).to_have_text("closed")
     page.wait_for_function("() => !window.loopInspectorLive.connected()")  # all stored events
-    last = page.evaluate("window.loopInspectorLive.lastSeq()")
-    page.wait_for_function(  # the window redrawn for the closing message, or later
-        f"() => Number(document.getElementById('sequence').dataset.drawnSeq || 0) >= {last}"
-    )
-    page.wait_for_selector("#what-if-results[data-recomputed]", state="attached")
+    settled(page)
     expect(page.locator(".live-connection")).to_have_text("live tail ended")
     live = texts(page)
     assert "Running" not in live["outcome"] and live["outcome"].startswith("Finished")
@@ -167,6 +163,20 @@ SHOWN = {
     "tool-runs": "[data-live-figures='tool-runs']",
 }
 """The parts screenshot beside the top of the page."""
+
+
+def settled(page) -> None:
+    """Wait until the page holds every stored message (the final catch-up done) and has
+    the answers to the closing one: its window redrawn and its what-if panel recomputed."""
+    page.wait_for_function("() => !window.loopInspectorLive.connected()")
+    last = page.evaluate("window.loopInspectorLive.lastSeq()")
+    page.wait_for_function(
+        """last => ["sequence", "what-if-results"].every((id) => {
+            const node = document.getElementById(id);
+            return node && Number(node.dataset.drawnSeq || node.dataset.answersSeq || 0) >= last;
+        })""",
+        arg=last,
+    )
 
 
 def shots(page, name: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypedDict
+from urllib.parse import quote
 
 from traces.core import formatting
 
@@ -86,6 +87,9 @@ class TokenFigures(TypedDict):
     uncached: str
     prefix_cached: str
     note: str
+    unpriced: list[dict[str, str]]
+    """The models no price is known for, each with its name as a URL query value (as
+    Django's urlencode writes it) for the link that sets its price."""
 
 
 class ScenarioCells(TypedDict):
@@ -361,6 +365,10 @@ def _tokens(
         "uncached": formatting.money(cost.get("uncached")),
         "prefix_cached": formatting.money(cost.get("prefix_cached")),
         "note": f"{note}Prices: {prices}.",
+        "unpriced": [
+            {"model": str(model), "query": quote(str(model), safe="/")}
+            for model in accounting.get("unpriced_models") or []
+        ],
     }
 
 

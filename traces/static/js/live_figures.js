@@ -103,6 +103,29 @@
     ["input_total", "output_total", "actual", "uncached", "prefix_cached", "note"].forEach(function (key) {
       setText("[data-fig='" + key + "']", tokens[key], panel);
     });
+    fillUnpriced(panel.querySelector("[data-live-figures='unpriced']"), tokens.unpriced || []);
+  }
+
+  // As templates/traces/_unpriced.html says it: the models, and a link to set each one's
+  // price for a reader who may (data-prices-url), else who can.
+  function fillUnpriced(box, models) {
+    if (!box) return;
+    box.textContent = "";
+    if (!models.length) return;
+    var one = models.length === 1;
+    var note = box.appendChild(element("p", { "class": "unpriced small", role: "note" }));
+    note.append("Cost unknown for " + models.map(function (m) { return m.model; }).join(", ") +
+      ": neither ", element("code", {}, "genai-prices"),
+      " nor a price set here knows " + (one ? "this model" : "these models") + ". ");
+    var prices = box.getAttribute("data-prices-url");
+    if (!prices) {
+      note.append("A member of the project can set " + (one ? "its price" : "their prices") + ".");
+      return;
+    }
+    models.forEach(function (m, position) {
+      if (position) note.append(" · ");
+      note.appendChild(element("a", { href: prices + "?model=" + m.query }, "Set a price for " + m.model));
+    });
   }
 
   // -- findings: the report's order, and "none" once every one is resolved ---------------------
@@ -293,7 +316,8 @@
     // The what-if details and charts are the server's to recompute: once at the close, and
     // for a reader who chose their own parameters, at every report.
     if (finalSeen || whatIfTouched()) {
-      document.dispatchEvent(new CustomEvent("loop:what-if-stale", { detail: { final: finalSeen } }));
+      document.dispatchEvent(new CustomEvent("loop:what-if-stale",
+        { detail: { final: finalSeen, seq: event.detail.seq } }));
     }
     var sequence = document.getElementById("sequence");
     if (sequence) sequence.setAttribute("data-drawn-seq", String(event.detail.seq || 0));

@@ -19,6 +19,7 @@
     var figures = event.detail && event.detail.figures;
     if (asked || !figures || !figures.what_if) return;
     asked = true;
+    var seq = event.detail.seq;
     fetch(waiting.dataset.endpoint + "?panel=1", { credentials: "same-origin" })
       .then(function (reply) { return reply.ok ? reply.json() : null; })
       .then(function (data) {
@@ -27,6 +28,8 @@
         waiting.remove();
         var drawn = document.querySelector("form.what-if-controls");
         if (drawn) follow(drawn);
+        var results = document.getElementById("what-if-results");
+        if (results) results.setAttribute("data-answers-seq", String(seq));
         Object.keys(data.figures || {}).forEach(function (key) {
           document.dispatchEvent(new CustomEvent("loop:figure", { detail: { key: key, figure: data.figures[key] } }));
         });
@@ -74,7 +77,8 @@
 
     // fromReader: the reader changed a parameter (the address follows); else a live page
     // asks again for the same parameters, its trace having moved on (live_figures.js).
-    function recompute(fromReader) {
+    // `seq`: the live message this answers (kept on the results: data-answers-seq).
+    function recompute(fromReader, seq) {
       var ticket = ++latest;
       var defaults = !fromReader && !form.getAttribute("data-touched");
       var qs = query(defaults);
@@ -97,7 +101,7 @@
           if (fromReader && window.history && window.history.replaceState) {
             window.history.replaceState(null, "", "?" + qs + "#what-if");
           }
-          results.setAttribute("data-recomputed", String(ticket));
+          if (typeof seq === "number") results.setAttribute("data-answers-seq", String(seq));
           if (state && fromReader) state.textContent = "Updated.";
         })
         .catch(function (error) {
@@ -108,9 +112,9 @@
         });
     }
 
-    function soon(fromReader) {
+    function soon(fromReader, seq) {
       window.clearTimeout(timer);
-      timer = window.setTimeout(function () { recompute(fromReader !== false); }, 250);
+      timer = window.setTimeout(function () { recompute(fromReader !== false, seq); }, 250);
     }
 
     // The reader's own parameters: a live page's figures (the defaults') no longer apply.
@@ -118,7 +122,9 @@
       form.setAttribute("data-touched", "1");
       soon(true);
     }
-    document.addEventListener("loop:what-if-stale", function () { soon(false); });
+    document.addEventListener("loop:what-if-stale", function (event) {
+      soon(false, event.detail && event.detail.seq);
+    });
 
     // Suggested caps (the tool's median result, the oversized threshold): buttons that
     // only make sense with this script, so they stay hidden without it.
