@@ -207,16 +207,32 @@
     }
   }
 
+  // Whatever the reader looks at (the focused element, else the middle of the viewport)
+  // must not move when a figure above it grows or shrinks (a badge, a wrapped note).
+  function keepingPlace(change) {
+    var anchor = document.activeElement && document.activeElement !== document.body
+      ? document.activeElement
+      : document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
+    var before = anchor ? anchor.getBoundingClientRect().top : null;
+    change();
+    if (anchor && anchor.isConnected && before !== null) {
+      var shift = anchor.getBoundingClientRect().top - before;
+      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
+    }
+  }
+
   document.addEventListener("loop:state", function (event) {
     var data = event.detail || {};
     if (data.state && data.state !== "live") finalSeen = true;
     var figures = data.figures;
     if (!figures) return;
-    figures.cards.forEach(fillCard);
-    fillOutcome(figures.outcome);
-    fillTokens(figures.tokens);
-    fillFindings(figures.findings);
-    fillWhatIf(figures.what_if);
+    keepingPlace(function () {
+      figures.cards.forEach(fillCard);
+      fillOutcome(figures.outcome);
+      fillTokens(figures.tokens);
+      fillFindings(figures.findings);
+      fillWhatIf(figures.what_if);
+    });
   });
 
   // -- the reader's window: heading, charts' loop, tool runs ---------------------------------
@@ -311,8 +327,10 @@
   document.addEventListener("loop:redrawn", function (event) {
     var view = (event.detail || {}).view;
     if (!view) return;
-    followLoop(view);
-    fillRuns(view);
+    keepingPlace(function () {
+      followLoop(view);
+      fillRuns(view);
+    });
     // The what-if details and charts are the server's to recompute: once at the close, and
     // for a reader who chose their own parameters, at every report.
     if (finalSeen || whatIfTouched()) {
