@@ -24,8 +24,10 @@
       .then(function (reply) { return reply.ok ? reply.json() : null; })
       .then(function (data) {
         if (!data || typeof data.panel_html !== "string") { asked = false; return; }
-        waiting.insertAdjacentHTML("afterend", data.panel_html); // the server's template, escaped
-        waiting.remove();
+        keepingPlace(function () {
+          waiting.insertAdjacentHTML("afterend", data.panel_html); // the server's template, escaped
+          waiting.remove();
+        });
         var drawn = document.querySelector("form.what-if-controls");
         if (drawn) follow(drawn);
         var results = document.getElementById("what-if-results");
@@ -36,6 +38,20 @@
       })
       .catch(function () { asked = false; }); // the next report asks again
   });
+
+  // What the reader looks at (the focused element, else the middle of the viewport) must
+  // not move when the panel above it arrives or changes height on a live page.
+  function keepingPlace(change) {
+    var anchor = document.activeElement && document.activeElement !== document.body
+      ? document.activeElement
+      : document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
+    var before = anchor ? anchor.getBoundingClientRect().top : null;
+    change();
+    if (anchor && anchor.isConnected && before !== null) {
+      var shift = anchor.getBoundingClientRect().top - before;
+      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
+    }
+  }
 
   // The panel's behaviour, once its form is on the page.
   function follow(form) {
@@ -91,8 +107,12 @@
         })
         .then(function (data) {
           if (ticket !== latest) return; // a newer request is on its way
-          results.innerHTML = data.html;
-          if (defaults) takeInputs(data);
+          var swap = function () {
+            results.innerHTML = data.html;
+            if (defaults) takeInputs(data);
+          };
+          if (fromReader) swap(); // the reader is at the form, above what changes
+          else keepingPlace(swap);
           Object.keys(data.figures || {}).forEach(function (key) {
             document.dispatchEvent(
               new CustomEvent("loop:figure", { detail: { key: key, figure: data.figures[key] } })
