@@ -28,6 +28,7 @@ from traces.core.report_types import (
     ToolRunFacts,
 )
 from traces.pages.presenters import trace_context
+from traces.selectors.figures import trace_figures
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.corpus]
 
@@ -157,6 +158,21 @@ def test_live_events_carry_the_reports_own_entries(client: Client, session):
         else:
             shown[key(finding)] = finding
     assert sorted(shown.values(), key=key) == sorted(report["findings"], key=key)
+
+    # The state events carry the page's figures: while live, the row's counts of the
+    # moment and "Running"; at close, what the page's first paint shows, value for value.
+    states = sent(trace, "state")
+    assert [s["state"] for s in states] == ["live"] * (len(states) - 1) + ["closed"]
+    for state in states:
+        cards = {card["key"]: card for card in state["figures"]["cards"]}
+        assert cards["calls"]["text"] == f"{state['calls']:,}"
+        assert cards["tool_runs"]["text"] == f"{state['tool_runs']:,}"
+        assert state["figures"]["outcome"]["running"] is (state["state"] == "live")
+    final = states[-1]["figures"]
+    assert final == trace_figures(trace)
+    assert final["outcome"]["strong"] == report["outcome"]["text"]
+    assert final["findings"]["total"] == len(report["findings"])
+    assert client.get(f"/traces/{trace.pk}/").context["page_figures"] == final
 
 
 def test_the_first_paint_and_the_live_event_mark_a_row_alike(client: Client):

@@ -23,6 +23,8 @@ from tests.browser.conftest import CHROMIUM_ARGS, chromium_path
 from tests.live.conftest import in_fresh_thread
 from tests.live.servers import ROOT, daphne, free_port, migrate, server_env
 from tests.live.test_held_messages import interleaved_lines
+from tests.live.test_live_figures_browser import settled
+from tests.live.test_live_figures_browser import texts as figure_texts
 from traces.core import formatting
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -223,6 +225,9 @@ def watch_and_compare(context, base: str, lines: list[bytes], batch: int) -> dic
     assert served_rows and set(served_rows) <= set(live_rows)
     for index, row in served_rows.items():
         assert live_rows[index] == row, f"call {index}"
+    # And the figures around them (cards, outcome, tokens, tool runs, what if, findings).
+    settled(page)
+    assert figure_texts(page) == figure_texts(fresh)
     for shown in (page, fresh):  # trace text is shown as text, never as markup
         assert shown.locator("img[src='x']").count() == 0
     assert problems == []

@@ -35,6 +35,7 @@ from traces.core.report_types import (
     LiveToolRunEntry,
 )
 from traces.live.broadcast import broadcast, may_listen
+from traces.selectors.figures import trace_figures
 from traces.services.prices import price_table_for
 from traces.storage.row_writer import insert_rows
 from traces.storage.rows import store_calls, store_line_errors, store_tool_runs
@@ -290,6 +291,10 @@ RUNNING = MappingProxyType(
 
 
 def state_payload(trace: models.Trace) -> dict[str, Any]:
+    """The `state` event, sent after each stored report and at close: the trace's state
+    and counts, and every summary figure of its page as data with the page's own text for
+    each (traces.selectors.figures, which the page's first paint reads too), so a viewer
+    shows what a reload would (static/js/live_figures.js)."""
     return {
         "state": trace.state,
         "lines": trace.lines_total,
@@ -298,6 +303,7 @@ def state_payload(trace: models.Trace) -> dict[str, Any]:
         "findings": trace.flags_count,
         "outcome": {"kind": trace.outcome_kind, "text": trace.outcome_text},
         "cost_usd": (trace.report.get("totals") or {}).get("cost_usd"),
+        "figures": trace_figures(trace),
     }
 
 

@@ -7,19 +7,12 @@ import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
+from traces.core.outputs import page_figures
 from traces.core.report_types import FindingEntry, StoredReport
 
-BUCKET_LABELS = MappingProxyType(
-    {
-        "prefix": "Prefix (system + tools + first user message), re-sent every call",
-        "tool_results": "Tool results, re-sent on every later call",
-        "replayed_output": "The model's own earlier messages, replayed",
-        "other": "Later user turns and the rest",
-    }
-)
+BUCKET_LABELS = page_figures.BUCKET_LABELS
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from traces.pages.presenters import (
     window_move,
 )
 from traces.pages.whatif import chart_loop, what_if_context
+from traces.pages.window_figures import sign_runs, window_figures
+from traces.selectors.figures import trace_figures
 from traces.selectors.notes import postmortem_of, trace_notes
 from traces.selectors.traces import (
     call_get,
@@ -193,13 +195,7 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
     diagram, view = _diagram(request, trace)
-    window = view.window if view else None
-    if window and window.get("first_call"):
-        tables = trace_context(
-            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
-        )
-    else:
-        tables = trace_context(trace)
+    tables = _window_tables(trace, view)
     loop = view.loop if view else None
     inline = figures_inline(trace.report, loop)
     what_if = what_if_context(trace, request.GET, loop, figures_inline=inline)
@@ -211,9 +207,10 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         "can_compare": who.allows(Access.READ, trace.project_id),
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
+    figures = {"page_figures": trace_figures(trace)} | window_figures(view, tables)
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
     context |= findings_page(tables["findings"], request.GET)
-    return render(request, "traces/detail.html", context)
+    return render(request, "traces/detail.html", context | figures)
 
 
 def _diagram(
@@ -223,6 +220,20 @@ def _diagram(
     the trace has no loop to draw); the page and its live redraw read the same."""
     context = diagram_context(trace, request.GET, always_figures=always_figures)
     return context, context["diagram"]
+
+
+def _window_tables(trace, view: DiagramView | None) -> dict[str, Any]:
+    """The page's tables for the diagram's window (all of them without a diagram), its
+    tool runs signed for a live page to keep the rows it has."""
+    window = view.window if view else None
+    if window and window.get("first_call"):
+        tables = trace_context(
+            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
+        )
+    else:
+        tables = trace_context(trace)
+    tables["tool_run_rows"] = sign_runs(tables["tool_runs"])
+    return tables
 
 
 def _runs_context(trace, who) -> dict:
@@ -256,20 +267,24 @@ def call_detail(request: HttpRequest, trace_id, index: int) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
-    """The diagram window, overview strip and figures, for a live page to redraw in place;
-    with `parts=window`, only what moving the window changes (the page's script moves it
-    in place): the drawing, its neighbours' links and the strip's highlight."""
+    """The diagram window, overview strip and figures, for a live page to redraw in place,
+    with what the page shows of that window: its heading and its tool runs, as data; with
+    `parts=window`, only what moving the window changes (the page's script moves it in
+    place): the drawing, its neighbours' links and the strip's highlight."""
     trace = trace_get(trace_id=trace_id)
     if request.GET.get("parts") == "window":
         return JsonResponse(window_move(trace, request.GET))
     context, diagram = _diagram(request, trace, always_figures=True)
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
+    tables = _window_tables(trace, diagram)
     return JsonResponse(
         {
             "svg": str(diagram.svg),
             "overview": str(diagram.overview),
             "window": diagram.window,
+            "loop": diagram.loop,
+            **window_figures(diagram, tables),
             "figures": context["figures"],
         }
     )

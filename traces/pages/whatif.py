@@ -27,6 +27,7 @@ from traces.core.analysis.whatif.params import (
 )
 from traces.core.analysis.whatif.series import Series
 from traces.core.outputs.render import whatif_charts
+from traces.pages.window_figures import what_if_note
 from traces.selectors.traces import trace_get
 from traces.storage.report_cache import derived
 
@@ -132,8 +133,31 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
             status=409,
         )
     html = render_to_string("traces/_what_if_results.html", {"trace": trace, **context}, request)
+    # The inputs as the page would draw them now: a live page whose reader changed nothing
+    # takes them (the tools grow, and with them the suggested caps).
+    caps = render_to_string("traces/_what_if_caps.html", context, request)
+    chosen = context["what_if_params"]
+    panel = {}
+    if request.GET.get("panel"):  # a live page opened before the trace's first report
+        panel["panel_html"] = render_to_string(
+            "traces/_what_if.html",
+            {"trace": trace, **context, "what_if_note": what_if_note(loop)},
+            request,
+        )
     return JsonResponse(
-        {"what_if": context["what_if"], "html": html, "figures": context["what_if_figures"]}
+        {
+            **panel,
+            "what_if": context["what_if"],
+            "html": html,
+            "caps_html": caps,
+            "params": {
+                "clear_after": chosen.clear_after,
+                "cache_lifetime": chosen.cache_lifetime,
+                "drop_unused": chosen.drop_unused_tools,
+                "batch": chosen.batch_serial_calls,
+            },
+            "figures": context["what_if_figures"],
+        }
     )
 
 

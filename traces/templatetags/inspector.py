@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from traces.core import formatting
 from traces.core.outputs.notes import note_html as _note_html
+from traces.core.outputs.page_figures import ScenarioCells, scenario_cells
 from traces.web import audit_names
 
 register = template.Library()
@@ -283,3 +284,10 @@ def diff_lines(lines: Any) -> SafeString:
 def split_pairs(value: str) -> list[tuple[str, str]]:
     """'Title:key,Title:key' -> [(title, key), ...], for small fixed lists in templates."""
     return [tuple(item.split(":", 1)) for item in value.split(",")]  # type: ignore[misc]
+
+
+@register.filter
+def what_if_cells(scenario: Any) -> ScenarioCells:
+    """A what-if scenario's figures as its row shows them, written by the same function
+    as the live page's (traces.core.outputs.page_figures)."""
+    return scenario_cells(scenario if isinstance(scenario, dict) else {})

@@ -373,7 +373,7 @@
     finished = true;
     box.setAttribute("data-state", data.state || "closed");
     badge.textContent = data.state || "closed";
-    setConnection("closed", "the agent's log is closed; reload for the final report");
+    setConnection("closed", "live tail ended"); // as a reload says: the figures follow (live_figures.js)
     if (retryTimer !== null) window.clearTimeout(retryTimer);
     stopPinging();
     // One last catch-up (a resume always reads the stored events, a ping may not): the
