@@ -27,11 +27,15 @@ sys.path.insert(0, str(ROOT))  # tests.watch.fakehome lays the fake home out
 OUT = ROOT / "docs" / "screenshots"
 PYTHON = sys.executable
 SHOTS = [
-    # (file, path under the trace, theme, full page)
-    ("trace-page.png", "", "light", False),
-    ("trace-page-dark.png", "", "dark", False),
-    ("postmortem.png", "postmortem", "light", True),
-    ("call-inspector.png", "calls/3/", "dark", False),
+    # (file, path under the trace, theme, full page, viewport width)
+    ("trace-page.png", "", "light", False, 1360),
+    ("trace-page-dark.png", "", "dark", False, 1360),
+    ("trace-page-phone.png", "", "light", False, 390),
+    ("trace-page-phone-dark.png", "", "dark", False, 390),
+    ("postmortem.png", "postmortem", "light", True, 1360),
+    ("postmortem-phone-dark.png", "postmortem", "dark", False, 390),
+    ("call-inspector.png", "calls/3/", "dark", False, 1360),
+    ("call-inspector-phone.png", "calls/3/", "light", False, 390),
 ]
 MACHINE_SHOTS = [
     # (file, theme, viewport width): the machine page, one store being watched
@@ -99,9 +103,10 @@ def main() -> None:
                     executable_path=chromium(),
                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
                 )
-                for name, path, theme, full in SHOTS:
+                for name, path, theme, full, width in SHOTS:
+                    height = 1000 if width > 600 else 844  # a phone's screen
                     page = browser.new_page(
-                        viewport={"width": 1360, "height": 1000}, color_scheme=theme
+                        viewport={"width": width, "height": height}, color_scheme=theme
                     )
                     page.goto(base + trace_path + path)
                     page.wait_for_timeout(1500)  # charts draw

@@ -62,10 +62,20 @@ def test_the_cards_say_what_the_counts_and_report_hold():
     assert shown["calls"]["text"] == "1,234"
     assert [b["text"] for b in shown["calls"]["badges"]] == ["2 failed"]
     assert shown["calls"]["note"] == [{"text": "2 loops + 1 side call", "href": None}]
-    assert (shown["input"]["text"], shown["input"]["title"]) == ("30.0 k", "30,005")
+    # The breakdown's total, as the token table says it (the row's columns count reported
+    # usage only): "≈" when some calls were estimated.
+    assert (shown["input"]["text"], shown["input"]["title"]) == (
+        "≈ 500",
+        "≈ 500 (tiktoken estimate where usage was not reported)",
+    )
+    assert (shown["output"]["text"], shown["output"]["title"]) == ("999", "999")
     assert shown["input"]["note"][0]["text"] == "cache 20.0 k read · 5 written"
     assert shown["input"]["note_title"] == "cache read 20,000 · cache write 5"
     assert shown["cost"]["text"] == "$0.012"
+    silent = cards(
+        page_figures({"calls": [{"output_tokens": None}]}, COUNTS, running=False, rule_count=22)
+    )
+    assert (silent["output"]["text"], silent["input"]["text"]) == ("not reported", "30.0 k")
     assert "with the stable prefix cached: unknown" in shown["cost"]["title"]
     assert [b["text"] for b in shown["cost"]["badges"]] == ["≈ est."]
     assert shown["cost"]["note"] == [{"text": "no price for <b>m</b>", "href": "#unpriced-note"}]

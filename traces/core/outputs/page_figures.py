@@ -154,7 +154,7 @@ RUNNING_REST = "The outcome is decided when the trace closes."
 
 
 def _plural(number: int, word: str, plural: str | None = None) -> str:
-    return f"{number} {word if number == 1 else (plural or word + 's')}"
+    return formatting.plural(number, word, plural or "")
 
 
 def _part(text: str, href: str | None = None) -> Part:
@@ -341,7 +341,10 @@ NOT_REPORTED = "not reported"
 
 
 def output_was_reported(report: Mapping[str, Any]) -> bool:
-    """Whether any call reported its output tokens (else the page says "not reported")."""
+    """Whether any output was reported (a total, or a call's count, 0 included); else the
+    page says "not reported", never a count of 0."""
+    if (report.get("totals") or {}).get("output_tokens"):
+        return True
     return any(call.get("output_tokens") is not None for call in report.get("calls") or [])
 
 
