@@ -12,6 +12,7 @@
 // trace to its close shows what a reload shows.
 (function () {
   "use strict";
+  var keepingPlace = window.LoopInspector.keepingPlace; // keep_place.js
 
   var box = document.getElementById("live-tail");
   if (!box) return;
@@ -204,20 +205,6 @@
     } else {
       savings.appendChild(element("p", { "class": "muted" },
         "No fix has a saving that can be computed on this run."));
-    }
-  }
-
-  // Whatever the reader looks at (the focused element, else the middle of the viewport)
-  // must not move when a figure above it grows or shrinks (a badge, a wrapped note).
-  function keepingPlace(change) {
-    var anchor = document.activeElement && document.activeElement !== document.body
-      ? document.activeElement
-      : document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
-    var before = anchor ? anchor.getBoundingClientRect().top : null;
-    change();
-    if (anchor && anchor.isConnected && before !== null) {
-      var shift = anchor.getBoundingClientRect().top - before;
-      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
     }
   }
 

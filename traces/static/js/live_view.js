@@ -7,6 +7,7 @@
 // a reload would.
 (function () {
   "use strict";
+  var keepingPlace = window.LoopInspector.keepingPlace; // keep_place.js
   var script = document.getElementById("live-view-script");
   if (!script) return;
   var source = script.dataset.diagram;
@@ -39,19 +40,6 @@
       })
       .catch(function () { /* the next state message tries again */ })
       .then(function () { busy = false; });
-  }
-
-  // Whatever the reader looks at must not move when the pictures above it grow.
-  function keepingPlace(change) {
-    var anchor = document.activeElement && document.activeElement !== document.body
-      ? document.activeElement
-      : document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
-    var before = anchor ? anchor.getBoundingClientRect().top : null;
-    change();
-    if (anchor && anchor.isConnected && before !== null) {
-      var shift = anchor.getBoundingClientRect().top - before;
-      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
-    }
   }
 
   function draw(view) {

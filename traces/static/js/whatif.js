@@ -9,6 +9,7 @@
 // "state" message brings the panel, drawn by the server (what-if.json?panel=1).
 (function () {
   "use strict";
+  var keepingPlace = window.LoopInspector.keepingPlace; // keep_place.js
   if (!window.fetch) return;
   var form = document.querySelector("form.what-if-controls");
   if (form) { follow(form); return; }
@@ -38,20 +39,6 @@
       })
       .catch(function () { asked = false; }); // the next report asks again
   });
-
-  // What the reader looks at (the focused element, else the middle of the viewport) must
-  // not move when the panel above it arrives or changes height on a live page.
-  function keepingPlace(change) {
-    var anchor = document.activeElement && document.activeElement !== document.body
-      ? document.activeElement
-      : document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
-    var before = anchor ? anchor.getBoundingClientRect().top : null;
-    change();
-    if (anchor && anchor.isConnected && before !== null) {
-      var shift = anchor.getBoundingClientRect().top - before;
-      if (Math.abs(shift) >= 1) window.scrollBy(0, shift);
-    }
-  }
 
   // The panel's behaviour, once its form is on the page.
   function follow(form) {
