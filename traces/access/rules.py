@@ -288,7 +288,7 @@ def _guard_consumer(consumer: type, rules: dict[str, Access]) -> type:
     revocation reaches open sockets too (issue 26: a socket opened through a share link
     kept receiving events after the link was revoked)."""
     from traces.access.decisions import DECISION_SECONDS
-    from traces.pool_reads import pool_read
+    from traces.storage.pool_reads import pool_read
 
     original = consumer.connect
     # Read-only (a token's last use aside): on the event loop's thread pool, so a

@@ -20,7 +20,7 @@ exactly like `POST /api/traces/<id>/lines?offset=N`; the reply is `{"type": "ack
 
 Consumers touch the database only through `database_sync_to_async`. A viewer's reads
 (its access check, the trace's state, the stored backlog and head; an agent socket's
-first look at its trace too) run on the event loop's thread pool (`traces.pool_reads`),
+first look at its trace too) run on the event loop's thread pool (`traces.storage.pool_reads`),
 not on the one thread that every thread-sensitive call of websockets shares in a process:
 in a reconnect storm after a web process died, each handshake queued there behind every
 other socket's work, past daphne's 5 s handshake timeout (bench/load.py: viewers that
@@ -49,7 +49,7 @@ from traces.access.rules import Access, access
 from traces.core.reading.limits import InputRejected
 from traces.live.broadcast import group_name
 from traces.live.idle import request_sweep
-from traces.pool_reads import pool_read
+from traces.storage.pool_reads import pool_read
 
 log = logging.getLogger(__name__)
 
