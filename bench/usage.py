@@ -151,7 +151,8 @@ def main() -> None:
         print(f"fake home: {files:,} Claude Code files; watch pass (import): {imported:.1f} s")
         usage = [*ours, "usage", "daily", "--json", "--timezone", "UTC"]
         mine_s, mine_out = timed(usage, env, args.repeat)
-        mine = json.loads(mine_out)["totals"]
+        mine_all = json.loads(mine_out)
+        mine = mine_all["totals"]
         print(f"loop-inspector usage daily --json: {mine_s * 1000:,.0f} ms")
         npm = shutil.which("npm")
         if npm is None:
@@ -183,6 +184,24 @@ def main() -> None:
         print(f"  dollars: loop-inspector ${ours_usd:,.2f}, ccusage ${theirs_usd:,.2f}: "
               f"the price tables differ by ${gap:+,.2f} ({share:+.1f}%)")  # fmt: skip
         print("tokens agree exactly" if agree else "TOKENS DO NOT AGREE")
+        print_models(mine_all, binary, cc_env)
+
+
+def print_models(mine_all: dict, binary: Path, cc_env: dict[str, str]) -> None:
+    """Where the two price tables differ: dollars per model, side by side (one untimed
+    ccusage run with --breakdown). A model one table does not price shows there as $0."""
+    out = subprocess.run([str(binary), "daily", "--json", "--offline", "--breakdown",
+                          "--timezone", "UTC"], env=cc_env, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    theirs: dict[str, float] = {}
+    for day in json.loads(out).get("daily", []):
+        for row in day.get("modelBreakdowns", []):
+            theirs[row["modelName"]] = theirs.get(row["modelName"], 0.0) + row["cost"]
+    ours = {row["model"]: row["cost_usd"] or 0.0 for row in mine_all["by_model"]}
+    print("  dollars by model:")
+    for model in sorted(set(ours) | set(theirs)):
+        a, b = ours.get(model, 0.0), theirs.get(model, 0.0)
+        print(f"    {model or '(none)':34s} loop-inspector ${a:>10,.2f}  ccusage ${b:>10,.2f}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 from tests.core.whatif.traces import calendar_serial, clinic_visit, sundry_run, three_tools_events
 from traces.core.analysis.accounting import account
 from traces.core.analysis.ingest import analyze_bytes
+from traces.core.analysis.pricing import library_table, load_overrides
 from traces.core.analysis.whatif import build_what_if
 from traces.core.outputs.report import build_report
 from traces.core.reading.sample import sample_bytes
@@ -57,6 +58,25 @@ def test_clinic_prices_uncached_054_cached_033():
     assert cache["rewrites"] == [] and cache["status"] == "ok"
     # The report's own "prefix cached" figure (no lifetime) agrees when no gap expires.
     assert report["totals"]["cost_usd"]["prefix_cached"] == pytest.approx(0.033075)
+
+
+def test_clinic_is_054_and_033_at_the_seeds_prices_set_as_an_override():
+    """The seeds' illustrative prices ($3 / $15, writes 1.25x, reads 0.1x) given as a
+    price file for a model no library knows: the same two figures, from the override."""
+    data = clinic_visit().replace(b"claude-sonnet-4-5", b"seed-illustrative-model")
+    overrides = load_overrides(
+        b'{"seed-illustrative-model": {"input": 3, "output": 15, '
+        b'"cache_write": 3.75, "cache_read": 0.3}}'
+    )
+    table = library_table().merged(overrides, "the seeds' prices")
+    report = build_report(analyze_bytes(data), prices=table)
+    cache = scenario(report["what_if"], "prompt-cache")
+    assert cache["uncached_usd"] == pytest.approx(0.054)
+    assert round(cache["prefix_cached_usd"]["5m"], 3) == 0.033
+    assert report["accounting"]["unpriced_models"] == []
+    # Without the override nobody prices that model: no figure is made up.
+    unpriced = build_report(analyze_bytes(data))
+    assert unpriced["accounting"]["unpriced_models"] == ["seed-illustrative-model"]
 
 
 @pytest.mark.parametrize(
