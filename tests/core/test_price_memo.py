@@ -23,9 +23,12 @@ from tests.core.long_session import make_session
 from tests.core.test_library_prices import dated_calls
 from traces.core.analysis import price_memo
 from traces.core.analysis.library_prices import _price, schedule_of
-from traces.core.analysis.price_memo import FILE_NAME, PriceMemo, Schedule, library_identity
+from traces.core.analysis.price_memo import PriceMemo, Schedule, file_name, library_identity
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+IDENTITY = library_identity()
+assert IDENTITY is not None
+FILE_NAME = file_name(IDENTITY)
 PROBE = (
     "import sys\nfrom inspector.cli import main\nstatus = main(sys.argv[1:])\n"
     "print('genai_prices' in sys.modules, file=sys.stderr)\nsys.exit(status)\n"
@@ -149,6 +152,7 @@ def test_every_date_priced_model_of_the_library_has_a_schedule_that_prices_like_
 def test_a_memo_reads_back_what_it_remembered_and_a_new_process_sees_it(tmp_path):
     identity = library_identity()
     assert identity is not None and identity[0].endswith("data.py")
+    assert identity[0] == os.path.realpath(identity[0])  # one memo whichever path led there
     memo = PriceMemo(str(tmp_path), identity)
     model = next(m for m in _date_only_models() if isinstance(m.prices, list))
     schedule = schedule_of(model)

@@ -8,9 +8,9 @@ price with the UTC day it starts, as the library's `StartDateConstraint`s say), 
 the library knows no such model; and the price note (`described`). Only models whose
 prices change by date alone are kept; one with off-peak hours is asked every time.
 
-The file belongs to one copy of the library: it is keyed by the library's data file (its
-path, size and modification time), so installing another version of genai-prices starts a
-new memo instead of reading stale prices. A file that is missing, unreadable or not ours
+The file belongs to one copy of the library: it is named by the library's data file's path
+and keyed by its size and modification time, so installing another version of genai-prices
+starts a new memo instead of reading stale prices. A file that is missing, unreadable or not ours
 is ignored and the library is asked, as without a memo; writing is best effort (atomic
 replace, a lost update only costs a later process one import).
 
@@ -31,7 +31,6 @@ from .price import Price
 
 FORMAT = 1
 """Bumped when what is kept (or how a name is asked) changes: older files are ignored."""
-FILE_NAME = "genai-prices-memo.json"
 MAX_NAMES = 500
 """Model names kept at most: names come from trace text, and a server asks many."""
 
@@ -90,6 +89,14 @@ def folder() -> str | None:
     return os.path.join(base, "loop-inspector")
 
 
+def file_name(identity: list[Any]) -> str:
+    """One file per installed copy of the library (two environments on one machine keep a
+    memo each instead of overwriting each other's), named by its data file's path."""
+    import zlib
+
+    return f"genai-prices-memo-{zlib.crc32(str(identity[0]).encode()):08x}.json"
+
+
 def library_identity() -> list[Any] | None:
     """(path, size, modification time) of the installed library's data file, found
     without importing the library; None when it is not installed."""
@@ -98,7 +105,7 @@ def library_identity() -> list[Any] | None:
     try:
         spec = find_spec("genai_prices")
         places = list(spec.submodule_search_locations or []) if spec else []
-        data = os.path.join(places[0], "data.py")
+        data = os.path.realpath(os.path.join(places[0], "data.py"))
         facts = os.stat(data)
     except (ImportError, IndexError, OSError, ValueError):
         return None
@@ -109,7 +116,7 @@ class PriceMemo:
     """The memo of one process: read at the first question, written at each new answer."""
 
     def __init__(self, where: str | None, identity: list[Any] | None) -> None:
-        self._path = os.path.join(where, FILE_NAME) if where and identity else None
+        self._path = os.path.join(where, file_name(identity)) if where and identity else None
         self._identity = identity
         self._names: dict[str, Any] = {}
         self._described: list[str] | None = None
