@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,8 @@ from .price import Price
 from .price_memo import Known, Schedule, memo
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
     from genai_prices import types as gp
 
 SOURCE = "genai-prices"
@@ -205,6 +206,8 @@ def _price(model_price: gp.ModelPrice) -> Price:
 def _tier_value(value: Decimal | gp.TieredPrices | None, start: int | None) -> float | None:
     if value is None:
         return None
+    from decimal import Decimal  # the library's, loaded with it (not at start-up)
+
     if isinstance(value, Decimal):
         return float(value)
     chosen = value.base
