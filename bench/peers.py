@@ -11,11 +11,12 @@ Generates a claude-trace style log of Anthropic request/response pairs at each s
 each as a fresh process (start-up included, as a user runs it), at every size of --pairs
 (default 200 and 2,000), the commands taking turns --repeat times (the median of each,
 wall and CPU), and prints the times and the ratios to claude-trace (target <= 1). Without
-npm it prints ours alone. `--before DIR` also runs the console script from another source
-tree (e.g. `git worktree add /tmp/before main`) in the same turns, for a before/after in
-one run. The load average is printed before and after: the machine may be shared. Set
-PYTHONPYCACHEPREFIX to a cache folder so our processes run on cached bytecode, as an
-installed package does.
+npm it prints ours alone. Ours is timed with its price memo warm (a later report of the
+same model) and off (the first one). `--before DIR` also runs the console script from
+another source tree (e.g. `git worktree add /tmp/before main`) in the same turns, for a
+before/after in one run. The load average is printed before and after: the machine may
+be shared. Set PYTHONPYCACHEPREFIX to a cache folder so our processes run on cached
+bytecode, as an installed package does.
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/peers.py [--pairs 200,2000]
         [--repeat 5] [--before DIR]
@@ -142,9 +143,13 @@ def main() -> None:
     cache = os.environ.get("PYTHONPYCACHEPREFIX")
     print(f"bytecode cache: {cache or '__pycache__ next to the sources'} (children write it)")
     print(f"before: {load()}")
-    ours_env = source_env(ROOT)
     with tempfile.TemporaryDirectory(prefix="loop-inspector-peers-") as tmp:
         work = Path(tmp)
+        # Ours prices from its memo of genai-prices' answers (warmed by one untimed run
+        # at each size), as every report after the first does; "memo off" is a first run.
+        ours_env = {**source_env(ROOT), "LOOP_INSPECTOR_CACHE_DIR": str(work / "price-memo")}
+        cold_env = {**source_env(ROOT), "LOOP_INSPECTOR_CACHE_DIR": ""}
+        memo_env = {**ENV, "LOOP_INSPECTOR_CACHE_DIR": str(work / "price-memo")}
         cli = install_claude_trace(work / "npm")
         if cli is None:
             print("claude-trace: npm absent (or the install failed); ours alone below")
@@ -153,12 +158,13 @@ def main() -> None:
             log.write_bytes(make_pairs(pairs, options.per_loop, options.result_bytes))
             size = log.stat().st_size
             print(f"\n{pairs} Anthropic pairs ({options.per_loop} per loop), {size / 1e6:.1f} MB")
-            names = ("ours", "before", "m", "theirs")
+            names = ("ours", "cold", "before", "m", "theirs")
             outputs = {name: work / f"{name}-{pairs}.html" for name in names}
             report = ["report", str(log), "--html"]
             commands = {
                 "ours": ([*script_cmd, *report, str(outputs["ours"])], ours_env),
-                "m": ([str(python), str(ROOT / "manage.py"), *report, str(outputs["m"])], ENV),
+                "cold": ([*script_cmd, *report, str(outputs["cold"])], cold_env),
+                "m": ([str(python), str(ROOT / "manage.py"), *report, str(outputs["m"])], memo_env),
             }
             if options.before is not None:
                 before_cmd = [*script_cmd, *report, str(outputs["before"])]
@@ -166,8 +172,10 @@ def main() -> None:
             if cli is not None:
                 theirs_cmd = ["node", str(cli), "--generate-html", str(log)]
                 commands["theirs"] = ([*theirs_cmd, str(outputs["theirs"]), "--no-open"], ENV)
+            run_once(*commands["ours"], work)  # the memo learns this log's model
             timed = interleaved(commands, options.repeat, work)
             line("loop-inspector report --html", timed["ours"], outputs["ours"])
+            line("  the same, price memo off", timed["cold"], outputs["cold"])
             if "before" in timed:
                 line("  the same, --before tree", timed["before"], outputs["before"])
             line("manage.py report --html", timed["m"], outputs["m"])
@@ -175,7 +183,11 @@ def main() -> None:
                 continue
             theirs = timed["theirs"]
             line("claude-trace --generate-html", theirs, outputs["theirs"])
-            for name, label in (("ours", "ours"), ("before", "before"), ("m", "manage.py")):
+            if "before" in timed:
+                same = outputs["ours"].read_bytes() == outputs["before"].read_bytes()
+                print(f"ours and --before wrote {'the same' if same else 'DIFFERENT'} HTML")
+            labels = (("ours", "ours"), ("cold", "memo off"), ("before", "before"))
+            for name, label in (*labels, ("m", "manage.py")):
                 if name in timed:
                     print(
                         f"ratio {label} / claude-trace at {pairs} pairs: "
