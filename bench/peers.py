@@ -172,7 +172,7 @@ def main() -> None:
             if cli is not None:
                 theirs_cmd = ["node", str(cli), "--generate-html", str(log)]
                 commands["theirs"] = ([*theirs_cmd, str(outputs["theirs"]), "--no-open"], ENV)
-            run_once(*commands["ours"], work)  # the memo learns this log's model
+            run_once(commands["ours"][0], work, commands["ours"][1])  # the memo learns the model
             timed = interleaved(commands, options.repeat, work)
             line("loop-inspector report --html", timed["ours"], outputs["ours"])
             line("  the same, price memo off", timed["cold"], outputs["cold"])
