@@ -176,3 +176,31 @@ def test_the_memo_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("LOOP_INSPECTOR_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert price_memo.folder() == str(tmp_path / "xdg" / "loop-inspector")
+
+
+def test_a_name_too_long_to_keep_and_names_past_the_limit_are_asked_not_kept(tmp_path):
+    """Trace text names the models: a hostile trace cannot grow the file without bound."""
+    identity = library_identity()
+    memo = PriceMemo(str(tmp_path), identity)
+    memo.remember("x" * (price_memo.MAX_KEY + 1), None)
+    assert not memo.knows("x" * (price_memo.MAX_KEY + 1))
+    for number in range(price_memo.MAX_NAMES + 5):
+        memo.remember(f"junk-{number}", None)
+    again = PriceMemo(str(tmp_path), identity)
+    assert again.knows("junk-0") and not again.knows(f"junk-{price_memo.MAX_NAMES}")
+
+
+@pytest.mark.parametrize("entry", [{"a": 1}, "text", [1], ["id", [[None, [1, 2]]]], 7])
+def test_a_damaged_entry_is_forgotten_and_asked_again(tmp_path, entry):
+    identity = library_identity()
+    memo = PriceMemo(str(tmp_path), identity)
+    memo.remember("model", None)
+    saved_path = tmp_path / file_name(identity)
+    saved = orjson.loads(saved_path.read_bytes())
+    saved["names"]["model"] = entry
+    saved_path.write_bytes(orjson.dumps(saved))
+    again = PriceMemo(str(tmp_path), identity)
+    assert again.knows("model")
+    with pytest.raises(LookupError):
+        again.answer("model")
+    assert not again.knows("model")

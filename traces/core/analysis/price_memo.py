@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,10 @@ from .price import Price
 
 FORMAT = 1
 """Bumped when what is kept (or how a name is asked) changes: older files are ignored."""
-MAX_NAMES = 500
+MAX_NAMES = 200
 """Model names kept at most: names come from trace text, and a server asks many."""
+MAX_KEY = 256
+"""A longer name (trace text can name a model with anything) is asked, never kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,8 @@ class PriceMemo:
         self._identity = identity
         self._names: dict[str, Any] = {}
         self._described: list[str] | None = None
+        self._writing = threading.Lock()
+        """A server's ingest threads may each learn a name: one writes at a time."""
         if self._path is not None:
             self._read()
 
@@ -146,15 +151,16 @@ class PriceMemo:
             return None
         try:
             return str(raw[0]), Schedule.from_json(raw[1])
-        except (ValueError, TypeError, IndexError):  # a damaged entry: ask the library
+        except (ValueError, TypeError, IndexError, KeyError):  # damaged: ask the library
             del self._names[key]
             raise LookupError(key) from None
 
     def remember(self, key: str, known: Known) -> None:
-        if self._path is None or len(self._names) >= MAX_NAMES:
+        if self._path is None or len(key) > MAX_KEY or len(self._names) >= MAX_NAMES:
             return
-        self._names[key] = None if known is None else [known[0], known[1].as_json()]
-        self._write()
+        with self._writing:
+            self._names[key] = None if known is None else [known[0], known[1].as_json()]
+            self._write()
 
     def described(self) -> tuple[str, str] | None:
         return None if self._described is None else (self._described[0], self._described[1])
@@ -162,8 +168,9 @@ class PriceMemo:
     def remember_described(self, taken: str, source: str) -> None:
         if self._path is None:
             return
-        self._described = [taken, source]
-        self._write()
+        with self._writing:
+            self._described = [taken, source]
+            self._write()
 
     def _write(self) -> None:
         assert self._path is not None
