@@ -8,7 +8,8 @@ first need, the file-priced report skips that import: the saving printed is what
 `--before DIR` also runs both reports from another source tree (e.g. `git archive` of the
 commit before the change, unpacked), in the same turns, for a before/after in one run.
 Set PYTHONPYCACHEPREFIX to a cache folder so the processes run on cached bytecode, as an
-installed package does.
+installed package does. The price memo is off here (each run asks the library, as a first
+run does); bench/peers.py times the report with it.
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/lazy_prices.py [--repeat 5]
         [--before /tmp/before]
@@ -51,6 +52,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--before", type=Path, default=None, help="a source tree to compare")
     options = parser.parse_args()
+    # The price memo off: "library prices" means the library imported, as on a first run.
+    os.environ["LOOP_INSPECTOR_CACHE_DIR"] = ""
     print(f"bytecode cache: {os.environ.get('PYTHONPYCACHEPREFIX') or 'next to the sources'}")
     with tempfile.TemporaryDirectory(prefix="lazy-prices-") as tmp:
         work = Path(tmp)

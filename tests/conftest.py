@@ -10,6 +10,11 @@ import pytest
 from tests.browser_setup import browser_missing
 
 ROOT = Path(__file__).resolve().parent.parent
+
+os.environ["LOOP_INSPECTOR_CACHE_DIR"] = ""
+"""No price memo unless a test names its folder: a memo left by an earlier test (or the
+developer's own) would answer for the library, and the tests that watch it load would
+see nothing (tests/core/test_price_memo.py tests the memo itself)."""
 CORPUS = ROOT.parent / "shared" / "corpus"
 AGENTS = ROOT.parent / "shared" / "agents"
 

@@ -8,6 +8,7 @@ time it is needed.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,9 +75,13 @@ CLI_HEAVY = ("tiktoken", "plotly", "django", "jsonschema", "yaml")
 
 
 def _modules_after_command(
-    tmp_path: Path, *command: str, heavy: tuple[str, ...] = CLI_HEAVY
+    tmp_path: Path,
+    *command: str,
+    heavy: tuple[str, ...] = CLI_HEAVY,
+    memo: Path | None = None,
 ) -> set[str]:
-    """Heavy modules in `sys.modules` after `loop-inspector COMMAND` ran in a fresh process."""
+    """Heavy modules in `sys.modules` after `loop-inspector COMMAND` ran in a fresh process
+    (with the price memo in `memo`; without, off as in every test)."""
     script = (
         "import sys\n"
         "from inspector.cli import main\n"
@@ -84,8 +89,14 @@ def _modules_after_command(
         "assert status in (0, 1), status\n"
         f"print(','.join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
     )
+    env = {**os.environ, "LOOP_INSPECTOR_CACHE_DIR": str(memo) if memo else ""}
     result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert result.returncode == 0, result.stderr
     last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
@@ -165,3 +176,29 @@ def test_a_model_the_price_file_does_not_name_imports_the_library_to_price_it(
     prices.write_bytes(b'{"acme-frontier-9": {"input": 4, "output": 8}}')
     command = ("analyze", str(reported_session), "--prices", str(prices))
     assert "genai_prices" in _modules_after_command(tmp_path, *command, heavy=PRICED_HEAVY)
+
+
+START_UP = (*PRICED_HEAVY, "decimal", "email", "httpx2", "pydantic")
+"""Also what the price library brings, and the email parser a go-vcr Date header needs."""
+
+
+def test_report_html_priced_from_the_memo_loads_neither_the_library_nor_what_it_brings(
+    reported_session, tmp_path
+):
+    """A second report of the same model: the memo prices it, as the library would."""
+    memo, first, second = tmp_path / "memo", tmp_path / "first.html", tmp_path / "second.html"
+    command = ("report", str(reported_session), "--html")
+    cold = _modules_after_command(tmp_path, *command, str(first), heavy=START_UP, memo=memo)
+    assert {"genai_prices", "decimal", "httpx2", "pydantic"} <= cold  # the first one asks
+    warm = _modules_after_command(tmp_path, *command, str(second), heavy=START_UP, memo=memo)
+    assert warm == set()
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_a_go_vcr_cassettes_date_header_loads_the_email_parser(tmp_path):
+    """The other side of go_vcr's lazy import: its Date header is parsed by email.utils."""
+    from tests.core.test_go_vcr import _go_vcr, _interactions
+
+    cassette = tmp_path / "chat.yaml"
+    cassette.write_bytes(_go_vcr(_interactions()))
+    assert "email" in _modules_after_command(tmp_path, "analyze", str(cassette), heavy=START_UP)

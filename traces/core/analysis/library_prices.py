@@ -10,7 +10,8 @@ itself is computed here in floats from those prices, the way the library defines
 The library is imported on first need, not with this module: importing it costs 0.6-1.8 s
 (pydantic models, its httpx updater, importlib.metadata), more than reporting a few hundred
 calls, and a trace whose models are all priced by overrides never asks it
-(`tests/core/test_lazy_loads.py`, `bench/lazy_prices.py`).
+(`tests/core/test_lazy_loads.py`, `bench/lazy_prices.py`). What it answered is kept on
+disk (`price_memo`): a later process prices the same models from there, without it.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING
 
 from .price import Price
+from .price_memo import Known, Schedule, memo
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
     from genai_prices import types as gp
 
 SOURCE = "genai-prices"
@@ -34,7 +37,11 @@ SOURCE = "genai-prices"
 class LibraryPrices:
     """The library's prices, remembered per model name and per model and day."""
 
-    _models: dict[str, tuple[str, gp.ModelInfo, int] | None] = field(default_factory=dict)
+    _models: dict[str, tuple[str, Schedule | gp.ModelInfo, int] | None] = field(
+        default_factory=dict
+    )
+    """Per name: the library's model id, its prices (a `Schedule` when they change by date
+    alone, else the library's model) and how long one price holds, in seconds."""
     _prices: dict[tuple[str, int], Price] = field(default_factory=dict)
 
     def lookup(self, names: tuple[str, ...], at: float | None) -> tuple[str, Price] | None:
@@ -43,37 +50,93 @@ class LibraryPrices:
         found = self._model(names)
         if found is None:
             return None
-        model_id, info, step = found
+        model_id, prices, step = found
         moment = time.time() if at is None else at
         key = (model_id, int(moment // step))
         price = self._prices.get(key)
         if price is None:
             if len(self._prices) >= MAX_REMEMBERED:
                 self._prices.clear()
-            when = datetime.fromtimestamp(moment, tz=UTC)
-            price = self._prices[key] = _price(info.get_prices(when))
+            if isinstance(prices, Schedule):
+                price = prices.on_day(key[1])
+            else:
+                price = _price(prices.get_prices(datetime.fromtimestamp(moment, tz=UTC)))
+            self._prices[key] = price
         return model_id, price
 
-    def _model(self, names: tuple[str, ...]) -> tuple[str, gp.ModelInfo, int] | None:
+    def _model(self, names: tuple[str, ...]) -> tuple[str, Schedule | gp.ModelInfo, int] | None:
         key = names[0] if names else ""
         if key in self._models:
             return self._models[key]
-        from genai_prices import data_snapshot
-
-        snapshot = data_snapshot.get_snapshot()
-        found: tuple[str, gp.ModelInfo, int] | None = None
-        for name in names:
-            try:
-                provider, info = snapshot.find_provider_model(name, None, None, None)
-            except LookupError:
-                continue
-            plain = provider.id in _PLAIN_PROVIDERS
-            found = (info.id if plain else f"{provider.id}/{info.id}", info, _step(info))
-            break
+        found = _remembered(names)
+        if found is _ASK:
+            found = _ask_library(names)
         if len(self._models) >= MAX_REMEMBERED:  # a process lives long; names are input
             self._models.clear()
         self._models[key] = found
         return found
+
+
+_ASK = ("", Schedule(()), 0)
+"""The memo has no answer for these names: the library is asked."""
+
+
+def _remembered(names: tuple[str, ...]) -> tuple[str, Schedule | gp.ModelInfo, int] | None:
+    """The memo's answer for `names`, or `_ASK`."""
+    remembered, key = memo(), "\x1f".join(names)
+    if not remembered.knows(key):
+        return _ASK
+    try:
+        known = remembered.answer(key)
+    except LookupError:
+        return _ASK
+    return None if known is None else (known[0], known[1], DAY)
+
+
+def _ask_library(names: tuple[str, ...]) -> tuple[str, Schedule | gp.ModelInfo, int] | None:
+    """The first of `names` the library knows (imported here), told to the memo when its
+    prices change by date alone (an off-peak model's are looked up each time)."""
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    found: tuple[str, Schedule | gp.ModelInfo, int] | None = None
+    known: Known = None
+    for name in names:
+        try:
+            provider, info = snapshot.find_provider_model(name, None, None, None)
+        except LookupError:
+            continue
+        plain = provider.id in _PLAIN_PROVIDERS
+        model_id = info.id if plain else f"{provider.id}/{info.id}"
+        schedule = schedule_of(info)
+        if schedule is None:
+            return model_id, info, _step(info)
+        found, known = (model_id, schedule, DAY), (model_id, schedule)
+        break
+    memo().remember("\x1f".join(names), known)
+    return found
+
+
+_EPOCH = date(1970, 1, 1)
+
+
+def schedule_of(info: gp.ModelInfo) -> Schedule | None:
+    """The model's prices as a `Schedule` when they change by start date alone; None when
+    some other condition (off-peak hours) picks them."""
+    from genai_prices import types as gp
+
+    if isinstance(info.prices, gp.ModelPrice):
+        return Schedule(((None, _price(info.prices)),))
+    entries: list[tuple[int | None, Price]] = []
+    for conditional in info.prices:
+        constraint = conditional.constraint
+        if constraint is None:
+            entries.append((None, _price(conditional.prices)))
+        elif isinstance(constraint, gp.StartDateConstraint):
+            entries.append(((constraint.start_date - _EPOCH).days, _price(conditional.prices)))
+        else:
+            return None
+    return Schedule(tuple(entries)) if entries else None
 
 
 _PLAIN_PROVIDERS = frozenset({"anthropic", "openai", "google"})
@@ -143,6 +206,8 @@ def _price(model_price: gp.ModelPrice) -> Price:
 def _tier_value(value: Decimal | gp.TieredPrices | None, start: int | None) -> float | None:
     if value is None:
         return None
+    from decimal import Decimal  # the library's, loaded with it (not at start-up)
+
     if isinstance(value, Decimal):
         return float(value)
     chosen = value.base
@@ -154,7 +219,11 @@ def _tier_value(value: Decimal | gp.TieredPrices | None, start: int | None) -> f
 
 @cache
 def described() -> tuple[str, str]:
-    """(taken, source) for reports: the library's version and its newest price date."""
+    """(taken, source) for reports: the library's version and its newest price date
+    (kept in the memo, as the library's prices are)."""
+    remembered = memo().described()
+    if remembered is not None:
+        return remembered
     from importlib.metadata import version
 
     from genai_prices import data_snapshot
@@ -167,7 +236,7 @@ def described() -> tuple[str, str]:
                 if isinstance(conditional.constraint, gp.StartDateConstraint):
                     newest = max(newest, conditional.constraint.start_date)
     name = f"{SOURCE} {version('genai-prices')}"
-    return (
-        f"{name}, price history to {newest.isoformat()}",
-        f"{name} (offline data with price history), each call priced on its own date",
-    )
+    taken = f"{name}, price history to {newest.isoformat()}"
+    source = f"{name} (offline data with price history), each call priced on its own date"
+    memo().remember_described(taken, source)
+    return taken, source

@@ -13,7 +13,6 @@ the first event of a stream (the call started about then). vcrpy cassettes have 
 from __future__ import annotations
 
 import re
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 _UNIT_SECONDS = {
@@ -96,6 +95,10 @@ def _date_header(headers: Any) -> float | None:
     text = _header(headers, "date")
     if text is None:
         return None
+    # Imported here: email.utils brings socket, random and email's charsets, a few ms of
+    # every command's start-up, and only a go-vcr cassette's Date header needs it.
+    from email.utils import parsedate_to_datetime
+
     try:
         moment = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):

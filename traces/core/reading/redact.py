@@ -25,13 +25,20 @@ from .secret_rule import (
     ATTRIBUTE_CONTAINERS,
     FIELD_WORDS,
     REDACTED,
-    SHAPE_PATTERNS,
+    SHAPES,
     Shape,
     secret_field,
     secret_name,
 )
 
 REPLACEMENT = REDACTED
+SHAPE_PATTERNS: tuple[tuple[Shape, re.Pattern[bytes], tuple[bytes, ...]], ...] = tuple(
+    (shape, re.compile(shape.pattern.encode()), tuple(h.encode() for h in shape.hints))
+    for shape in SHAPES
+)
+"""Each shape of `secret_rule` on its own with its hints, for whole files (see `Shape`).
+Compiled here, not in `secret_rule`: the pages and the command line mask texts with
+`SHAPES_TEXT` alone, and need not compile these 17 patterns at start-up."""
 _Replacer = Callable[[re.Match[bytes]], bytes]
 SCOPE_BYTES = 4 * 1024 * 1024
 """How far a header or attribute container is followed (real ones are a few KB)."""

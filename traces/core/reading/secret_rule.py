@@ -221,12 +221,8 @@ def _combined(source: str) -> str:
 
 
 SHAPES_TEXT = re.compile(_combined("|"))
-"""Every shape in one pattern, for the short texts a page shows."""
-SHAPE_PATTERNS: tuple[tuple[Shape, re.Pattern[bytes], tuple[bytes, ...]], ...] = tuple(
-    (shape, re.compile(shape.pattern.encode()), tuple(h.encode() for h in shape.hints))
-    for shape in SHAPES
-)
-"""Each shape on its own with its hints, for whole files (see `Shape`)."""
+"""Every shape in one pattern, for the short texts a page shows (each shape on its own,
+in bytes, for whole files: `redact.SHAPE_PATTERNS`, which only a shared server needs)."""
 
 
 def shape_start(match: re.Match[str]) -> int:
