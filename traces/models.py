@@ -38,7 +38,7 @@ from traces.account_models import (
     default_project_id as default_project_id,
 )
 from traces.core.outputs.summary import OUTCOME_LABELS
-from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField, PackedJSONField
 from traces.row_models import (
     Call as Call,
 )
@@ -168,7 +168,8 @@ class Trace(models.Model):
     outcome_text = NulSafeCharField(max_length=500, blank=True)
     flags_count = models.PositiveIntegerField(default=0)
 
-    report = NulSafeJSONField(default=dict)
+    # The report, compressed (traces.fields.PackedJSONField): read whole, never queried by key.
+    report = PackedJSONField(default=dict)
     report_version = models.PositiveBigIntegerField(
         default=1,
         help_text="Incremented on every save of the report: with the id, the key of each "
