@@ -76,8 +76,9 @@ def migrate(targets):
 
 
 def test_reports_stored_before_0029_are_packed_and_unpacked_going_back(old_schema):
-    Project, Trace = old_schema.get_model("traces", "Project"), old_schema.get_model(
-        "traces", "Trace"
+    Project, Trace = (
+        old_schema.get_model("traces", "Project"),
+        old_schema.get_model("traces", "Trace"),
     )
     project, _ = Project.objects.get_or_create(slug="default", defaults={"name": "Default"})
     old = Trace.objects.create(id=uuid.uuid4(), project=project, name="old", report=OLD_REPORT)
@@ -93,8 +94,9 @@ def test_reports_stored_before_0029_are_packed_and_unpacked_going_back(old_schem
 
 
 def test_the_model_reads_a_migrated_report(old_schema):
-    Project, Trace = old_schema.get_model("traces", "Project"), old_schema.get_model(
-        "traces", "Trace"
+    Project, Trace = (
+        old_schema.get_model("traces", "Project"),
+        old_schema.get_model("traces", "Trace"),
     )
     project, _ = Project.objects.get_or_create(slug="default", defaults={"name": "Default"})
     old = Trace.objects.create(id=uuid.uuid4(), project=project, name="old", report=OLD_REPORT)

@@ -5,8 +5,9 @@ packed, traces.fields.PackedJSONField, some 1.3 MB).
 Keyed on (trace id, `Trace.report_version`): every save of the report increments the
 version in the row (traces.models.Trace.save), so a rewrite by any process (a live
 refresh on a worker, a reanalysis) changes the key the next read asks for; the stale
-entry is never hit and ages out. Bounded by entry count and by the stored JSON's size
-(REPORT_CACHE_ENTRIES, REPORT_CACHE_BYTES: of JSON, whatever its packed size); least recently used first out.
+entry is never hit and ages out. Bounded by entry count and by the reports' JSON size
+(REPORT_CACHE_ENTRIES, REPORT_CACHE_BYTES; JSON, not packed bytes); least recently used
+first out.
 
 Each decoded report is moved out of the cycle collector's reach (`gc.freeze`, see below).
 The cached reports are shared by every request of the process: readers must not mutate
