@@ -286,6 +286,24 @@ class SourceChunk(models.Model):
         constraints = [models.UniqueConstraint("trace", "seq", name="unique_chunk_seq")]
 
 
+class ReportPart(models.Model):
+    """One part of a trace's report as a diagram window reads it (number 0: the head
+    every window shares; n: calls (n - 1) * 100 + 1 to n * 100 with their runs and
+    findings; traces.core.outputs.render.sequence.window_parts), so moving the window of
+    a long loop reads its own parts, not the whole report. `report_version` says which
+    report they were cut from: a part of another version is never read."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="report_parts")
+    number = models.PositiveIntegerField()
+    report_version = models.PositiveBigIntegerField()
+    data = PackedJSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["trace", "number"], name="report_part_unique")
+        ]
+
+
 class LiveEvent(models.Model):
     """One message pushed to the viewers of a live trace, kept so late viewers catch up.
 

@@ -3,9 +3,12 @@
 
 Every stored report is copied across, one row at a time (a report can be tens of
 megabytes decoded), so existing traces open as before; reversed, they are copied back.
+Their diagram windows' parts (ReportPart) are cut by the next reanalysis: until then a
+window move reads the whole report, as before.
 """
 
-from django.db import migrations
+import django.db.models.deletion
+from django.db import migrations, models
 
 import traces.fields
 
@@ -39,4 +42,31 @@ class Migration(migrations.Migration):
         migrations.RunPython(pack, unpack, elidable=False),
         migrations.RemoveField(model_name="trace", name="report"),
         migrations.RenameField(model_name="trace", old_name="report_packed", new_name="report"),
+        migrations.CreateModel(
+            name="ReportPart",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("report_version", models.PositiveBigIntegerField()),
+                ("data", traces.fields.PackedJSONField(default=dict)),
+                (
+                    "trace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="report_parts",
+                        to="traces.trace",
+                    ),
+                ),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(fields=("trace", "number"), name="report_part_unique")
+                ],
+            },
+        ),
     ]
