@@ -202,8 +202,9 @@ def _figures(trace: models.Trace, report: StoredReport, loop: int, always: bool)
 
 def _window_parts_source(trace: models.Trace) -> dict[str, Any]:
     """The head and window source of a trace fetched without its report, when its report
-    has parts (traces.storage.report_parts); else its report, loaded (no arguments)."""
-    head = report_head(trace)
+    has parts (traces.storage.report_parts) and this process does not keep the report
+    decoded (a cached report and its index draw faster); else its report, loaded."""
+    head = None if report_cached(trace) else report_head(trace)
     if head is not None:
 
         def source(loop: int, start: int, window: int) -> tuple[Any, DiagramIndex]:
