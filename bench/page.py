@@ -17,7 +17,10 @@ time: on a shared machine the CPU time is the figure that does not depend on the
 With --sizes the trace page alone is measured at each size (issue 25: at most 500 KB of
 HTML at 20,000 calls, every chart series at most 2,000 points): its HTML size, its
 server time cold and warm, and the figures it fetches (figures.json, what-if.json) with
-their size and their longest series, against the rules page; --session builds Claude
+their size and their longest series, against the rules page; then the stored report's
+bytes (packed column and window parts) against the original file and the report's JSON
+(what the column held before 0029_report), and a window move's CPU time drawn from the
+parts against the same moves drawn from the whole report (issue 24); --session builds Claude
 Code sessions reporting their usage (tests/core/long_session.py, bench/floor.py's).
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/page.py --sizes 100,10000,20000
@@ -200,6 +203,8 @@ def sizes_main(sizes: list[int], repeat: int, session: bool) -> None:
             f"{'calls':>7s} {'HTML':>9s} {'cold CPU':>10s} {'warm CPU':>10s} {'x rules':>8s} "
             f"{'fetched':>9s} {'longest series':>15s}"
         )
+        storage: list[tuple[int, ...]] = []
+        moves: list[tuple[int, ...]] = []
         for calls in sizes:
             data = make_session(calls) if session else transcript(calls)
             name = "bench.jsonl" if session else "bench.json"
@@ -225,7 +230,73 @@ def sizes_main(sizes: list[int], repeat: int, session: bool) -> None:
                 f"{warm[1] * 1000:7.0f} ms {warm[1] / max(base[1], 1e-6):7.1f}x "
                 f"{fetched / 1024:6.0f} KB {_longest_series(figures):11,d} pts"
             )
+            storage.append((calls, len(data), *_stored_sizes(trace)))
+            moves.append((calls, *_window_moves(client, trace, path, calls, repeat)))
     print("targets: HTML at most 500 KB at 20,000 calls; every series at most 2,000 points")
+    print("\nstored report (issue 25: at most x1 the original); 'JSON' is what the report")
+    print("column held before it was packed (0029_report), measured on the same report")
+    print(f"{'calls':>7s} {'original':>10s} {'JSON':>10s} {'packed':>10s} {'parts':>10s} "
+          f"{'stored/original':>16s} {'stored/JSON':>12s}")  # fmt: skip
+    for calls, original, json_size, packed, parts in storage:
+        stored = packed + parts
+        print(
+            f"{calls:7,d} {original / 1e6:7.2f} MB {json_size / 1e6:7.2f} MB "
+            f"{packed / 1e6:7.2f} MB {parts / 1e6:7.2f} MB {stored / original:15.2f}x "
+            f"{stored / json_size:11.3f}x"
+        )
+    print("\nwindow move, diagram.json?parts=window (issue 24: < 150 ms at 20,000 calls), CPU;")
+    print("baseline: the same moves drawn from the whole report (its parts removed), as before")
+    print(f"{'calls':>7s} {'parts cold':>11s} {'parts warm':>11s} {'report cold':>12s} "
+          f"{'report warm':>12s} {'warm ratio':>11s}")  # fmt: skip
+    for calls, parts_cold, parts_warm, report_cold, report_warm in moves:
+        print(
+            f"{calls:7,d} {parts_cold * 1000:8.0f} ms {parts_warm * 1000:8.0f} ms "
+            f"{report_cold * 1000:9.0f} ms {report_warm * 1000:9.0f} ms "
+            f"{report_warm / max(parts_warm, 1e-6):10.1f}x"
+        )
+    print("(the machine is shared and loaded: absolute times are inflated, compare ratios)")
+
+
+def _stored_sizes(trace) -> tuple[int, int, int]:
+    """(the report's JSON bytes, its packed column's bytes, its parts' packed bytes)."""
+    from django.db import connection
+
+    from traces import fields
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT report FROM traces_trace WHERE id = %s", [trace.pk.hex])
+        packed = bytes(cursor.fetchone()[0])
+        cursor.execute(
+            "SELECT COALESCE(SUM(LENGTH(data)), 0) FROM traces_reportpart WHERE trace_id = %s",
+            [trace.pk.hex],
+        )
+        parts = int(cursor.fetchone()[0])
+    return fields.unpacked_size(packed), len(packed), parts
+
+
+def _window_moves(client, trace, path: str, calls: int, repeat: int) -> tuple[float, ...]:
+    """CPU seconds of a window move (cold, warm) from parts, then from the whole report."""
+    from traces import models
+    from traces.storage.report_cache import clear
+
+    starts = [max(1, calls * k // (repeat + 1)) for k in range(1, repeat + 1)]
+
+    def move(start: int) -> None:
+        reply = client.get(f"{path}diagram.json?parts=window&start={start}&window=30")
+        assert reply.status_code == 200, reply.status_code
+
+    def measure() -> tuple[float, float]:
+        clear()
+        cold = median_time(lambda: move(1), 1)[1]
+        warm = statistics.median(median_time(lambda s=s: move(s), 1)[1] for s in starts)
+        return cold, warm
+
+    from_parts = measure()
+    kept = list(trace.report_parts.all())
+    trace.report_parts.all().delete()
+    from_report = measure()
+    models.ReportPart.objects.bulk_create(kept)
+    return (*from_parts, *from_report)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from traces.account_models import (
     default_project_id as default_project_id,
 )
 from traces.core.outputs.summary import OUTCOME_LABELS
-from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField, PackedJSONField
 from traces.row_models import (
     Call as Call,
 )
@@ -168,7 +168,8 @@ class Trace(models.Model):
     outcome_text = NulSafeCharField(max_length=500, blank=True)
     flags_count = models.PositiveIntegerField(default=0)
 
-    report = NulSafeJSONField(default=dict)
+    # The report, compressed (traces.fields.PackedJSONField): read whole, never queried by key.
+    report = PackedJSONField(default=dict)
     report_version = models.PositiveBigIntegerField(
         default=1,
         help_text="Incremented on every save of the report: with the id, the key of each "
@@ -283,6 +284,24 @@ class SourceChunk(models.Model):
     class Meta:
         ordering = ["seq"]
         constraints = [models.UniqueConstraint("trace", "seq", name="unique_chunk_seq")]
+
+
+class ReportPart(models.Model):
+    """One part of a trace's report as a diagram window reads it (number 0: the head
+    every window shares; n: calls (n - 1) * 100 + 1 to n * 100 with their runs and
+    findings; traces.core.outputs.render.sequence.window_parts), so moving the window of
+    a long loop reads its own parts, not the whole report. `report_version` says which
+    report they were cut from: a part of another version is never read."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="report_parts")
+    number = models.PositiveIntegerField()
+    report_version = models.PositiveBigIntegerField()
+    data = PackedJSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["trace", "number"], name="report_part_unique")
+        ]
 
 
 class LiveEvent(models.Model):

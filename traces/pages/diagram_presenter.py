@@ -3,6 +3,7 @@ the core's renderer, with the links and choices around it and the chart figures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -13,9 +14,15 @@ from traces import models
 from traces.core.outputs import render
 from traces.core.outputs.render import charts as render_charts
 from traces.core.outputs.render.sequence import MAX_TOOL_LANES, DiagramIndex, diagram_index
+from traces.core.outputs.render.sequence.window_parts import (
+    WindowHead,
+    parts_for_window,
+    window_report,
+)
 from traces.core.report_types import StoredReport
 from traces.pages.links import TraceLinks
-from traces.storage.report_cache import derived, report_cached
+from traces.storage.report_cache import derived, load_report, report_cached
+from traces.storage.report_parts import report_head, report_window_parts
 
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
@@ -28,6 +35,8 @@ they weigh over a megabyte) and its diagram opens on `LONG_LOOP_WINDOW` calls (b
 layouts of a 60-call window are some 450 KB; the tables below follow the window), so
 the page of a 20,000-call loop stays under 500 KB."""
 LONG_LOOP_WINDOW = 30
+WindowSource = Callable[[int, int, int], tuple[Any, DiagramIndex]]
+"""(loop, start, window) -> the report and diagram index a window is drawn from."""
 
 
 def figures_inline(report: StoredReport, loop: int | None) -> bool:
@@ -93,6 +102,8 @@ def diagram_context(
     always_figures: bool = False,
     figures: bool = True,
     overview: bool = True,
+    head: WindowHead | None = None,
+    window_source: WindowSource | None = None,
 ) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
@@ -103,8 +114,10 @@ def diagram_context(
     A window moved in place needs neither the figures (they follow the loop, not the
     window) nor the strip (the page moves its highlight): without them, and with the
     report's diagram index kept beside the cached report, a move reads only its calls.
+    Given the report's `head` (its loops and outcome) and a `window_source` (the report
+    and index of a window's parts), the window is drawn without the whole report.
     """
-    report: StoredReport = trace.report
+    report: Any = head if head is not None else trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
     if not loops:
         return {
@@ -129,9 +142,13 @@ def diagram_context(
         query = f"?loop={loop}&start={window_start}&window={window}&spacing={spacing}"
         return query + ("&lanes=all" if lanes else "") + "#sequence"
 
-    index = _diagram_index(trace, report)
+    drawn_from, index = (
+        window_source(loop, start, window)
+        if window_source is not None
+        else (report, _diagram_index(trace, report))
+    )
     view = render.sequence_view(
-        report,
+        drawn_from,
         links=TraceLinks(trace.pk),
         loop=loop,
         start=start,
@@ -183,13 +200,35 @@ def _figures(trace: models.Trace, report: StoredReport, loop: int, always: bool)
     return {"figures": dict.fromkeys(CHART_KEYS), "figures_src": src}
 
 
+def _window_parts_source(trace: models.Trace) -> dict[str, Any]:
+    """The head and window source of a trace fetched without its report, when its report
+    has parts (traces.storage.report_parts) and this process does not keep the report
+    decoded (a cached report and its index draw faster); else its report, loaded."""
+    head = None if report_cached(trace) else report_head(trace)
+    if head is not None:
+
+        def source(loop: int, start: int, window: int) -> tuple[Any, DiagramIndex]:
+            numbers = parts_for_window(head, loop=loop, start=start, window=window)
+            parts = report_window_parts(trace, numbers)
+            if parts is None:  # the report changed since the head was read
+                load_report(trace)
+                return trace.report, _diagram_index(trace, trace.report)
+            return window_report(head, parts)
+
+        return {"head": head, "window_source": source}
+    if "report" in trace.get_deferred_fields():
+        load_report(trace)
+    return {}
+
+
 def window_move(trace: models.Trace, params: Any) -> dict[str, Any]:
     """What moving the window in place changes, as JSON for the page's script: the
     drawing, the window, its neighbours' and the lanes' links (relative to the trace
-    page, as the page's own) and the strip's highlight. No figures, no strip."""
-    diagram: DiagramView | None = diagram_context(trace, params, figures=False, overview=False)[
-        "diagram"
-    ]
+    page, as the page's own) and the strip's highlight. No figures, no strip. `trace` may
+    come without its report: a long one's window is drawn from its report's parts."""
+    diagram: DiagramView | None = diagram_context(
+        trace, params, figures=False, overview=False, **_window_parts_source(trace)
+    )["diagram"]
     if diagram is None:
         return {"svg": None}
     x, width = diagram.overview_current

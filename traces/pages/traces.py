@@ -271,9 +271,11 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     with what the page shows of that window: its heading and its tool runs, as data; with
     `parts=window`, only what moving the window changes (the page's script moves it in
     place): the drawing, its neighbours' links and the strip's highlight."""
+    if request.GET.get("parts") == "window":  # drawn from the report's parts when it has them
+        return JsonResponse(
+            window_move(trace_get(trace_id=trace_id, with_report=False), request.GET)
+        )
     trace = trace_get(trace_id=trace_id)
-    if request.GET.get("parts") == "window":
-        return JsonResponse(window_move(trace, request.GET))
     context, diagram = _diagram(request, trace, always_figures=True)
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})

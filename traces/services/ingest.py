@@ -36,6 +36,7 @@ from traces.services.labels import trace_set_labels
 from traces.services.mappings import stored_mapping
 from traces.services.prices import price_table_for
 from traces.storage import originals, search_index
+from traces.storage.report_parts import store_report_parts
 from traces.storage.rows import store_rule_counts, store_trace_rows, summary_fields
 from traces.storage.transient import retrying
 from traces.storage.usage import store_usage_rows
@@ -253,6 +254,7 @@ def _create_trace(
     )
     store_rule_counts(trace, report)
     store_usage_rows(trace, report)
+    store_report_parts(trace, report)
     if labels:
         trace_set_labels(trace=trace, labels=labels)
     return trace
@@ -289,6 +291,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             trace.save()
             store_rule_counts(trace, report)
             store_usage_rows(trace, report)
+            store_report_parts(trace, report)
             store_trace_rows(trace, core)
 
     retrying(replace_rows, what=f"reanalysing trace {trace.pk}")

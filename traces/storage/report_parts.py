@@ -1,0 +1,65 @@
+"""A long trace's report cut into the parts its diagram windows are drawn from
+(`ReportPart` rows; traces.core.outputs.render.sequence.window_parts), written with the
+report and read by a window move: at 20,000 calls a move reads a head of ~0.2 MB and one
+or two parts, where it decoded the whole 34 MB report (too large for the report cache).
+
+Parts carry the report version they were cut from; a reader asks for the trace's version
+and falls back to the whole report when any part is missing (a trace stored before the
+parts existed, a live trace whose reports change every second, a short trace).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from traces import models
+from traces.core.outputs.render.sequence.window_parts import (
+    WindowHead,
+    WindowPart,
+    window_head,
+    window_parts,
+)
+
+PARTS_FROM_CALLS = 500
+"""Reports of more calls are cut into parts (a shorter one fits the report cache, and its
+page draws from the cached report)."""
+
+
+def store_report_parts(trace: models.Trace, report: dict[str, Any]) -> int:
+    """Replace the trace's parts with those of `report` (the row's current report, of
+    version `trace.report_version`); returns how many were written."""
+    models.ReportPart.objects.filter(trace=trace).delete()
+    if len(report.get("calls") or ()) <= PARTS_FROM_CALLS:
+        return 0
+    version = int(trace.report_version)
+    rows = [
+        models.ReportPart(trace=trace, number=0, report_version=version, data=window_head(report))
+    ]
+    rows += [
+        models.ReportPart(trace=trace, number=number, report_version=version, data=part)
+        for number, part in window_parts(report).items()
+    ]
+    models.ReportPart.objects.bulk_create(rows, batch_size=50)
+    return len(rows)
+
+
+def _parts(trace: models.Trace, numbers: list[int]) -> dict[int, Any]:
+    rows = models.ReportPart.objects.filter(
+        trace_id=trace.pk, report_version=trace.report_version, number__in=numbers
+    )
+    return dict(rows.values_list("number", "data"))
+
+
+def report_head(trace: models.Trace) -> WindowHead | None:
+    """The head of the trace's current report, or None when it has no parts."""
+    found = _parts(trace, [0]).get(0)
+    return cast(WindowHead, found) if found is not None else None
+
+
+def report_window_parts(trace: models.Trace, numbers: list[int]) -> list[WindowPart] | None:
+    """The parts `numbers` of the trace's current report, or None when any is missing
+    (such a part holds no call, or the report changed since the head was read)."""
+    found = _parts(trace, numbers)
+    if len(found) != len(set(numbers)):
+        return None
+    return [cast(WindowPart, found[number]) for number in sorted(set(numbers))]
