@@ -216,7 +216,8 @@ CHANNEL_LAYERS = {
             },
         }
         if REDIS_URL
-        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+        # channels' in-memory layer, minus its per-message walks (traces.live.memory_layer)
+        else {"BACKEND": "traces.live.memory_layer.FanOutMemoryLayer"}
     )
 }
 
