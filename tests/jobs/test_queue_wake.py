@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+from huey import RedisHuey
 from huey.contrib.djhuey import HUEY
 
 from traces import queue_wake
@@ -58,5 +59,9 @@ def test_tasks_come_out_in_the_order_they_were_queued_and_huey_does_not_poll():
     assert isinstance(WakingMemoryHuey("test").storage, WakingMemoryStorage)
 
 
-def test_the_settings_name_the_waking_huey():
-    assert isinstance(HUEY, WakingMemoryHuey)
+def test_the_settings_name_the_waking_huey_unless_the_queue_is_redis(settings):
+    """Huey's Redis storage blocks already (BRPOP); every other queue is in memory."""
+    if settings.INSPECTOR_QUEUE == "redis":
+        assert isinstance(HUEY, RedisHuey)  # its storage blocks by default
+    else:
+        assert isinstance(HUEY, WakingMemoryHuey)
