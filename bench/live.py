@@ -11,12 +11,25 @@ like the recorder in clients/. For every call and viewer it records:
   the viewer receiving the call (the figure the target is about: p95 < 100 ms at
   200 lines/s with 50 viewers on a 2-core machine);
 - line -> viewer: from the moment the line was written (it may wait for the previous
-  POST to be acknowledged).
+  POST to be acknowledged);
+- answer -> viewer: from the POST's answer to the viewer receiving the call, the fan-out
+  alone (the append's own cost is bench/live_append.py's); negative when the call
+  reached the viewer before the POST's answer reached the sender;
+- POST: the POST's round trip (p50 / p95).
 
 The baseline, measured in the same run: the round trip of an empty HTTP GET (a small
 static file) and of the lines-status GET (one database read).
 
-    .venv/bin/python bench/live.py [--seconds 8] [--rates 20,200] [--viewers 1,50]
+    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/live.py [--seconds 8]
+        [--rates 20,200] [--viewers 1,50] [--redis redis://127.0.0.1:6379/N]
+        [--rounds 3] [--against REV]
+
+`--against` serves the tree at REV too (`git archive`, this venv), the two daphnes
+taking turns each round on a fresh database: its figures are the baseline of the same
+run, and the medians over rounds end with this tree's over REV's.
+
+`--redis` runs the server with the Redis channel layer (channels_redis) on that
+database instead of the in-memory one; the database stays a fresh SQLite file.
 
 The benchmark client (viewers included) runs in this one process beside the server, on
 the same cores: its own work is part of the figures.
@@ -29,7 +42,9 @@ import asyncio
 import contextlib
 import http.client
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -118,6 +133,8 @@ class Scenario:
     seconds: float
     post_ms: list[float] = field(default_factory=list)
     line_ms: list[float] = field(default_factory=list)
+    answer_ms: list[float] = field(default_factory=list)
+    round_trip_ms: list[float] = field(default_factory=list)
     posts: int = 0
     calls: int = 0
     missing: int = 0
@@ -152,6 +169,7 @@ async def run_scenario(base: str, scenario: Scenario) -> None:
     ]
     written_at: dict[int, float] = {}
     posted_at: dict[int, float] = {}
+    answered_at: dict[int, float] = {}
     start = time.perf_counter()
     sent = 0
     while sent < len(lines):
@@ -174,6 +192,11 @@ async def run_scenario(base: str, scenario: Scenario) -> None:
         )
         if status != 200:
             raise RuntimeError(f"POST lines answered {status}: {reply[:200]!r}")
+        answered = time.perf_counter()
+        scenario.round_trip_ms.append((answered - post_started) * 1000)
+        for _, index in batch:
+            if index is not None:
+                answered_at[index] = answered
         sent = json.loads(reply)["total"]
         scenario.posts += 1
     with contextlib.suppress(TimeoutError):
@@ -186,6 +209,7 @@ async def run_scenario(base: str, scenario: Scenario) -> None:
                 continue
             scenario.post_ms.append((arrived - posted_at[index]) * 1000)
             scenario.line_ms.append((arrived - written_at[index]) * 1000)
+            scenario.answer_ms.append((arrived - answered_at[index]) * 1000)
     scenario.calls = expected_calls
     for socket in sockets:
         await socket.close()
@@ -219,43 +243,121 @@ def spread(values: list[float]) -> str:
     return " / ".join(f"{percentile(values, q):5.1f}" for q in (0.5, 0.95, 0.99))
 
 
+def previous_tree(revision: str, folder: Path) -> Path:
+    """The tree at `revision`, extracted with `git archive` (served by this venv)."""
+    tree = folder / "previous"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", revision], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def serve_and_run(
+    root: Path, args: argparse.Namespace, scenarios: list[tuple[int, int]]
+) -> tuple[dict[str, float], list[Scenario]]:
+    """One daphne of the tree at `root` on a fresh database: its baseline round trips
+    and every scenario, in order."""
+    with tempfile.TemporaryDirectory() as folder:
+        env = server_env(DATABASE_URL=f"sqlite:///{folder}/bench.sqlite3", REDIS_URL=args.redis)
+        env["PYTHONPYCACHEPREFIX"] = os.environ.get("PYTHONPYCACHEPREFIX") or f"{folder}/pyc"
+        migrate(env, root)
+        with daphne(env, Path(folder) / "daphne.log", root=root) as base:
+            base_figures = baseline(base)
+            done = []
+            for rate, viewers in scenarios:
+                scenario = Scenario(rate, viewers, args.seconds)
+                asyncio.run(run_scenario(base, scenario))
+                done.append(scenario)
+    return base_figures, done
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--rates", default="20,200")
     parser.add_argument("--viewers", default="1,50")
+    parser.add_argument("--redis", default="", help="a Redis URL: the Redis channel layer")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--against", default="none", help="a revision to serve too, in turns (none: skip)"
+    )
     args = parser.parse_args()
-    rates = [int(r) for r in args.rates.split(",")]
-    viewer_counts = [int(v) for v in args.viewers.split(",")]
+    scenarios = [
+        (int(rate), int(viewers))
+        for rate in args.rates.split(",")
+        for viewers in args.viewers.split(",")
+    ]
+    layer = f"Redis channel layer at {args.redis}" if args.redis else "in-memory channel layer"
+    print(f"daphne ({layer}, SQLite), {args.seconds:g} s per scenario, {args.rounds} round(s)")
     with tempfile.TemporaryDirectory() as folder:
-        env = server_env(DATABASE_URL=f"sqlite:///{folder}/bench.sqlite3", REDIS_URL="")
-        migrate(env)
-        with daphne(env, Path(folder) / "daphne.log") as base:
-            base_figures = baseline(base)
-            print(f"daphne at {base} (in-memory channel layer, SQLite), {args.seconds:g} s each")
-            print(
-                "baseline (median round trip): "
-                + ", ".join(f"{k} {v:.2f} ms" for k, v in base_figures.items())
-            )
-            print()
-            header = ("lines/s", "viewers", "calls", "posts", "POST->viewer", "line->viewer")
-            print("{:>7} {:>7} {:>5} {:>5}  {:>24}  {:>24}  missing".format(*header))
-            print(f"{'':>28}{'p50 / p95 / p99 ms':>24}  {'p50 / p95 / p99 ms':>24}")
-            for rate in rates:
-                for viewers in viewer_counts:
-                    scenario = Scenario(rate, viewers, args.seconds)
-                    asyncio.run(run_scenario(base, scenario))
-                    figures = (
-                        rate,
-                        viewers,
-                        scenario.calls,
-                        scenario.posts,
-                        spread(scenario.post_ms),
-                        spread(scenario.line_ms),
-                        scenario.missing,
-                    )
-                    print("{:>7} {:>7} {:>5} {:>5}  {:>24}  {:>24}  {}".format(*figures))
+        trees = {"this tree": ROOT}
+        if args.against != "none":
+            trees[args.against] = previous_tree(args.against, Path(folder))
+        results: dict[str, list[list[Scenario]]] = {name: [] for name in trees}
+        for round_number in range(1, args.rounds + 1):
+            for name, root in trees.items():
+                base_figures, done = serve_and_run(root, args, scenarios)
+                results[name].append(done)
+                print(
+                    f"\nround {round_number}, {name}: baseline (median round trip) "
+                    + ", ".join(f"{k} {v:.2f} ms" for k, v in base_figures.items())
+                )
+                print_table(done)
+    if len(trees) > 1 or args.rounds > 1:
+        print_medians(results, scenarios)
     return 0
+
+
+HEADER = ("lines/s", "viewers", "calls", "posts", "POST->viewer", "line->viewer",
+          "answer->viewer", "POST")  # fmt: skip
+ROW = "{:>7} {:>7} {:>5} {:>5}  {:>24}  {:>24}  {:>24}  {:>15}  {}"
+
+
+def print_table(done: list[Scenario]) -> None:
+    print(ROW.format(*HEADER, "missing"))
+    spans = ("p50 / p95 / p99 ms",) * 3 + ("p50 / p95 ms", "")
+    print(ROW.format("", "", "", "", *spans))
+    for scenario in done:
+        trip = " / ".join(f"{percentile(scenario.round_trip_ms, q):5.0f}" for q in (0.5, 0.95))
+        print(
+            ROW.format(
+                scenario.rate,
+                scenario.viewers,
+                scenario.calls,
+                scenario.posts,
+                spread(scenario.post_ms),
+                spread(scenario.line_ms),
+                spread(scenario.answer_ms),
+                trip,
+                scenario.missing,
+            )
+        )
+
+
+def print_medians(results: dict[str, list[list[Scenario]]], scenarios: list) -> None:
+    """Per scenario, the median over rounds of each tree's POST->viewer p50 and p95, and
+    this tree's over the other's."""
+    names = list(results)
+    print("\nmedians over rounds, POST->viewer ms (p50 / p95), answer->viewer p95")
+    for position, (rate, viewers) in enumerate(scenarios):
+        cells = []
+        figures = {}
+        for name in names:
+            runs = [done[position] for done in results[name]]
+            p50 = statistics.median(percentile(r.post_ms, 0.5) for r in runs)
+            p95 = statistics.median(percentile(r.post_ms, 0.95) for r in runs)
+            fan = statistics.median(percentile(r.answer_ms, 0.95) for r in runs)
+            figures[name] = (p50, p95, fan)
+            cells.append(f"{name}: {p50:7.1f} / {p95:7.1f}, {fan:7.1f}")
+        line = f"{rate:>5} lines/s x {viewers:>3} viewers  " + "   ".join(cells)
+        if len(names) > 1:
+            new, old = figures[names[0]], figures[names[1]]
+            line += "   ratio " + " / ".join(
+                f"{a / b:.2f}x" if b else "-" for a, b in zip(new, old, strict=True)
+            )
+        print(line)
 
 
 if __name__ == "__main__":

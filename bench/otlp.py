@@ -259,9 +259,16 @@ def main() -> int:
         if against and against != "none":
             trees["previous (synchronous)"] = previous_tree(against, Path(folder))
         results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-        for _ in range(args.rounds):
+        for round_number in range(1, args.rounds + 1):
             for name, root in trees.items():
-                results[name].append(one_round(root, args.runs, args.calls))
+                figures = one_round(root, args.runs, args.calls)
+                results[name].append(figures)
+                # Each round as it ends: a run cut short on a loaded machine still says some.
+                print(
+                    f"round {round_number}, {name}: "
+                    + ", ".join(f"{key} {value:.3f}" for key, value in figures.items()),
+                    flush=True,
+                )
         encode_ms, parse_ms, nbytes = floor(args.runs, args.calls)
     total_spans = args.runs * args.calls * 2 + args.runs
     print(

@@ -216,7 +216,8 @@ CHANNEL_LAYERS = {
             },
         }
         if REDIS_URL
-        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+        # channels' in-memory layer, minus its per-message walks (traces.live.memory_layer)
+        else {"BACKEND": "traces.live.memory_layer.FanOutMemoryLayer"}
     )
 }
 
@@ -239,7 +240,8 @@ HUEY = (
     }
     if INSPECTOR_QUEUE == "redis"
     else {
-        "huey_class": "huey.MemoryHuey",
+        # Huey's MemoryHuey whose idle workers wake when a task is queued, not poll
+        "huey_class": "traces.queue_wake.WakingMemoryHuey",
         "name": "loop-inspector",
         "immediate": INSPECTOR_QUEUE == "immediate",
     }

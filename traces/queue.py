@@ -66,6 +66,10 @@ class EmbeddedConsumer:
         with self._lock:
             consumer, self._consumer = self._consumer, None
         if consumer is not None:
+            consumer.stop_flag.set()
+            wake_all = getattr(HUEY.storage, "wake_all", None)
+            if wake_all is not None:  # workers waiting for a task see the flag now
+                wake_all()
             consumer.stop(graceful=True)
 
 
@@ -76,7 +80,9 @@ def _started_consumer() -> Any:
         periodic=True,  # the sweep of jobs whose worker died (traces.services.jobs)
         initial_delay=0.05,
         backoff=1.15,
-        max_delay=0.1,  # an idle consumer looks at the in-memory queue 10 times a second
+        # Only after an error reading the queue: an idle worker waits for a task to be
+        # queued, woken by it (traces.queue_wake)
+        max_delay=0.1,
         check_worker_health=False,
     )
     consumer.scheduler.start()

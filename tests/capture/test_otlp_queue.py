@@ -195,3 +195,60 @@ def test_a_spooled_export_reads_back_as_written(settings, tmp_path):
     received = otlp_queue.spool(traces)
     assert received.path.suffix == ".upload" and received.path.exists()
     assert otlp_queue.read_spool(received.path) == traces
+
+
+def _queued_without_running(body: bytes) -> None:
+    """An export spooled and its job committed, as the receiver leaves it, its store
+    not run yet (the queue's worker is busy)."""
+    from traces.capture import otlp as receiver
+
+    project = models.Project.default()
+    kept = receiver._keep(otlp.split_by_trace(json.loads(body)), project)
+    received = receiver._spool(kept.traces)
+    models.Job.objects.create(
+        id=received.job_id,
+        kind=models.Job.Kind.OTLP,
+        project=project,
+        filename="OTLP export",
+        path=str(received.path),
+        bytes_total=received.size,
+        options={"traces": len(kept.traces)},
+    )
+
+
+def test_an_export_that_comes_while_reports_are_built_is_stored_before_the_rest(
+    settings, tmp_path, monkeypatch
+):
+    """New traces' reports are built a part at a time, the queue looked at between parts:
+    a later export's calls are viewable before the earlier exports' remaining reports."""
+    settings.INSPECTOR_DATA_DIR = tmp_path
+    settings.INSPECTOR = {**getattr(settings, "INSPECTOR", {}), "OTLP_BATCH_TRACES": 1}
+    order: list[tuple[str, list[str]]] = []
+    real_create, real_report = otlp_queue.create_live_traces, otlp_queue.report_live_traces
+
+    def create(used, project):
+        order.append(("stored", [entry.item.key for entry in used]))
+        return real_create(used, project)
+
+    def report(created, prices):
+        order.append(("reported", [item.key for _, item in created]))
+        if len(order) == 3:  # while the first report is built, another export comes
+            _queued_without_running(export_of(*loop_spans("03" * 16, 0, 1)))
+        return real_report(created, prices)
+
+    monkeypatch.setattr(otlp_queue, "create_live_traces", create)
+    monkeypatch.setattr(otlp_queue, "report_live_traces", report)
+    _queued_without_running(export_of(*loop_spans("01" * 16, 0, 1), *loop_spans("02" * 16, 0, 1)))
+    otlp_queue._store_queued()
+    first, second, third = (f"otlp:{f'{n:02d}' * 16}" for n in (1, 2, 3))
+    assert order == [
+        ("stored", [first]),
+        ("stored", [second]),
+        ("reported", [first]),
+        ("stored", [third]),
+        ("reported", [second]),
+        ("reported", [third]),
+    ]
+    traces = models.Trace.objects.filter(capture_key__in=[first, second, third])
+    assert sorted(t.report_lines for t in traces) == [1, 1, 1]
+    assert not otlp_queue.pending_exports()

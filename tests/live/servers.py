@@ -40,10 +40,10 @@ def server_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-def migrate(env: dict[str, str]) -> None:
+def migrate(env: dict[str, str], root: Path = ROOT) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         check=True,
         timeout=120,
@@ -51,15 +51,17 @@ def migrate(env: dict[str, str]) -> None:
 
 
 @contextmanager
-def daphne(env: dict[str, str], log_path: Path, port: int | None = None) -> Iterator[str]:
-    """A daphne serving the project on a loopback port (a free one unless given); yields
-    its base URL."""
+def daphne(
+    env: dict[str, str], log_path: Path, port: int | None = None, root: Path = ROOT
+) -> Iterator[str]:
+    """A daphne serving the project (the tree at `root`: a benchmark's previous one) on a
+    loopback port (a free one unless given); yields its base URL."""
     port = port or free_port()
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
              "inspector.asgi:application"],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -242,3 +242,33 @@ async def _a_viewer_that_waited_longer_than_a_read_timeout_still_gets_events():
     batch = await receive_frame(watcher)
     assert batch[0]["type"] == "call"
     await watcher.disconnect()
+
+
+def test_viewers_that_miss_the_same_broadcast_each_get_every_event_once(monkeypatch):
+    run(_viewers_that_miss_the_same_broadcast_each_get_every_event_once, monkeypatch)
+
+
+async def _viewers_that_miss_the_same_broadcast_each_get_every_event_once(monkeypatch):
+    """The hole is filled by one read shared by the viewers (traces.live.backlog); each
+    still gets the stored events in order, none twice."""
+    sent = []
+    real_broadcast = live_events.broadcast
+
+    def losing_the_first(trace_id, first_seq, texts):
+        sent.append(texts)
+        if len(sent) > 1:
+            real_broadcast(trace_id, first_seq, texts)
+
+    monkeypatch.setattr(live_events, "broadcast", losing_the_first)
+    trace = await create(name="shared hole")
+    watchers = [await viewer(trace.pk) for _ in range(4)]
+    lines = agent_lines(3)
+    await append(trace_id=trace.pk, offset=0, lines=lines[:4])
+    await append(trace_id=trace.pk, offset=4, lines=lines[4:])
+    await close(trace_id=trace.pk)
+    everything = await stored_events(trace.pk)
+    assert len(sent) >= 2 and len(sent[0]) >= 1  # a first batch was lost
+    for watcher in watchers:
+        assert await receive_until(watcher, is_closed_state) == everything
+        await watcher.receive_nothing(timeout=0.2)
+        await watcher.disconnect()

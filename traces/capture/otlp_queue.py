@@ -153,37 +153,55 @@ def store_otlp_exports(job_id: str) -> None:
 REPORT_AFTER = 1000
 """New traces whose reports wait for the queue to be empty, at most: then reported."""
 
+Created = list[tuple[models.Trace, PreparedLive, PriceTable]]
+"""New traces to report, each with what it was made of and its project's prices."""
+
 
 def _store_queued() -> None:
-    """Every queued export, oldest first, then the new traces' reports (once no export
-    waits, or REPORT_AFTER traces wait: the calls are viewable first)."""
-    created: list[tuple[models.Trace, PreparedLive, PriceTable]] = []
+    """Every queued export, oldest first, and the new traces' reports in parts between
+    them: a part (OTLP_BATCH_TRACES traces) only when no export waits, or REPORT_AFTER
+    traces wait. The calls are viewable first: an export that came while the reports of
+    the previous ones were being built waited for all of them (bench/otlp.py: most of
+    the time between the last export's answer and its traces being viewable); now it
+    waits for one part at most."""
+    waiting: list[Created] = []
     try:
-        while (job := _next_job()) is not None:
-            created += _run(job)
-            if len(created) >= REPORT_AFTER:
-                _report(created)
-                created = []
+        while True:
+            job = _next_job()
+            if job is not None:
+                waiting += _parts(_run(job))
+                if sum(len(part) for part in waiting) >= REPORT_AFTER:
+                    while waiting:
+                        _report(waiting.pop(0))
+            elif waiting:
+                _report(waiting.pop(0))
+            else:
+                return
     finally:
-        _report(created)
+        for part in waiting:
+            _report(part)
 
 
-def _report(created: list[tuple[models.Trace, PreparedLive, PriceTable]]) -> None:
-    """Store the new traces' reports, OTLP_BATCH_TRACES to a transaction, each part
-    priced by its one project's table. Lost with a killed worker, a report is rebuilt by
-    the trace's next append or its close."""
+def _parts(created: Created) -> list[Created]:
+    """The traces in parts of OTLP_BATCH_TRACES, each of one project (one price table)."""
     size = max(1, int(inspector_settings()["OTLP_BATCH_TRACES"]))
-    parts: list[list[tuple[models.Trace, PreparedLive, PriceTable]]] = []
+    parts: list[Created] = []
     for entry in created:
         if parts and len(parts[-1]) < size and parts[-1][0][2] is entry[2]:
             parts[-1].append(entry)
         else:
             parts.append([entry])
-    for part in parts:
-        try:
-            report_live_traces([(trace, item) for trace, item, _ in part], part[0][2])
-        except Exception:
-            log.exception("could not store the reports of %d new OTel traces", len(part))
+    return parts
+
+
+def _report(part: Created) -> None:
+    """Store the reports of a part's new traces in one transaction, priced by its one
+    project's table. Lost with a killed worker, a report is rebuilt by the trace's next
+    append or its close."""
+    try:
+        report_live_traces([(trace, item) for trace, item, _ in part], part[0][2])
+    except Exception:
+        log.exception("could not store the reports of %d new OTel traces", len(part))
 
 
 def _next_job() -> models.Job | None:

@@ -20,6 +20,12 @@ log = logging.getLogger(__name__)
 MESSAGE_TYPE = "trace.events"
 """Handled by `TraceViewerConsumer.trace_events`."""
 
+REMOTE_CHUNK = 500
+"""Events per message of a layer that crosses processes (Redis): a batch of a thousand
+lines is a few messages of some hundred kilobytes, not one of megabytes. The in-memory
+layer sends a whole batch as one message: each message costs every viewer a wake-up
+and a websocket frame, whatever its size (bench/live.py)."""
+
 
 def group_name(trace_id: uuid.UUID | str) -> str:
     """The channels group of one trace's viewers (ASCII, under the 100-character limit)."""
@@ -42,8 +48,9 @@ def may_listen(trace_id: uuid.UUID | str) -> bool:
 def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -> None:
     """Push events numbered `first_seq`, `first_seq + 1`, ... to every open page of the
     trace. Each text is the JSON message viewers receive (`{"type", "seq", "data"}`),
-    encoded once; the group message carries them as one NDJSON string, which the
-    in-memory layer copies for each viewer at no cost and a consumer sends as it is.
+    encoded once; a group message carries them as one NDJSON string (the whole batch,
+    or REMOTE_CHUNK of it), which the in-memory layer hands each viewer without copying
+    it and a consumer sends as it is.
 
     A failure to reach the layer is logged, never raised: the events are stored, and a
     viewer that missed them fetches them by `seq` on its next message or reconnection.
@@ -54,13 +61,23 @@ def broadcast(trace_id: uuid.UUID | str, first_seq: int, texts: Sequence[str]) -
     if layer is None or not may_listen(trace_id):
         return
     group = group_name(trace_id)
-    message = {
-        "type": MESSAGE_TYPE,
-        "first": first_seq,
-        "last": first_seq + len(texts) - 1,
-        "text": "\n".join(texts),
-    }
+    chunk = len(texts) if isinstance(layer, InMemoryChannelLayer) else REMOTE_CHUNK
+    messages = [
+        {
+            "type": MESSAGE_TYPE,
+            "first": first_seq + start,
+            "last": first_seq + start + len(part) - 1,
+            "text": "\n".join(part),
+        }
+        for start in range(0, len(texts), chunk)
+        if (part := texts[start : start + chunk])
+    ]
+
+    async def send_all() -> None:
+        for message in messages:
+            await layer.group_send(group, message)
+
     try:
-        async_to_sync(layer.group_send)(group, message)
+        async_to_sync(send_all)()  # one hop to the event loop for all of them
     except Exception:  # the layer being down must not undo an accepted batch
         log.exception("could not broadcast %d live event(s) of trace %s", len(texts), trace_id)

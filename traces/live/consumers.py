@@ -47,9 +47,11 @@ from traces import live, models
 from traces.access.rate_limit import charge
 from traces.access.rules import Access, access
 from traces.core.reading.limits import InputRejected
+from traces.live.backlog import SharedBacklogReads
 from traces.live.broadcast import group_name
 from traces.live.idle import request_sweep
 from traces.storage.pool_reads import pool_read
+from traces.stores import store
 
 log = logging.getLogger(__name__)
 
@@ -247,10 +249,19 @@ class TraceViewerConsumer(NoSyncThreadHops, AsyncJsonWebsocketConsumer):
         self.last_sent = last
 
     async def _send_stored(self, through: int | None) -> None:
+        """The stored events after the last sent, through `through` (None: all). A hole's
+        fill (`through` known) shares its read with the trace's other viewers
+        (traces.live.backlog); a backlog at connect or catch-up reads on its own, as
+        it needs whatever was committed before it asked."""
         while through is None or self.last_sent < through:
-            page = await _stored_page(
-                trace_id=self.trace_id, after=self.last_sent, limit=BACKLOG_PAGE
-            )
+            if through is None:
+                page = await _stored_page(
+                    trace_id=self.trace_id, after=self.last_sent, limit=BACKLOG_PAGE
+                )
+            else:
+                page = await store(SharedBacklogReads).page_through(
+                    _stored_page, self.trace_id, self.last_sent, BACKLOG_PAGE, through
+                )
             texts = []
             for seq, text in page:
                 if through is not None and seq > through:

@@ -46,9 +46,6 @@ LiveEventData = (
 """An event's `data`: a call (and later its accounting), tool run or finding in the
 report's own shapes (core.report_types), or the trace's state or held messages."""
 
-BROADCAST_CHUNK = 100
-"""Events per channel-layer message: keeps each message small for Redis."""
-
 
 @dataclass(frozen=True, slots=True)
 class Marks:
@@ -142,10 +139,10 @@ def save_events(trace: models.Trace, events: list[tuple[str, LiveEventData]]) ->
     def send() -> None:
         if not may_listen(trace_id):
             return
-        # Encoded once here, not once per viewer.
+        # Encoded once here, not once per viewer; one group send per batch (a layer
+        # that crosses processes cuts it in a few, traces.live.broadcast).
         texts = [encode_event(seq, kind, payload) for _, seq, kind, payload in rows]
-        for start in range(0, len(texts), BROADCAST_CHUNK):
-            broadcast(trace_id, first + start, texts[start : start + BROADCAST_CHUNK])
+        broadcast(trace_id, first, texts)
 
     transaction.on_commit(send)
 
