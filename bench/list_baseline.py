@@ -18,7 +18,9 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch
 
 
-def old_list_page(matching: Any, number: int, size: int, columns: tuple[str, ...]) -> Any:
+def old_list_page(
+    matching: Any, number: int, size: int, columns: tuple[str, ...], searched: bool = True
+) -> Any:
     from traces import models
     from traces.selectors.list_page import ListPage
 

@@ -27,8 +27,15 @@ def paginated(params: dict[str, str], number: int) -> tuple[list, int, int]:
     return [row.pk for row in page.object_list], paginator.count, page.number
 
 
-def listed(params: dict[str, str], number: int) -> tuple[list, int, int]:
-    shown = list_page(trace_search(query=ListQuery.parse(params)), number, SIZE, LIST_COLUMNS)
+def listed(
+    params: dict[str, str], number: int, searched: bool | None = None
+) -> tuple[list, int, int]:
+    """The page as the list reads it (ids and count together for a search; `searched`
+    True: that way for any view)."""
+    if searched is None:
+        searched = bool(params.get("q"))
+    matching = trace_search(query=ListQuery.parse(params))
+    shown = list_page(matching, number, SIZE, LIST_COLUMNS, searched=searched)
     return [row.pk for row in shown.rows], shown.paginator.count, shown.page.number
 
 
@@ -38,7 +45,9 @@ def test_every_view_gives_the_paginators_pages(stored):  # noqa: F811
         count = trace_search(query=ListQuery.parse(params)).count()
         last = max(1, -(-count // SIZE))
         for number in sorted({1, 2, last // 2 or 1, last, last + 1, 10_000}):
-            assert listed(params, number) == paginated(params, number), (name, number)
+            expected = paginated(params, number)
+            assert listed(params, number) == expected, (name, number)
+            assert listed(params, number, searched=True) == expected, (name, number)
 
 
 def test_a_page_is_two_queries_where_the_paginator_ran_two_long_ones(stored):  # noqa: F811

@@ -35,7 +35,7 @@ def list_context(
     if fixed_set:
         query = query.with_changes(set=fixed_set, page=query.page)
     matching = who.traces(trace_search(query=query))
-    shown = list_page(matching, query.page, PAGE_SIZE, LIST_COLUMNS)
+    shown = list_page(matching, query.page, PAGE_SIZE, LIST_COLUMNS, searched=bool(query.q))
     rows, paginator, page = shown.rows, shown.paginator, shown.page
     # Unpriced rows link to their project's prices form: the slugs in one query, if any.
     unpriced = {row.project_id for row in rows if row.cost_usd is None and row.model}

@@ -1,5 +1,5 @@
-"""One page of the trace list: its rows and the count of all that match, in two short
-queries where Django's Paginator ran two long ones (issues 22 and 25).
+"""One page of the trace list: its rows and the count of all that match, for a search in
+two short queries where Django's Paginator ran two long ones (issues 22 and 25).
 
 The Paginator counts the matches (one query that finds them all) and then asks for the
 page (a second query that finds them all again and sorts every matching row whole, on
@@ -55,10 +55,25 @@ def page_ids(matching: QuerySet[models.Trace], number: int, size: int) -> tuple[
 
 
 def list_page(
-    matching: QuerySet[models.Trace], number: int, size: int, columns: tuple[str, ...]
+    matching: QuerySet[models.Trace],
+    number: int,
+    size: int,
+    columns: tuple[str, ...],
+    searched: bool = True,
 ) -> ListPage:
     """Page `number` of `matching` (Paginator.get_page's: past the end, the last page),
-    its rows with `columns`, their run set and labels."""
+    its rows with `columns`, their run set and labels.
+
+    `searched=False` (no search box text): the Paginator's own two queries, which the
+    filters' indexes make short, a count read from an index and a page that stops after
+    its rows in the sort's index order, where a count beside the ids would have every
+    row of the table found and held before the first was given."""
+    if not searched:
+        paginator = Paginator(matching, size)
+        page = paginator.get_page(number)
+        return ListPage(
+            rows=list(_with_sets_and_labels(page.object_list)), paginator=paginator, page=page
+        )
     ids, count = page_ids(matching, number, size)
     if count < 0:
         count = matching.count() if number > 1 else 0
@@ -66,12 +81,12 @@ def list_page(
     page = paginator.get_page(number)
     if page.number != number:
         ids, _ = page_ids(matching, page.number, size)
-    by_id = {
-        row.pk: row
-        for row in models.Trace.objects.only(*columns)
-        .filter(pk__in=ids)
-        .select_related("run_set")
-        .prefetch_related(Prefetch("labels", queryset=models.Label.objects.only("name")))
-    }
-    rows = [by_id[pk] for pk in ids if pk in by_id]
-    return ListPage(rows=rows, paginator=paginator, page=page)
+    rows = _with_sets_and_labels(models.Trace.objects.only(*columns).filter(pk__in=ids))
+    by_id = {row.pk: row for row in rows}
+    return ListPage(rows=[by_id[pk] for pk in ids if pk in by_id], paginator=paginator, page=page)
+
+
+def _with_sets_and_labels(rows: QuerySet[models.Trace]) -> QuerySet[models.Trace]:
+    return rows.select_related("run_set").prefetch_related(
+        Prefetch("labels", queryset=models.Label.objects.only("name"))
+    )
