@@ -75,8 +75,8 @@ def matching_traces(terms: tuple[str, ...]) -> QuerySet[Any]:
 
     On SQLite the trace of each entry FTS5 matched is read from the (id, trace_id) index
     (INDEXED BY: without statistics the planner takes the row by its rowid instead, and
-    `trace_id`, stored after the ~2 KB body, costs a walk over the body's overflow pages:
-    3-4x slower for a word in every trace, bench/list.py)."""
+    `trace_id`, stored after the ~2 KB body, costs reading the whole row, a page or more:
+    3-4x slower for a word in every trace, on bench/list.py's rows)."""
     if terms and connection.vendor == "sqlite" and fts5_ready():
         table = connection.ops.quote_name(models.SearchEntry._meta.db_table)
         expression = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
