@@ -18,6 +18,7 @@ rare word, a word most traces hold, and two words together: the same target.
     .venv/bin/python bench/list.py [--rows 10000] [--repeat 5] [--entries 4]
         [--postgres postgres://postgres@127.0.0.1:5432/i16]   (empty string: skip)
         [--sqlite /tmp/list.sqlite3 --reuse]   (measure again what a run left there)
+        [--baseline]   (each view also with the queries before issue 22 §3: ratios)
 """
 
 from __future__ import annotations
@@ -190,7 +191,9 @@ def stored(rows: int) -> dict | None:
     }
 
 
-def child(url: str, rows: int, repeat: int, entries: int, reuse: bool = False) -> None:
+def child(
+    url: str, rows: int, repeat: int, entries: int, reuse: bool = False, compare: bool = False
+) -> None:
     """One backend in its own process (Django binds its database at setup)."""
     import datetime as dt
 
@@ -203,6 +206,8 @@ def child(url: str, rows: int, repeat: int, entries: int, reuse: bool = False) -
     django.setup()
     from django.db import connection
     from django.test import Client
+
+    from bench.list_baseline import baseline
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
@@ -266,11 +271,21 @@ def child(url: str, rows: int, repeat: int, entries: int, reuse: bool = False) -
             f"{made['content_s']:.1f} s"
         )
     print(f"  baseline: all, newest first, page 1   {base * 1000:7.1f} ms")
+    if compare:
+        print(f"  {'':38s} {'today':>10s} {'before':>10s}  before/today")
     worst = 0.0
     for label, path in views:
         seconds = median_time(lambda path=path: get(path), repeat)
         worst = max(worst, seconds)
-        print(f"  {label:38s} {seconds * 1000:7.1f} ms  ({seconds / base:4.1f}x baseline)")
+        if not compare:
+            print(f"  {label:38s} {seconds * 1000:7.1f} ms  ({seconds / base:4.1f}x baseline)")
+            continue
+        with baseline():
+            before = median_time(lambda path=path: get(path), repeat)
+        print(
+            f"  {label:38s} {seconds * 1000:7.1f} ms {before * 1000:7.1f} ms  "
+            f"{before / seconds:5.2f}x  ({seconds / base:4.1f}x baseline)"
+        )
     set_page = median_time(lambda: get(f"/sets/{made['set']}/"), repeat)
     print(f"  run set page ({rows // 20:,} runs)              {set_page * 1000:7.1f} ms")
     print(
@@ -291,10 +306,15 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="measure the rows a previous run left, if any"
     )
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also time each view with the queries before issue 22 §3 (bench/list_baseline.py)",
+    )
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.rows, args.repeat, args.entries, args.reuse)
+        child(args.child, args.rows, args.repeat, args.entries, args.reuse, args.baseline)
         return
     with tempfile.TemporaryDirectory() as folder:
         backends = [f"sqlite:///{args.sqlite or Path(folder) / 'list.sqlite3'}"]
@@ -304,6 +324,7 @@ def main() -> None:
             command = [sys.executable, __file__, "--child", url]
             command += ["--rows", str(args.rows), "--repeat", str(args.repeat)]
             command += ["--entries", str(args.entries)] + (["--reuse"] if args.reuse else [])
+            command += ["--baseline"] if args.baseline else []
             # Bytecode of the run stays out of the checkout and the shared venv.
             env = {**os.environ, "PYTHONPYCACHEPREFIX": str(Path(folder) / "pycache")}
             result = subprocess.run(command, check=False, env=env)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.paginator import Paginator
-from django.db.models import Prefetch
 from django.utils.http import urlencode
 
 from traces import models
@@ -15,7 +13,8 @@ from traces.access.rules import Principal, local_mode
 from traces.core.analysis.rules.registry import rules
 from traces.core.outputs.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
 from traces.selectors.content import search_content
-from traces.selectors.traces import list_choices, trace_search
+from traces.selectors.list_page import list_page
+from traces.selectors.traces import LIST_COLUMNS, list_choices, trace_search
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("date", "cost", "calls", "findings")
@@ -36,13 +35,8 @@ def list_context(
     if fixed_set:
         query = query.with_changes(set=fixed_set, page=query.page)
     matching = who.traces(trace_search(query=query))
-    paginator = Paginator(matching, PAGE_SIZE)
-    page = paginator.get_page(query.page)
-    rows = list(
-        page.object_list.select_related("run_set").prefetch_related(
-            Prefetch("labels", queryset=models.Label.objects.only("name"))
-        )
-    )
+    shown = list_page(matching, query.page, PAGE_SIZE, LIST_COLUMNS, searched=bool(query.q))
+    rows, paginator, page = shown.rows, shown.paginator, shown.page
     # Unpriced rows link to their project's prices form: the slugs in one query, if any.
     unpriced = {row.project_id for row in rows if row.cost_usd is None and row.model}
     slugs = (

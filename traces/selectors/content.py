@@ -13,14 +13,15 @@ import functools
 import operator
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import BooleanField, Count, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from traces import models
 from traces.core.outputs.content_search import Snippet, search_terms, snippet
-from traces.storage.search_index import FTS_TABLE, VECTOR_COLUMN
+from traces.storage.search_index import FTS_TABLE, TRACE_KEY_INDEX, VECTOR_COLUMN
 
 
 @dataclass(frozen=True)
@@ -46,15 +47,17 @@ def matching_entries(terms: tuple[str, ...]) -> QuerySet[models.SearchEntry]:
     if not terms:
         return entries.none()
     if connection.vendor == "postgresql":
-        # A subquery of its own, so it names no alias of the outer query (which Django
-        # relabels when this queryset becomes a subquery itself).
-        table = connection.ops.quote_name(models.SearchEntry._meta.db_table)
+        # The bare column, named by no alias: Django relabels the table's alias when this
+        # queryset becomes a subquery, and no other table of the list's queries has it.
+        # A condition on the entries themselves, not `id IN (SELECT id … WHERE …)`, which
+        # PostgreSQL joined back to a scan of every entry (twice the time for a word in
+        # every trace, bench/list.py).
         column = connection.ops.quote_name(VECTOR_COLUMN)
         return entries.filter(
-            id__in=RawSQL(
-                f"SELECT id FROM {table} "
-                f"WHERE {column} @@ plainto_tsquery('simple'::regconfig, %s)",
+            RawSQL(
+                f"{column} @@ plainto_tsquery('simple'::regconfig, %s)",
                 [" ".join(terms)],
+                output_field=BooleanField(),
             )
         )
     if connection.vendor == "sqlite" and fts5_ready():
@@ -64,6 +67,26 @@ def matching_entries(terms: tuple[str, ...]) -> QuerySet[models.SearchEntry]:
             id__in=RawSQL(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [expression])
         )
     return entries.filter(*(Q(body__icontains=term) for term in terms))
+
+
+def matching_traces(terms: tuple[str, ...]) -> QuerySet[Any]:
+    """The ids (one column, unordered, for a subquery or a UNION) of the traces whose
+    calls' text holds every one of `terms`: `matching_entries`' traces.
+
+    On SQLite the trace of each entry FTS5 matched is read from the (id, trace_id) index
+    (INDEXED BY: without statistics the planner takes the row by its rowid instead, and
+    `trace_id`, stored after the ~2 KB body, costs reading the whole row, a page or more:
+    3-4x slower for a word in every trace, on bench/list.py's rows)."""
+    if terms and connection.vendor == "sqlite" and fts5_ready():
+        table = connection.ops.quote_name(models.SearchEntry._meta.db_table)
+        expression = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        traces = RawSQL(
+            f"SELECT trace_id FROM {table} INDEXED BY {TRACE_KEY_INDEX} WHERE id IN "
+            f"(SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
+            [expression],
+        )
+        return models.Trace.objects.filter(pk__in=traces).order_by().values("pk")
+    return matching_entries(terms).order_by().values("trace_id")
 
 
 def search_content(*, q: str, traces: QuerySet[models.Trace], limit: int = 50) -> list[ContentHit]:

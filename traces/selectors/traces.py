@@ -21,7 +21,7 @@ from traces.core.outputs.listquery import GROUPS, SORTS, ListQuery
 from traces.core.reading import blobs
 from traces.core.reading.credentials import mask_secrets
 from traces.core.stored_message import message_from_json
-from traces.selectors.content import matching_entries
+from traces.selectors.content import matching_traces
 from traces.selectors.trace_text import indexed, text_holds, text_matches
 from traces.storage import originals
 from traces.storage.report_cache import load_report
@@ -125,7 +125,7 @@ def _search_match(q: str) -> Q:
         parts.append(models.Trace.objects.filter(pk=uuid.UUID(q)).order_by().values("pk"))
     terms = search_terms(q)
     if terms:  # and the calls' text (traces.selectors.content)
-        parts.append(matching_entries(terms).order_by().values("trace_id"))
+        parts.append(matching_traces(terms))
     if not indexed(q):
         return functools.reduce(operator.or_, (Q(pk__in=part) for part in parts), text_holds(q))
     return Q(pk__in=text_matches(q).union(*parts))

@@ -14,10 +14,11 @@ from traces import models
 from traces.core.model import Call
 from traces.core.outputs.content_search import call_text
 from traces.row_models import SEARCH_FTS_TABLE as FTS_TABLE
+from traces.row_models import SEARCH_TRACE_KEY_INDEX as TRACE_KEY_INDEX
 from traces.row_models import SEARCH_VECTOR_COLUMN as VECTOR_COLUMN
 from traces.storage.row_writer import insert_rows
 
-__all__ = ("FTS_TABLE", "VECTOR_COLUMN", "clear", "index_calls")
+__all__ = ("FTS_TABLE", "TRACE_KEY_INDEX", "VECTOR_COLUMN", "clear", "index_calls")
 
 
 def index_calls(trace: models.Trace, calls: Iterable[Call]) -> int:
