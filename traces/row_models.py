@@ -141,7 +141,7 @@ SEARCH_FTS_TABLE = "traces_searchentry_fts"
 SEARCH_VECTOR_COLUMN = "document"
 """PostgreSQL's generated `tsvector` column of `SearchEntry` (migration 0022)."""
 SEARCH_TRACE_KEY_INDEX = "search_entry_trace_key"
-"""(id, trace_id) of `SearchEntry` (migration 0029): on SQLite the trace of each entry
+"""(id, trace_id) of `SearchEntry` (migration 0030): on SQLite the trace of each entry
 FTS5 matched, read from this small index instead of the row, where `trace_id` comes after
 the ~2 KB `body`: reading it reads the whole row, a page or more each, 10,000 of them for a
 word in every trace (3-4x slower, measured with sqlite3 on bench/list.py's rows)."""
