@@ -16,7 +16,9 @@ one run, alternating direct and proxied requests so both see the same machine:
   session's trace receiving that call;
 - the forward proxy (`proxy --forward`, mitmdump from its own environment): the same
   calls made to https://api.anthropic.com through it (TLS to the local CA, then the
-  reverse proxy), side by side with the direct call and the reverse-proxied one;
+  reverse proxy), side by side with the direct call and the reverse-proxied one; and
+  boto3's signed Bedrock Converse / ConverseStream calls, to a TLS stand-in directly
+  and to AWS's host through it (bench/forward_bedrock.py);
 - the floor, to judge the figures by: a bare ASGI app under daphne (bench/floor_asgi.py)
   and a 404 through Django's whole middleware stack, against the fake upstream; and the
   daphne process's CPU time per request (proxied unrecorded and recorded), read from
@@ -53,6 +55,7 @@ from websockets.sync import client as socket_client
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.capture.bedrock_standin import bedrock_standin  # noqa: E402
 from tests.capture.fake_socket import FakeResponsesSocket, corpus_events  # noqa: E402
 from tests.capture.fake_upstream import FakeUpstream  # noqa: E402
 from tests.capture.gemini_script import GEMINI_SECRET  # noqa: E402
@@ -379,13 +382,15 @@ def main() -> int:
     parser.add_argument("--only", choices=("gemini",), help="measure this vendor's calls only")
     parser.add_argument("--forward-only", action="store_true", help="the forward proxy alone")
     args = parser.parse_args()
-    from bench.forward_proxy import forward_section  # it reads this module's helpers
+    from bench.forward_bedrock import bedrock_section  # they read this module's helpers
+    from bench.forward_proxy import forward_section
 
     script = Script(CORPUS)
     with (
         FakeUpstream(script, port=ports()) as upstream,
         FakeResponsesSocket(corpus_events(CORPUS)) as vendor_socket,
         tempfile.TemporaryDirectory() as folder,
+        bedrock_standin(Path(folder)) as bedrock,
     ):
         env = server_env(
             DATABASE_URL=f"sqlite:///{folder}/bench.sqlite3",
@@ -393,12 +398,15 @@ def main() -> int:
             INSPECTOR_UPSTREAM_ANTHROPIC=upstream.base,
             INSPECTOR_UPSTREAM_OPENAI=f"http://127.0.0.1:{vendor_socket.port}/v1",
             INSPECTOR_UPSTREAM_GEMINI=upstream.base,
+            INSPECTOR_UPSTREAM_BEDROCK=bedrock.base,
+            INSPECTOR_UPSTREAM_CA_BUNDLE=str(bedrock.cert),
         )
         migrate(env)
         with daphne(env, Path(folder) / "daphne.log", ports() or None) as base:
             print(f"fake upstream at {upstream.base}, daphne at {base} (SQLite, in-memory layer)")
             if args.forward_only:
                 verdicts = forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
+                verdicts += bedrock_section(base, bedrock, Path(folder), args.calls, args.gap)
                 print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
                 print("\n".join(verdicts))
                 return 0
@@ -427,6 +435,7 @@ def main() -> int:
                     verdicts.append(verdict("socket first event", first_d, first_p))
             if not args.only:
                 verdicts += forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
+                verdicts += bedrock_section(base, bedrock, Path(folder), args.calls, args.gap)
             print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
             print("\n".join(verdicts))
             print()

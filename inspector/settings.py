@@ -326,6 +326,13 @@ INSPECTOR_UPSTREAM_GEMINI = os.environ.get(
 INSPECTOR_UPSTREAM_OPENROUTER = os.environ.get(
     "INSPECTOR_UPSTREAM_OPENROUTER", "https://openrouter.ai/api/v1"
 )
+# Bedrock Runtime: `{region}` is the region the forward proxy saw in the host.
+INSPECTOR_UPSTREAM_BEDROCK = os.environ.get(
+    "INSPECTOR_UPSTREAM_BEDROCK", "https://bedrock-runtime.{region}.amazonaws.com"
+)
+# Extra roots the proxy trusts for its upstreams (a TLS-inspecting company proxy, a
+# local stand-in); empty: the public roots only.
+INSPECTOR_UPSTREAM_CA_BUNDLE = os.environ.get("INSPECTOR_UPSTREAM_CA_BUNDLE", "")
 
 LOGGING = {
     "version": 1,

@@ -129,6 +129,7 @@ def test_the_vendor_hosts_are_routed_to_their_reverse_proxy_paths():
         "^api\\.openai\\.com:443$",
         "^generativelanguage\\.googleapis\\.com:443$",
         "^openrouter\\.ai:443$",
+        "^bedrock-runtime\\.([a-z]{2}(?:-[a-z]+)+-\\d{1,2})\\.amazonaws\\.com:443$",
     ]
     assert set(VENDOR_HOSTS.values()) == {"anthropic", "openai", "gemini", "openrouter"}
     assert routed_path("openrouter", "", "/api/v1/chat/completions") == (

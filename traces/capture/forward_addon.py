@@ -35,9 +35,14 @@ VENDOR_HOSTS = MappingProxyType(
         "openrouter.ai": "openrouter",
     }
 )
-"""The hosts whose calls are recorded, and the reverse proxy's route for each. Only
-vendors the reverse proxy has a route for: Bedrock has none yet (its calls are signed
-for its own host, SigV4), so its hosts are tunnelled like any other."""
+"""The hosts whose calls are recorded, and the reverse proxy's route for each; and
+Bedrock Runtime's, one per region (`BEDROCK_HOST`)."""
+
+BEDROCK_HOST = re.compile(r"bedrock-runtime\.([a-z]{2}(?:-[a-z]+)+-\d{1,2})\.amazonaws\.com")
+"""Bedrock Runtime's host in each region. Its calls are signed (SigV4) for that host and
+path: the region goes in the routed path, and the reverse proxy sends the call on with
+the path and Host header it was signed for (`traces.capture.bedrock_route`), so the
+signature stays valid; nothing is re-signed."""
 
 TOKEN_VARIABLE = "LOOP_INSPECTOR_TOKEN"
 TOKEN_HEADER = "X-Loop-Inspector-Token"
@@ -50,7 +55,21 @@ ROUTED = "loop_inspector_vendor"
 
 def allow_patterns() -> list[str]:
     """mitmproxy's `allow_hosts`: the vendor hosts on port 443, nothing else intercepted."""
-    return [f"^{re.escape(host)}:443$" for host in VENDOR_HOSTS]
+    exact = [f"^{re.escape(host)}:443$" for host in VENDOR_HOSTS]
+    return [*exact, f"^{BEDROCK_HOST.pattern}:443$"]
+
+
+def vendor_route(host: str, path: str) -> tuple[str, str] | None:
+    """(the reverse proxy's vendor, the path under its route) of a request to a known
+    vendor host, or None for any other host. Bedrock's path starts with its region."""
+    host = host.lower()
+    vendor = VENDOR_HOSTS.get(host)
+    if vendor is not None:
+        return vendor, path
+    bedrock = BEDROCK_HOST.fullmatch(host)
+    if bedrock is not None:
+        return "bedrock", f"/{bedrock.group(1)}" + (path if path.startswith("/") else "/" + path)
+    return None
 
 
 def routed_path(vendor: str, session: str, path: str) -> str:
@@ -72,12 +91,13 @@ class ForwardToInspector:
         from mitmproxy import ctx  # mitmproxy's own environment, at run time only
 
         request = flow.request
-        vendor = VENDOR_HOSTS.get(str(request.host).lower())
-        if vendor is None or request.scheme != "https" or not ctx.options.inspector_server:
+        route = vendor_route(str(request.host), request.path)
+        if route is None or request.scheme != "https" or not ctx.options.inspector_server:
             return
+        vendor, path = route
         server = urlsplit(ctx.options.inspector_server)
         flow.metadata[ROUTED] = vendor
-        request.path = routed_path(vendor, ctx.options.inspector_session, request.path)
+        request.path = routed_path(vendor, ctx.options.inspector_session, path)
         request.scheme = server.scheme or "http"
         request.host = server.hostname or "127.0.0.1"
         request.port = server.port or (443 if server.scheme == "https" else 80)
@@ -86,7 +106,8 @@ class ForwardToInspector:
             request.headers[TOKEN_HEADER] = token
 
     def responseheaders(self, flow: Any) -> None:
-        """Server-sent events reach the client as they arrive, not once the body ends."""
+        """Server-sent events (and AWS event frames) reach the client as they arrive,
+        not once the body ends."""
         if ROUTED in flow.metadata and flow.response is not None:
             flow.response.stream = True
 

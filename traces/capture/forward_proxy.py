@@ -202,7 +202,8 @@ def write_bundle(ca_cert: Path) -> Path:
 
 def child_environment(proxy: ForwardProxy, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment of a child whose HTTPS goes through the forward proxy and which
-    trusts the local CA (Node's extra roots; Python's, requests' and curl's bundle).
+    trusts the local CA (Node's extra roots; Python's, requests', curl's and the AWS
+    SDKs' bundle).
     Loopback is reached directly (NO_PROXY), as it was: no vendor host is there."""
     no_proxy = environ.get("NO_PROXY") or environ.get("no_proxy") or ""
     no_proxy = ",".join(filter(None, [no_proxy, "localhost,127.0.0.1,::1"]))
@@ -217,6 +218,7 @@ def child_environment(proxy: ForwardProxy, environ: Mapping[str, str]) -> dict[s
         "SSL_CERT_FILE": str(proxy.bundle),
         "REQUESTS_CA_BUNDLE": str(proxy.bundle),
         "CURL_CA_BUNDLE": str(proxy.bundle),
+        "AWS_CA_BUNDLE": str(proxy.bundle),
         "NO_PROXY": no_proxy,
         "no_proxy": no_proxy,
     }

@@ -37,6 +37,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from traces.access.rules import TOKEN_HEADER, Access, access, ingest_project, our_token
+from traces.capture.bedrock_route import bedrock_target, raw_path_of
 from traces.capture.lines import DEFAULT_SESSION
 from traces.capture.proxy_paths import ROUTES, misdirected, unknown_path
 from traces.capture.proxy_upstream import (
@@ -85,6 +86,7 @@ def upstream_base(vendor: str) -> str:
         "openai": "INSPECTOR_UPSTREAM_OPENAI",
         "gemini": "INSPECTOR_UPSTREAM_GEMINI",
         "openrouter": "INSPECTOR_UPSTREAM_OPENROUTER",
+        "bedrock": "INSPECTOR_UPSTREAM_BEDROCK",
     }
     return str(getattr(settings, name[vendor], "") or "") if vendor in name else ""
 
@@ -122,6 +124,7 @@ def plan_call(
     body: bytes,
     project: Any,
     received: int | None = None,
+    raw_path: str | None = None,
 ) -> Plan | JsonResponse:
     """The call to make for a request (headers as Django names them), or the vendor-shaped
     refusal: a wrong URL (`proxy_paths.misdirected`), unconfigured vendor, bad session
@@ -129,7 +132,8 @@ def plan_call(
 
     The one check of PROXY_MAX_REQUEST_BYTES, by the Content-Length declared and by the
     bytes `received` (the fast path keeps no more of a body than the limit; by default,
-    the body's length)."""
+    the body's length). `raw_path`: the request's path as received (ASGI's), from which
+    a Bedrock call's path goes on as it was signed (`bedrock_route`)."""
     if method.upper() not in VENDOR_METHODS:
         return vendor_error(
             vendor,
@@ -169,8 +173,15 @@ def plan_call(
     size = len(body) if received is None else received
     if (declared.isdigit() and int(declared) > limit) or size > limit:
         return too_large(vendor, limit)
-    url = upstream_url(base, path, query)
     sent = outgoing_headers(headers)
+    if vendor == "bedrock":
+        target = bedrock_target(base, path, raw_path, query)
+        if isinstance(target, str):
+            return vendor_error(vendor, 400, "ValidationException", target)
+        url = target.url
+        sent["Host"] = target.host  # the host its signature covers
+    else:
+        url = upstream_url(base, path, query)
     format_name = recorded_format(vendor, path) if method == "POST" else None
     recording = (
         ExchangeRecording(
@@ -238,6 +249,7 @@ async def relay(
         headers=dict(request.headers),
         body=request.body,
         project=project,
+        raw_path=raw_path_of(getattr(request, "scope", None)),
     )
     if isinstance(plan, JsonResponse):
         return plan

@@ -39,6 +39,7 @@ from traces.access.decisions import (
 )
 from traces.access.rules import TOKEN_HEADER, Access, our_token, rate_limited
 from traces.capture import proxy
+from traces.capture.bedrock_route import raw_path_of
 from traces.capture.proxy_upstream import Plan, open_upstream, passed_headers, relay_body
 from traces.capture.site_rules import ScopeRequest, django_would_serve, site_headers
 from traces.capture.vendor_errors import reshaped
@@ -191,6 +192,7 @@ async def _answer(
         body=body,
         received=received,
         project=decision.project,
+        raw_path=raw_path_of(request.scope),
     )
     if isinstance(plan, HttpResponse):
         await _send_response(plan, send, request)

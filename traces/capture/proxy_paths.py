@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-VENDORS = ("anthropic", "openai", "gemini", "openrouter")
+VENDORS = ("anthropic", "openai", "gemini", "openrouter", "bedrock")
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,8 @@ ROUTES = MappingProxyType(
         "openai": Route("OpenAI", "openai/v1", ("v1",), "", "v1/"),
         "gemini": Route("Gemini", "gemini", ("v1beta", "v1", "v1alpha"), "its API version"),
         "openrouter": Route("OpenRouter", "openrouter/api/v1", ("v1",), "", "api/v1/", "openai"),
+        # Reached through the forward proxy only (its calls are signed for AWS's host).
+        "bedrock": Route("Bedrock", "bedrock/<region>", (), "nothing"),
     }
 )
 
@@ -75,7 +77,10 @@ def owner_of(endpoint: str) -> str | None:
 
 def misdirected(vendor: str, path: str, prefix: str = "/proxy/") -> Misdirection | None:
     """Why this proxied path cannot be the one meant, and the URL to use; None when it
-    may be right. `path` follows `/proxy/<vendor>/` (for OpenAI: including its `v1/`)."""
+    may be right. `path` follows `/proxy/<vendor>/` (for OpenAI: including its `v1/`).
+    Bedrock's paths are the forward proxy's own (`capture.bedrock_route` checks them)."""
+    if vendor == "bedrock":
+        return None
     route = ROUTES[vendor]
     parts = [p for p in path.split("/") if p]
     head = [p for p in route.fixed.split("/") if p and p not in route.versions]

@@ -10,6 +10,7 @@ ASGI fast path (traces.capture.proxy_asgi) relay through here.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from http.cookiejar import Cookie, CookieJar
 from typing import Any
 
 import httpx
+from django.conf import settings
 from django.http import JsonResponse
 
 from traces.capture.recording import ExchangeRecording
@@ -27,7 +29,7 @@ from traces.core.reading.capture import (
     TIMEOUT,
     UPSTREAM_BROKE_OFF,
     UPSTREAM_UNREACHABLE,
-    is_event_stream,
+    is_streamed,
     sse_error_event,
 )
 from traces.stores import store
@@ -93,7 +95,7 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
     if recording is not None:
         recording.exchange.status = upstream.status_code
         recording.exchange.response_headers = dict(upstream.headers)
-        recording.exchange.streamed = is_event_stream(upstream.headers.get("content-type", ""))
+        recording.exchange.streamed = is_streamed(upstream.headers.get("content-type", ""))
     return upstream
 
 
@@ -105,7 +107,7 @@ def passed_headers(upstream: httpx.Response) -> list[tuple[str, str]]:
         for key, value in upstream.headers.multi_items()
         if key.lower() not in DROP_RESPONSE_HEADERS and key.lower() != "content-type"
     ]
-    if is_event_stream(upstream.headers.get("content-type", "")):
+    if is_streamed(upstream.headers.get("content-type", "")):
         found.append(("X-Accel-Buffering", "no"))
     return found
 
@@ -202,6 +204,18 @@ class _NoCookies(CookieJar):
         return None
 
 
+def _trusted_roots() -> ssl.SSLContext | bool:
+    """The public roots, plus INSPECTOR_UPSTREAM_CA_BUNDLE's when it names a file."""
+    extra = str(getattr(settings, "INSPECTOR_UPSTREAM_CA_BUNDLE", "") or "")
+    if not extra:
+        return True
+    import certifi
+
+    context = ssl.create_default_context(cafile=certifi.where())
+    context.load_verify_locations(cafile=extra)
+    return context
+
+
 def _client() -> httpx.AsyncClient:
     """One pooled client per event loop (daphne runs one). It adds nothing of its own to
     a call: no cookie (`_NoCookies`) and none of httpx's default headers (its
@@ -221,6 +235,7 @@ def _client() -> httpx.AsyncClient:
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
             follow_redirects=False,
             trust_env=False,
+            verify=_trusted_roots(),
             cookies=_NoCookies(),
         )
         client.headers.clear()

@@ -42,6 +42,13 @@ urlpatterns = [
         {"vendor": "openrouter"},
         name="session-openrouter",
     ),
+    path("proxy/bedrock/<path:path>", proxy.relay, {"vendor": "bedrock"}, name="bedrock"),
+    path(
+        "proxy/s/<str:session>/bedrock/<path:path>",
+        proxy.relay,
+        {"vendor": "bedrock"},
+        name="session-bedrock",
+    ),
     path("proxy/s/<str:session>/", session_page, name="session-page"),
     path("api/captures/<str:session>", session_status, name="session-status"),
     path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),

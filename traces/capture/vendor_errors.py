@@ -69,6 +69,8 @@ def error_body(vendor: str | None, status: int, kind: str, message: str) -> dict
         return {"type": "error", "error": {"type": kind, "message": text}}
     if vendor in ("openai", "openrouter"):
         return {"error": {"message": text, "type": kind, "param": None, "code": kind}}
+    if vendor == "bedrock":  # AWS's JSON error shape: botocore reads `message`
+        return {"message": text, "__type": kind}
     if vendor == "gemini":
         return {"error": {"code": status, "message": text, "status": google_status(status)}}
     return {  # no vendor named: every SDK finds its fields

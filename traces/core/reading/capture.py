@@ -4,12 +4,14 @@ The line has the shape claude-trace and HTTP logging proxies write (`{"request":
 method, headers, body, timestamp}, "response": {status_code, headers, body | body_raw,
 timestamp}}`), so the adapters that already read those logs (`anthropic-messages`,
 `openai-chat`, `openai-responses`) rebuild the call, including a streamed response,
-which is kept as the raw server-sent events it arrived as. Credentials never reach the
+which is kept as the raw server-sent events it arrived as; a binary answer (AWS's event
+stream, Bedrock's ConverseStream) is kept whole as `body_base64`. Credentials never reach the
 line: headers are masked and secret query parameters dropped before it is written.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -19,8 +21,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 import orjson
 
 from .content_coding import ContentCodingError, decoded
-from .credentials import mask_headers
-from .http_body import header
+from .credentials import MASK, mask_headers
+from .http_body import EVENT_STREAM_TYPE, header
 
 SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
 
@@ -39,6 +41,9 @@ HOP_BY_HOP = frozenset(
     }
 )
 """Headers that describe one connection, never forwarded by a proxy (RFC 9110 §7.6.1)."""
+
+SIGNING_HEADERS = frozenset({"x-amz-date"})
+"""A SigV4 signature's material besides the credentials, never recorded."""
 
 OUTCOME_KEY = "call_outcome"
 """The line's key saying how a call that did not complete ended (`CapturedExchange.outcome`)."""
@@ -79,6 +84,8 @@ def recorded_format(vendor: str, path: str) -> str | None:
         return "openai-responses"
     if vendor == "gemini" and GEMINI_TURN.search(clean):
         return "gemini"
+    if vendor == "bedrock" and BEDROCK_TURN.search(clean):
+        return "bedrock-converse"
     return None
 
 
@@ -87,6 +94,10 @@ OPENAI_SHAPED = ("openai", "openrouter")
 
 GEMINI_TURN = re.compile(r"/models/[^/:]+:(stream)?[gG]enerateContent$")
 """Gemini's model turns (`countTokens`, `embedContent`… pass through unrecorded)."""
+
+BEDROCK_TURN = re.compile(r"/model/.+/converse(-stream)?$")
+"""Bedrock Runtime's Converse and ConverseStream (`InvokeModel` and the rest pass through
+unrecorded). The model id may be an ARN, slashes and all."""
 
 PATH_SAFE = "!$&'()*+,;=:@~"
 """RFC 3986 sub-delimiters, ':' and '@' stay as they are in a path segment (Gemini's
@@ -126,7 +137,18 @@ def forward_headers(headers: dict[str, str], *, drop: frozenset[str]) -> dict[st
 
 
 def is_event_stream(content_type: str) -> bool:
+    """Server-sent events (`text/event-stream`)."""
     return content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
+
+
+def is_aws_event_stream(content_type: str) -> bool:
+    """AWS's binary event stream (Bedrock's ConverseStream): bytes, kept as base64."""
+    return content_type.split(";", 1)[0].strip().lower() == EVENT_STREAM_TYPE
+
+
+def is_streamed(content_type: str) -> bool:
+    """An answer that arrives piece by piece: server-sent events or AWS event frames."""
+    return is_event_stream(content_type) or is_aws_event_stream(content_type)
 
 
 def sse_error_event(vendor: str, message: str) -> bytes:
@@ -175,7 +197,7 @@ class CapturedExchange:
             "timestamp": self.started_at,
             "method": self.method,
             "url": safe_url(self.url),
-            "headers": mask_headers(self.request_headers),
+            "headers": _without_signing(mask_headers(self.request_headers)),
         }
         body, problem = self._decoded(self.request_body, self.request_headers)
         request["body"] = None if problem else _json_or_text(body)
@@ -212,6 +234,12 @@ class CapturedExchange:
                 response["body"] = None
                 response["body_not_decoded"] = problem
                 return response
+        binary = is_aws_event_stream(header(self.response_headers, "content-type"))
+        if binary or (self.truncated_at is None and not _is_utf8(body)):
+            # Binary (AWS event frames): every byte kept, for the reader to decode.
+            response["body"] = None
+            response["body_base64"] = base64.b64encode(body).decode("ascii")
+            return response
         text = body.decode("utf-8", "replace")
         if self.streamed or self.truncated_at is not None:
             response["body"] = None
@@ -234,6 +262,20 @@ class CapturedExchange:
             return decoded(body, encoding, self.max_decoded_bytes), None
         except ContentCodingError as exc:
             return body, f"{exc} The {len(body):,} bytes went on as they were sent."
+
+
+def _without_signing(headers: dict[str, Any]) -> dict[str, Any]:
+    """Headers with the rest of a SigV4 signature's material masked too (`Authorization`
+    and `X-Amz-Security-Token` are credentials already): its date."""
+    return {k: MASK if k.lower() in SIGNING_HEADERS else v for k, v in headers.items()}
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _json_or_text(data: bytes) -> Any:

@@ -76,7 +76,8 @@ class Command(RecordCommand):
                         f"page {base}/proxy/s/{session}/\n"
                         f"  HTTPS_PROXY={proxy.url}\n"
                         f"  NODE_EXTRA_CA_CERTS={proxy.ca_cert}\n"
-                        f"  SSL_CERT_FILE={proxy.bundle}  (also REQUESTS_CA_BUNDLE)\n"
+                        f"  SSL_CERT_FILE={proxy.bundle}"
+                        "  (also REQUESTS_CA_BUNDLE, AWS_CA_BUNDLE)\n"
                         "Ctrl-C stops it."
                     )
                     self.stdout.flush()

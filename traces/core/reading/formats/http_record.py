@@ -4,8 +4,9 @@ timing and streaming, before any vendor dialect reads the bodies.
 Request logs hold the same envelopes whatever the API (see `request_log`):
 - `{"request": BODY, "response": BODY}`, the simplest logger's output;
 - HTTP pairs `{"request": {url, method, headers, body, timestamp?}, "response":
-  {status_code, headers, body | null, body_raw, timestamp?}}` as claude-trace-like proxies
-  write them and as VCR cassettes become in `records` (streamed responses stay raw SSE
+  {status_code, headers, body | null, body_raw | body_base64, timestamp?}}` as
+  claude-trace-like proxies and ours write them (`body_base64`: a binary body, AWS's
+  event stream) and as VCR cassettes become in `records` (streamed responses stay raw SSE
   text, or a list of decoded frames);
 - a nock recording `{status, headers, body}` that holds only a response.
 
@@ -14,6 +15,7 @@ Headers and URLs are masked on the way in: recorded credentials never reach a re
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,6 +24,7 @@ import orjson
 
 from ..credentials import mask_headers, mask_url
 from ..dialects.base import Dialect
+from ..http_body import decode_body
 
 PAIR_KEYS = ("request", "response")
 
@@ -108,7 +111,7 @@ def read_http_response(response: Any) -> ResponseRead:
         return ResponseRead(body=response)
     status = response.get("status_code", response.get("status"))
     read = ResponseRead(http_status=status if isinstance(status, int) else None)
-    meta = {k: v for k, v in response.items() if k not in ("body", "body_raw")}
+    meta = {k: v for k, v in response.items() if k not in ("body", "body_raw", "body_base64")}
     if isinstance(meta.get("headers"), dict):
         meta["headers"] = mask_headers(meta["headers"])
     read.meta = {"http_response": meta}
@@ -116,12 +119,23 @@ def read_http_response(response: Any) -> ResponseRead:
     body = response.get("body")
     if body is None and isinstance(response.get("body_raw"), str):
         body = response["body_raw"]
+    if body is None and isinstance(response.get("body_base64"), str):
+        body = _binary_body(response["body_base64"], response.get("headers"))
     _take_body(read, body)
     return read
 
 
+def _binary_body(encoded: str, headers: Any) -> Any:
+    """A body the recording proxy kept as base64 (an AWS event stream: its frames)."""
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except ValueError:
+        return "[a body_base64 that is not base64]"
+    return decode_body(data, headers)
+
+
 def _is_http_response(response: dict[str, Any]) -> bool:
-    if "status_code" in response or "body_raw" in response:
+    if "status_code" in response or "body_raw" in response or "body_base64" in response:
         return True
     return "body" in response and ("headers" in response or "status" in response)
 
