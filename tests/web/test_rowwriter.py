@@ -78,3 +78,22 @@ def test_live_rows_replace_tool_runs_by_position():
         2,
         3,
     ]
+
+
+def test_a_blob_batch_stores_each_value_once_as_encode_would():
+    """put() compresses a digest's value once: what it keeps is `blobs.encode`'s answer,
+    a large value (compressed) and a small one (kept raw) alike, and reads back."""
+    from traces.core.reading import blobs
+
+    large = {"text": "naïve ✓ " * 100, "n": [1, 2, 3]}
+    small = ["read_file", "a\x00b"]
+    batch = BlobBatch()
+    digests = [batch.put(value) for value in (large, small, large, small, None)]
+    assert digests[:2] == digests[2:4] and digests[4] == ""
+    assert len(batch.pending) == 2
+    for digest, value in zip(digests[:2], (large, small), strict=True):
+        pending = batch.pending[digest]
+        assert (pending.digest, pending.data) == blobs.encode(value)
+        assert pending.size == len(pending.data)
+        assert blobs.decode(pending.data) == value
+    assert batch.pending[digests[0]].data[:1] == b"z" and batch.pending[digests[1]].data[:1] == b"r"

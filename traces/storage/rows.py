@@ -43,8 +43,9 @@ class BlobBatch:
     def put(self, value: Any) -> str:
         if value is None:
             return ""
-        digest, stored = blobs.encode(value)
-        if digest not in self.pending:
+        digest, raw = blobs.digested(value)
+        if digest not in self.pending:  # compressed once a digest, not once a use
+            stored = blobs.pack(raw)
             self.pending[digest] = _PendingBlob(digest, len(stored), stored)
         return digest
 
