@@ -19,7 +19,10 @@ from traces.selectors.content import fts5_ready, search_content
 from traces.services.deletion import trace_delete
 from traces.services.ingest import trace_reanalyze
 from traces.services.upload import trace_upload
+from traces.storage.row_writer import insert_rows
 from traces.storage.search_index import FTS_TABLE
+
+COLUMNS = ["trace_id", "call_index", "body"]
 
 pytestmark = pytest.mark.django_db
 
@@ -211,3 +214,20 @@ def test_reanalyze_missing_search_indexes_traces_stored_before_the_index(hostile
     assert f"{hostile.pk} hostile run" in out.getvalue()
     assert str(indexed.pk) not in out.getvalue()
     assert list(hits("zebrafish")) == [(hostile.pk, 2)]
+
+
+def test_entries_written_many_a_statement_are_each_stored_and_found(hostile):
+    """index_calls writes many rows an INSERT (FTS5 writes a segment per statement): seven
+    rows three a statement (3, 3, 1) are all stored, in order, each found by its word, and
+    on SQLite the FTS5 index agrees with its content table."""
+    rows = [(hostile.pk, 10 + n, f"numbat{n}x and a shared wallaby") for n in range(7)]
+    assert insert_rows(models.SearchEntry, COLUMNS, rows, rows_per_statement=3) == 7
+    stored = hostile.search_entries.filter(call_index__gte=10).order_by("id")
+    assert list(stored.values_list("call_index", "body")) == [row[1:] for row in rows]
+    for n in range(7):
+        assert list(hits(f"numbat{n}x")) == [(hostile.pk, 10 + n)]
+    (shared,) = hits("wallaby").values()  # one hit a trace, with its count of calls
+    assert shared.calls_matching == 7
+    if connection.vendor == "sqlite" and fts5_ready():
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")

@@ -78,3 +78,48 @@ def test_live_rows_replace_tool_runs_by_position():
         2,
         3,
     ]
+
+
+def test_a_blob_batch_stores_each_value_once_as_encode_would():
+    """put() compresses a digest's value once: what it keeps is `blobs.encode`'s answer,
+    a large value (compressed) and a small one (kept raw) alike, and reads back."""
+    from traces.core.reading import blobs
+
+    large = {"text": "naïve ✓ " * 100, "n": [1, 2, 3]}
+    small = ["read_file", "a\x00b"]
+    batch = BlobBatch()
+    digests = [batch.put(value) for value in (large, small, large, small, None)]
+    assert digests[:2] == digests[2:4] and digests[4] == ""
+    assert len(batch.pending) == 2
+    for digest, value in zip(digests[:2], (large, small), strict=True):
+        pending = batch.pending[digest]
+        assert (pending.digest, pending.data) == blobs.encode(value)
+        assert pending.size == len(pending.data)
+        assert blobs.decode(pending.data) == value
+    assert batch.pending[digests[0]].data[:1] == b"z" and batch.pending[digests[1]].data[:1] == b"r"
+
+
+@pytest.mark.django_db
+def test_rows_stored_a_part_at_a_time_are_the_rows_stored_at_once(monkeypatch):
+    """store_trace_rows writes ROWS_AT_ONCE calls (then runs) at a time: two a part here
+    (calls 2 + 2, runs 2 + 1), blobs shared across parts (the system prompt, the tool
+    list) stored once; every row reads back as the row functions make it, every digest
+    a row names is stored and holds its value."""
+    from traces.core.reading import blobs
+    from traces.storage import rows
+
+    monkeypatch.setattr(rows, "ROWS_AT_ONCE", 2)
+    result = trace_upload(files=[("rows.json", transcript())], name="parts")
+    trace, core = result.trace, result.core
+    batch = BlobBatch()
+    expected_calls = [model_values(call_row(trace, c, batch)) for c in core.calls]
+    expected_runs = [
+        model_values(tool_run_row(trace, position, run, batch))
+        for position, run in enumerate(core.tool_runs, start=1)
+    ]
+    assert [model_values(row) for row in trace.calls.order_by("id")] == expected_calls
+    assert [model_values(row) for row in trace.tool_runs.order_by("id")] == expected_runs
+    stored = {blob.digest: bytes(blob.data) for blob in models.Blob.objects.all()}
+    assert set(batch.pending) <= set(stored)
+    for digest, pending in batch.pending.items():
+        assert blobs.decode(stored[digest]) == blobs.decode(pending.data)

@@ -37,14 +37,17 @@ class _PendingBlob:
 class BlobBatch:
     """Collects unique blobs of one ingest (or one live batch) so each digest is written once."""
 
-    def __init__(self) -> None:
+    def __init__(self, saved: set[str] | None = None) -> None:
         self.pending: dict[str, _PendingBlob] = {}
+        self.saved = saved if saved is not None else set()
+        """Digests an earlier batch of this transaction saved (and locked): not again."""
 
     def put(self, value: Any) -> str:
         if value is None:
             return ""
-        digest, stored = blobs.encode(value)
-        if digest not in self.pending:
+        digest, raw = blobs.digested(value)
+        if digest not in self.pending and digest not in self.saved:  # compressed once
+            stored = blobs.pack(raw)
             self.pending[digest] = _PendingBlob(digest, len(stored), stored)
         return digest
 
@@ -58,6 +61,8 @@ class BlobBatch:
         """
         table = connection.ops.quote_name(models.Blob._meta.db_table)
         rows = sorted((b.digest, b.size, b.data) for b in self.pending.values())
+        self.saved.update(self.pending)
+        self.pending = {}  # written: the bytes need not stay in memory
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 _save_shared(cursor, table, rows)
@@ -158,18 +163,33 @@ def store_rule_counts(trace: models.Trace, report: dict[str, Any]) -> None:
     )
 
 
+ROWS_AT_ONCE = 2000
+"""Calls (or tool runs) whose rows and blobs a whole-trace store holds at once."""
+
+
 def store_trace_rows(trace: models.Trace, core: CoreTrace) -> None:
     """A whole trace's calls, tool runs and line errors, written with plain SQL inserts
-    (`traces.storage.row_writer`): the ORM's per-object work was most of a long trace's ingest."""
-    batch = BlobBatch()
-    call_rows = [call_values(call, batch) for call in core.calls]
-    run_rows = [
-        tool_run_values(position, run, batch)
-        for position, run in enumerate(core.tool_runs, start=1)
-    ]
-    batch.save()
-    _insert_values(models.Call, trace, call_rows)
-    _insert_values(models.ToolRun, trace, run_rows)
+    (`traces.storage.row_writer`): the ORM's per-object work was most of a long trace's ingest.
+
+    Written `ROWS_AT_ONCE` calls (then tool runs) at a time, each part's new blobs first:
+    holding every row and every blob of a 20,000-call trace at once was the peak of its
+    ingest's memory. The rows, their order and the blobs stored are the same."""
+    saved: set[str] = set()
+    calls = core.calls
+    for start in range(0, len(calls), ROWS_AT_ONCE):
+        batch = BlobBatch(saved)
+        call_rows = [call_values(call, batch) for call in calls[start : start + ROWS_AT_ONCE]]
+        batch.save()
+        _insert_values(models.Call, trace, call_rows)
+    runs = list(enumerate(core.tool_runs, start=1))
+    for start in range(0, len(runs), ROWS_AT_ONCE):
+        batch = BlobBatch(saved)
+        run_rows = [
+            tool_run_values(position, run, batch)
+            for position, run in runs[start : start + ROWS_AT_ONCE]
+        ]
+        batch.save()
+        _insert_values(models.ToolRun, trace, run_rows)
     index_calls(trace, core.calls)
     store_line_errors(trace, core.line_errors)
 

@@ -24,7 +24,10 @@ __all__ = ("FTS_TABLE", "TRACE_KEY_INDEX", "VECTOR_COLUMN", "clear", "index_call
 def index_calls(trace: models.Trace, calls: Iterable[Call]) -> int:
     """Store the searchable text of `calls` (calls with none are left out); the count."""
     rows = ((trace.pk, call.index, text) for call in calls if (text := call_text(call)))
-    return insert_rows(models.SearchEntry, ["trace_id", "call_index", "body"], rows)
+    # Many rows a statement: SQLite's FTS5 trigger index writes a segment per statement.
+    return insert_rows(
+        models.SearchEntry, ["trace_id", "call_index", "body"], rows, rows_per_statement=500
+    )
 
 
 def clear(trace: models.Trace) -> None:
