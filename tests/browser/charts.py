@@ -16,7 +16,7 @@ SCROLL_UNTIL_DRAWN = """(selector) => {
 
 
 def wait_for_charts(
-    page, selector: str = "[data-figure], [data-figure-src]", timeout: float = 30_000
+    page, selector: str = "[data-figure], [data-figure-src]", timeout: float = 60_000
 ) -> None:
     """Scroll each chart matching `selector` into view until every one is drawn; the
     place the reader had is restored after."""
