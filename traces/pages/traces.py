@@ -38,7 +38,7 @@ from traces.pages.presenters import (
     trace_context,
     window_move,
 )
-from traces.pages.whatif import chart_loop, what_if_context
+from traces.pages.whatif import chart_loop, live_what_if_figures, what_if_context
 from traces.pages.window_figures import sign_runs, window_figures
 from traces.selectors.figures import trace_figures
 from traces.selectors.notes import postmortem_of, trace_notes
@@ -279,6 +279,10 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
     tables = _window_tables(trace, diagram)
+    live = {}
+    if trace.state == "live":  # the what-if charts follow the stream too
+        inline = figures_inline(trace.report or {}, diagram.loop)
+        live["what_if_figures"] = live_what_if_figures(trace, diagram.loop, inline=inline)
     return JsonResponse(
         {
             "svg": str(diagram.svg),
@@ -287,6 +291,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
             "loop": diagram.loop,
             **window_figures(diagram, tables),
             "figures": context["figures"],
+            **live,
         }
     )
 
