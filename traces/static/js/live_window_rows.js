@@ -4,7 +4,8 @@
 // grew a table of thousands of rows. At each redraw (live_view.js "loop:redrawn", whose
 // view carries the window) and at each new call row ("loop:call"), rows outside the
 // window are hidden (kept, so a window that moves back shows them at once), and a loop
-// section with no row in the window is hidden with them. Side calls stay as they are.
+// section with no row in the window is hidden with them. Side calls stay as they are,
+// and so does a loop of one call so far: a reload lists it among the side calls.
 (function () {
   "use strict";
   var shown = null;  // {loop, first, last}: the diagram's window, once one is drawn
@@ -28,6 +29,11 @@
       if (loop === null || section.querySelector(".side-calls")) return;
       var body = section.querySelector("table.calls tbody");
       if (!body) return;
+      if (loop !== shown.loop && body.rows.length === 1) {  // a side call, as a reload lists it
+        body.rows[0].hidden = false;
+        section.hidden = false;
+        return;
+      }
       var inWindow = 0;
       Array.prototype.forEach.call(body.rows, function (row) {
         var call = rowCall(row);
@@ -54,7 +60,8 @@
     var row = link && link.closest("tr");
     var section = row && row.closest("section.panel");
     if (!section || section.querySelector(".side-calls")) return;
-    var keep = Number(data.loop) === shown.loop && data.index >= shown.first && data.index <= shown.last;
+    var keep = Number(data.loop) === shown.loop ? data.index >= shown.first && data.index <= shown.last
+      : section.querySelectorAll("table.calls tbody tr").length === 1;  // a side call so far
     row.hidden = !keep;
     if (keep) section.hidden = false;
     else if (sectionLoop(section) !== shown.loop && !section.querySelector("tbody tr:not([hidden])")) section.hidden = true;
