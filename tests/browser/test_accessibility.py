@@ -18,6 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 
+from tests.browser.charts import wait_for_charts
 from tests.browser.test_phone_widths import PASSWORD, PHONE, fixtures
 from tests.conftest import corpus_files
 from tests.core.whatif.traces import sundry_run
@@ -57,8 +58,6 @@ RUN_AXE = """async (serious) => {
     why: [...v.nodes[0].any, ...v.nodes[0].all, ...v.nodes[0].none].map((c) => c.message)[0] || "",
   }));
 }"""
-CHARTS_DRAWN = """() => [...document.querySelectorAll("[data-figure]")]
-  .every((div) => div.querySelector(".main-svg"))"""
 
 
 def violations(page, name: str, url: str) -> list[str]:
@@ -71,7 +70,7 @@ def violations(page, name: str, url: str) -> list[str]:
         answer = page.goto(url)
         if urlsplit(page.url).path != urlsplit(url).path:  # e.g. the login page: not audited
             return [f"{name} ({url}): answered {answer.status if answer else '?'} at {page.url}"]
-    page.wait_for_function(CHARTS_DRAWN)
+    wait_for_charts(page, "[data-figure]")
     page.evaluate(AXE.read_text(encoding="utf-8"))
     page.evaluate(OPEN_ALL)
     found = []

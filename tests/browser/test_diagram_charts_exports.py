@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.charts import wait_for_charts
 from tests.core.builders import log, pair, response, tool_result, tool_use, user
 from traces.core.reading.sample import sample_bytes
 from traces.services.upload import trace_upload
@@ -55,6 +56,7 @@ def test_diagram_renders_and_an_arrow_opens_its_call(page, sample_trace):
 def test_charts_draw_with_data_and_follow_the_theme(page, sample_trace):
     page.goto(f"/traces/{sample_trace.pk}/")
     growth = page.locator("#chart-growth")
+    wait_for_charts(page, "#chart-growth")
     expect(growth.locator(".main-svg").first).to_be_visible()
     traces = page.evaluate("document.getElementById('chart-growth').data.length")
     assert traces >= 4

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.charts import wait_for_charts
 from tests.core.long_session import make_session
 from traces.core.outputs.render.downsample import POINT_BUDGET
 from traces.services.upload import trace_upload
@@ -23,6 +24,7 @@ def test_a_long_loop_fetches_and_draws_every_chart(page):
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto(f"/traces/{trace.pk}/")
     assert page.locator("script#figure-growth").count() == 0  # fetched, not embedded
+    wait_for_charts(page, ", ".join(f"#chart-{key}" for key in CHARTS))
     for key in CHARTS:
         expect(page.locator(f"#chart-{key} .main-svg").first).to_be_visible(timeout=30_000)
     longest = page.evaluate(

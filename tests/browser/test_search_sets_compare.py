@@ -84,8 +84,8 @@ def test_open_a_run_set_page(page):
     expect(page.locator('#outcome-counts [data-outcome="finished"]')).to_have_text("2")
     expect(page.locator('#outcome-counts [data-outcome="halted_on_tool_use"]')).to_have_text("1")
     # Plotly draws one distribution per measure; hovering a point names its run.
-    expect(page.locator("#chart-calls .main-svg").first).to_be_visible()
-    expect(page.locator("#chart-cost .main-svg").first).to_be_visible()
+    expect(page.locator("#chart-calls .main-svg").first).to_be_visible(timeout=60_000)
+    expect(page.locator("#chart-cost .main-svg").first).to_be_visible(timeout=60_000)
     rules = page.locator("#set-rules")
     expect(rules).to_contain_text("dangling-tool-call")
     rules.get_by_role("link", name="serial-independent-calls", exact=True).click()

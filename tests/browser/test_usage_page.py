@@ -32,7 +32,7 @@ def test_usage_chart_themes_and_phone(page, corpus):
         trace_upload(files=[(name, (corpus / name).read_bytes())], name=name)
     page.goto("/usage/?tz=UTC")
     chart = page.locator("#chart-usage")
-    expect(chart.locator(".main-svg").first).to_be_attached()
+    expect(chart.locator(".main-svg").first).to_be_attached(timeout=60_000)
     assert page.evaluate("document.getElementById('chart-usage').data.length") == 4
     _shoot(page, "usage-light")
     page.get_by_role("button", name="Switch light or dark theme").click()
@@ -40,7 +40,7 @@ def test_usage_chart_themes_and_phone(page, corpus):
     _shoot(page, "usage-dark")
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
-    expect(chart.locator(".main-svg").first).to_be_attached()
+    expect(chart.locator(".main-svg").first).to_be_attached(timeout=60_000)
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     _shoot(page, "usage-phone")
     wide = page.evaluate("""() => [...document.querySelectorAll('main *')]

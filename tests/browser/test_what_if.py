@@ -35,7 +35,7 @@ def _growth_saved(page) -> int:
 def test_moving_a_cap_changes_the_saving_and_the_chart(page, sundry_trace):
     page.goto(f"/traces/{sundry_trace.pk}/#what-if")
     panel = page.locator("#what-if")
-    expect(panel.locator("#chart-whatif_growth .main-svg").first).to_be_visible()
+    expect(panel.locator("#chart-whatif_growth .main-svg").first).to_be_visible(timeout=60_000)
     saving = panel.locator('[data-usd-saved="cap-results"]')
     expect(saving).to_have_text("$0.0027")  # the default cap, 800: 100 tokens x 9 requests
     before = _growth_saved(page)
@@ -69,7 +69,7 @@ def test_moving_a_cap_changes_the_saving_and_the_chart(page, sundry_trace):
 def test_the_panel_in_light_and_dark(page, sundry_trace, tmp_path):
     page.goto(f"/traces/{sundry_trace.pk}/?cap:get_order=340#what-if")
     panel = page.locator("#what-if")
-    expect(panel.locator("#chart-whatif_cost .main-svg").first).to_be_visible()
+    expect(panel.locator("#chart-whatif_cost .main-svg").first).to_be_visible(timeout=60_000)
     folder = SHOTS or str(tmp_path)
     page.evaluate("window.scrollTo(0, 0)")
     clip = page.evaluate(

@@ -25,11 +25,12 @@ from traces.core.outputs.export_md import render_markdown
 from traces.core.outputs.postmortem import build_postmortem
 from traces.core.outputs.render import figures as render_figures
 from traces.core.reading.limits import InputRejected
-from traces.pages.accounting_presenter import findings_page
+from traces.pages.accounting_presenter import FINDINGS_PER_PAGE, findings_page
 from traces.pages.diagram_presenter import figures_inline
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
+from traces.pages.postmortem_findings import rule_groups
 from traces.pages.presenters import (
     DiagramView,
     call_context,
@@ -37,7 +38,7 @@ from traces.pages.presenters import (
     trace_context,
     window_move,
 )
-from traces.pages.whatif import chart_loop, what_if_context
+from traces.pages.whatif import chart_loop, live_what_if_figures, what_if_context
 from traces.pages.window_figures import sign_runs, window_figures
 from traces.selectors.figures import trace_figures
 from traces.selectors.notes import postmortem_of, trace_notes
@@ -280,6 +281,10 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
     tables = _window_tables(trace, diagram)
+    live = {}
+    if trace.state == "live":  # the what-if charts follow the stream too
+        inline = figures_inline(trace.report or {}, diagram.loop)
+        live["what_if_figures"] = live_what_if_figures(trace, diagram.loop, inline=inline)
     return JsonResponse(
         {
             "svg": str(diagram.svg),
@@ -288,6 +293,7 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
             "loop": diagram.loop,
             **window_figures(diagram, tables),
             "figures": context["figures"],
+            **live,
         }
     )
 
@@ -358,7 +364,14 @@ def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
     trace = trace_get(trace_id=trace_id)
     pm = build_postmortem(trace.report, trace.name, trace_notes(trace_id=trace.pk))
     notes = notes_context(request, trace, list(pm.notes), "postmortem")
-    return render(request, "traces/postmortem.html", {"trace": trace, "pm": pm} | notes)
+    groups = rule_groups(pm.findings_by_rule, trace.report.get("findings", []), request.GET)
+    context = {
+        "trace": trace,
+        "pm": pm,
+        "rule_groups": groups,
+        "findings_per_page": FINDINGS_PER_PAGE,
+    }
+    return render(request, "traces/postmortem.html", context | notes)
 
 
 @access(Access.READ)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, JsonResponse, QueryDict
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_safe
@@ -172,3 +172,16 @@ def chart_loop(trace: models.Trace, wanted: str | None) -> int | None:
         return number
     default = ((trace.report or {}).get("outcome") or {}).get("loop")
     return default if default in loops else (loops[0] if loops else None)
+
+
+def live_what_if_figures(trace: models.Trace, loop: int | None, *, inline: bool) -> dict[str, Any]:
+    """The what-if panel's two figures with the server's default parameters, for a live
+    page to redraw with every report (diagram.json): before, they followed the stream
+    only at the close. Empty before the first report, and for a loop too long to embed
+    its figures (`inline` false: building the series costs as much as the panel)."""
+    if not inline:
+        return {}
+    context = what_if_context(trace, QueryDict(), loop)
+    if context["what_if"] is None:
+        return {}
+    return {key: figure for key, figure in context["what_if_figures"].items() if figure}

@@ -318,8 +318,16 @@
       followLoop(view);
       fillRuns(view);
     });
-    // The what-if details and charts are the server's to recompute: once at the close, and
-    // for a reader who chose their own parameters, at every report.
+    // While live, the what-if charts follow every report with the server's default
+    // parameters (diagram.json's what_if_figures), as its cells do (fillWhatIf); the
+    // details are the server's to recompute once at the close, and for a reader who
+    // chose their own parameters at every report (whatif.js redraws their charts).
+    if (!finalSeen && !whatIfTouched()) {
+      var whatIfFigures = view.what_if_figures || {};
+      Object.keys(whatIfFigures).forEach(function (key) {
+        document.dispatchEvent(new CustomEvent("loop:figure", { detail: { key: key, figure: whatIfFigures[key] } }));
+      });
+    }
     if (finalSeen || whatIfTouched()) {
       document.dispatchEvent(new CustomEvent("loop:what-if-stale",
         { detail: { final: finalSeen, seq: event.detail.seq } }));
