@@ -7,7 +7,8 @@ the same files' bytes), then the pass that follows (nothing new: the cost of a w
 that is idle), and the "On this machine" page's server time over that home, against the
 bare listing of its folders it does on each request. Then a growing session: one line
 appended, one pass, until the append is stored, as p50/p95 over `--appends` (the viewer
-socket's own hop is `bench/live.py`'s).
+socket's own hop is `bench/live.py`'s; the whole hop, a real daphne and `manage.py
+watch` to a websocket viewer, is `bench/watch_viewer.py`'s).
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/watch.py [--files 2000]
 """

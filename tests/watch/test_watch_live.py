@@ -121,3 +121,26 @@ def test_a_live_session_with_subagents_is_read_again_whole_when_it_ends(tmp_path
         files=[(f.relative_to(project).as_posix(), f.read_bytes()) for f in files], name="w"
     ).trace
     assert row.trace.calls_count == whole.calls_count > followed.calls_count
+
+
+def test_an_append_that_crosses_the_checked_head_keeps_the_live_trace(tmp_path, corpus):
+    """The head digest is taken again when an append carries the offset past
+    HEAD_CHECK_BYTES: the next full pass sees an append, not a rewrite."""
+    from traces.live.watch import HEAD_CHECK_BYTES
+
+    lines = (corpus / "claude_code_jsonl/spotter/tool_heavy.jsonl").read_bytes().splitlines(True)
+    home = tmp_path / "home"
+    session = home / ".claude/projects/-work-spotter/growing.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_bytes(lines[0])
+    assert watch_pass(home=home, env={}).imported == 1
+    first = models.WatchedSession.objects.get().trace_id
+    with open(session, "ab") as handle:
+        handle.write(b"".join(lines[1:20]))  # well past the checked head at once
+    assert session.stat().st_size > HEAD_CHECK_BYTES
+    assert watch_pass(home=home, env={}).appended_lines == 19
+    with open(session, "ab") as handle:
+        handle.write(lines[20])
+    later = watch_pass(home=home, env={})
+    assert (later.replaced, later.appended_lines) == (0, 1)
+    assert models.WatchedSession.objects.get().trace_id == first

@@ -303,8 +303,13 @@ def _append(candidate: Candidate, row: models.WatchedSession, report: PassReport
             report.appended_lines += result.accepted
             report.bytes_read += follower.complete_through - row.offset
             row.lines_sent = result.total
+            # The digest covers the first min(offset, HEAD_CHECK_BYTES) bytes, as
+            # `_appended` reads them: taken again while the last one covered fewer (an
+            # append that crosses HEAD_CHECK_BYTES too, else the next pass takes the
+            # file for rewritten and replaces the live trace under its viewers).
+            covered = row.offset
             row.offset = follower.complete_through
-            if not row.head_sha256 or row.offset <= HEAD_CHECK_BYTES:
+            if not row.head_sha256 or covered < HEAD_CHECK_BYTES:
                 row.head_sha256 = _head_digest(candidate.path, row.offset)
             row.save(update_fields=["lines_sent", "offset", "head_sha256", "updated_at"])
     finally:
