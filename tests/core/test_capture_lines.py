@@ -61,6 +61,47 @@ def test_secret_query_parameters_are_masked():
     assert "beta=true" in safe_url("https://x.example/v1/messages?key=sekrit&beta=true")
 
 
+def test_query_signed_aws_credentials_are_masked():
+    """A presigned / query-signed SigV4 URL carries its credential in the query."""
+    url = safe_url(
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse?"
+        "X-Amz-Security-Token=SESSIONTOKEN&X-Amz-Signature=abcdef0123&"
+        "X-Amz-Credential=AKIAEXAMPLE%2F20260101&X-Amz-Date=20260101T000000Z"
+    )
+    for secret in ("SESSIONTOKEN", "abcdef0123", "AKIAEXAMPLE"):
+        assert secret not in url
+    assert "X-Amz-Date=20260101T000000Z" in url
+
+
+def test_a_stream_cut_inside_a_character_is_kept_as_text_and_still_read():
+    """Only AWS event frames are kept as base64: an SSE stream the client left in the
+    middle of a multi-byte character stays text (redactable, readable)."""
+    start = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+        b'"type":"message","role":"assistant","model":"claude-x","content":[],'
+        b'"usage":{"input_tokens":12,"output_tokens":1}}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"'
+    )
+    exchange = CapturedExchange(
+        "POST",
+        "https://api.anthropic.com/v1/messages",
+        {"X-Api-Key": "sk-ant-secret"},
+        orjson.dumps({"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]}),
+        1.0,
+        status=200,
+        response_headers={"content-type": "text/event-stream"},
+        response_body=start + "日".encode()[:2],
+        streamed=True,
+        interrupted=True,
+        problem="the client disconnected mid-response",
+    )
+    recorded = orjson.loads(exchange.line())["response"]
+    assert "body_base64" not in recorded and "message_start" in recorded["body_raw"]
+    (call,) = analyze_bytes(exchange.line() + b"\n").calls
+    assert call.usage.input_tokens == 12
+
+
 def test_a_recorded_stream_reads_back_as_a_call_without_the_credential():
     stream = (
         b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'

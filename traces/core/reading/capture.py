@@ -23,6 +23,7 @@ import orjson
 from .content_coding import ContentCodingError, decoded
 from .credentials import MASK, mask_headers
 from .http_body import EVENT_STREAM_TYPE, header
+from .secret_rule import secret_name
 
 SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
 
@@ -125,8 +126,15 @@ def safe_url(url: str) -> str:
     if not parts.query:
         return url
     kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    kept = [(k, v if k.lower() not in SECRET_QUERY_KEYS else "[masked]") for k, v in kept]
+    kept = [(k, "[masked]" if _secret_query_key(k) else v) for k, v in kept]
     return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
+def _secret_query_key(name: str) -> bool:
+    """A query parameter whose value is a credential: the vendors' key names, and any name
+    the secret rule calls secret (SigV4's `X-Amz-Security-Token`, `X-Amz-Signature`,
+    `X-Amz-Credential` of a query-signed request)."""
+    return name.lower() in SECRET_QUERY_KEYS or secret_name(name)
 
 
 def forward_headers(headers: dict[str, str], *, drop: frozenset[str]) -> dict[str, str]:
@@ -234,9 +242,10 @@ class CapturedExchange:
                 response["body"] = None
                 response["body_not_decoded"] = problem
                 return response
-        binary = is_aws_event_stream(header(self.response_headers, "content-type"))
-        if binary or (self.truncated_at is None and not _is_utf8(body)):
-            # Binary (AWS event frames): every byte kept, for the reader to decode.
+        if is_aws_event_stream(header(self.response_headers, "content-type")):
+            # AWS event frames: every byte kept (their CRCs cover them), for the reader to
+            # decode. Only these: any other body that is not UTF-8 (a stream cut inside a
+            # character) is text with a replacement character, readable and redactable.
             response["body"] = None
             response["body_base64"] = base64.b64encode(body).decode("ascii")
             return response
@@ -268,14 +277,6 @@ def _without_signing(headers: dict[str, Any]) -> dict[str, Any]:
     """Headers with the rest of a SigV4 signature's material masked too (`Authorization`
     and `X-Amz-Security-Token` are credentials already): its date."""
     return {k: MASK if k.lower() in SIGNING_HEADERS else v for k, v in headers.items()}
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _json_or_text(data: bytes) -> Any:
