@@ -190,7 +190,23 @@ def test_a_name_too_long_to_keep_and_names_past_the_limit_are_asked_not_kept(tmp
     assert again.knows("junk-0") and not again.knows(f"junk-{price_memo.MAX_NAMES}")
 
 
-@pytest.mark.parametrize("entry", [{"a": 1}, "text", [1], ["id", [[None, [1, 2]]]], 7])
+GOOD_PRICE = [3.0, 15.0, 3.75, 0.3, None, []]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"a": 1},
+        "text",
+        [1],
+        ["id", [[None, [1, 2]]]],
+        7,
+        ["id", []],  # no price at all: nothing to pick on any day
+        ["id", [["abc", GOOD_PRICE]]],  # a start that is not a day number
+        ["id", [[True, GOOD_PRICE]]],
+        ["id", [[None, [3.0, 15.0, 3.75, 0.3, None, [["many", GOOD_PRICE]]]]]],
+    ],
+)
 def test_a_damaged_entry_is_forgotten_and_asked_again(tmp_path, entry):
     identity = library_identity()
     memo = PriceMemo(str(tmp_path), identity)
@@ -204,3 +220,41 @@ def test_a_damaged_entry_is_forgotten_and_asked_again(tmp_path, entry):
     with pytest.raises(LookupError):
         again.answer("model")
     assert not again.knows("model")
+
+
+@pytest.mark.parametrize("described", [{"a": 1, "b": 2}, [1, 2], ["only one"], "ab"])
+def test_a_damaged_description_makes_the_whole_memo_ignored(tmp_path, described):
+    identity = library_identity()
+    memo = PriceMemo(str(tmp_path), identity)
+    memo.remember("model", None)
+    saved_path = tmp_path / file_name(identity)
+    saved = orjson.loads(saved_path.read_bytes())
+    saved["described"] = described
+    saved_path.write_bytes(orjson.dumps(saved))
+    again = PriceMemo(str(tmp_path), identity)
+    assert again.described() is None and not again.knows("model")
+
+
+def test_a_memo_file_too_large_to_be_ours_is_ignored(tmp_path):
+    identity = library_identity()
+    memo = PriceMemo(str(tmp_path), identity)
+    memo.remember("model", None)
+    saved_path = tmp_path / file_name(identity)
+    saved = orjson.loads(saved_path.read_bytes())
+    saved["padding"] = "x" * price_memo.MAX_FILE_BYTES
+    saved_path.write_bytes(orjson.dumps(saved))
+    assert not PriceMemo(str(tmp_path), identity).knows("model")
+
+
+def test_writing_never_follows_a_planted_file_of_a_guessable_name(tmp_path):
+    """The memo is written under a fresh O_EXCL name, then renamed over: a symlink planted
+    where the old `<memo>.<pid>.tmp` name would be is left alone, its target untouched."""
+    identity = library_identity()
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep me")
+    memo_path = tmp_path / file_name(identity)
+    os.symlink(victim, f"{memo_path}.{os.getpid()}.tmp")
+    PriceMemo(str(tmp_path), identity).remember("model", None)
+    assert victim.read_bytes() == b"keep me"
+    assert PriceMemo(str(tmp_path), identity).knows("model")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".price-memo-")]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ FORMAT = 1
 """Bumped when what is kept (or how a name is asked) changes: older files are ignored."""
 MAX_NAMES = 200
 """Model names kept at most: names come from trace text, and a server asks many."""
+MAX_FILE_BYTES = 1 << 20
+"""A memo file larger than this (200 names take some 100 KB) is not ours: ignored."""
 MAX_KEY = 256
 """A longer name (trace text can name a model with anything) is asked, never kept."""
 
@@ -58,7 +61,19 @@ class Schedule:
 
     @classmethod
     def from_json(cls, raw: list[Any]) -> Schedule:
-        return cls(tuple((start, _price_from_json(price)) for start, price in raw))
+        """A schedule as `as_json` wrote it; ValueError for any other shape (a damaged or
+        planted file must fall back to the library, never fail a report)."""
+        if not isinstance(raw, list) or not raw:
+            raise ValueError("a schedule has at least one entry")
+        return cls(tuple((_start(start), _price_from_json(price)) for start, price in raw))
+
+
+def _start(raw: Any) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ValueError("a start day is a whole number")
+    return raw
 
 
 Known = tuple[str, Schedule] | None
@@ -79,8 +94,15 @@ def _price_from_json(raw: list[Any]) -> Price:
         float(write),
         float(read),
         None if write_1h is None else float(write_1h),
-        tuple((int(start), _price_from_json(tier)) for start, tier in tiers),
+        tuple((_tier_start(start), _price_from_json(tier)) for start, tier in tiers),
     )
+
+
+def _tier_start(raw: Any) -> int:
+    start = _start(raw)
+    if start is None:
+        raise ValueError("a tier starts at a token count")
+    return start
 
 
 def folder() -> str | None:
@@ -132,11 +154,19 @@ class PriceMemo:
         assert self._path is not None
         try:
             with open(self._path, "rb") as file:
-                raw = orjson.loads(file.read())
+                data = file.read(MAX_FILE_BYTES + 1)
+            if len(data) > MAX_FILE_BYTES:
+                return
+            raw = orjson.loads(data)
             if raw.get("format") != FORMAT or raw.get("library") != self._identity:
                 return
             names, described = raw["names"], raw["described"]
-            if isinstance(names, dict) and (described is None or len(described) == 2):
+            text_pair = (
+                isinstance(described, list)
+                and len(described) == 2
+                and all(isinstance(part, str) for part in described)
+            )
+            if isinstance(names, dict) and (described is None or text_pair):
                 self._names, self._described = names, described
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return
@@ -180,15 +210,20 @@ class PriceMemo:
             "names": self._names,
             "described": self._described,
         }
-        partial = f"{self._path}.{os.getpid()}.tmp"
+        where = os.path.dirname(self._path)
+        partial = None
         try:
-            os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            with open(partial, "wb") as file:
+            os.makedirs(where, mode=0o700, exist_ok=True)
+            # A fresh name made with O_EXCL, mode 0600: a planted file or symlink of a
+            # predictable name in a shared folder is never written through.
+            handle, partial = tempfile.mkstemp(dir=where, prefix=".price-memo-", suffix=".tmp")
+            with os.fdopen(handle, "wb") as file:
                 file.write(orjson.dumps(payload))
             os.replace(partial, self._path)
         except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(partial)
+            if partial is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(partial)
 
 
 _memo: PriceMemo | None = None
