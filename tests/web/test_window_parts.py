@@ -93,3 +93,24 @@ def test_parts_of_an_older_report_are_not_read(client, long_trace):
         assert moves(client, url) == before  # and from the cached report while it is kept
     finally:
         trace.report_parts.update(report_version=trace.report_version)
+
+
+def test_a_long_live_session_gets_its_parts_when_it_closes(client):
+    """A session followed live (proxy, watch, tail) is closed with the parts an upload of
+    the same lines gets, so its window moves read parts too."""
+    from traces.live.writes import append_lines, close_live_trace, create_live_trace
+
+    lines = make_session(PART_CALLS * 6).splitlines()
+    trace = create_live_trace(name="long live session")
+    append_lines(trace_id=trace.pk, offset=0, lines=lines)
+    close_live_trace(trace_id=trace.pk)
+    trace.refresh_from_db()
+    numbers = set(trace.report_parts.values_list("number", flat=True))
+    assert numbers == set(range(0, 7))
+    assert set(trace.report_parts.values_list("report_version", flat=True)) == {
+        trace.report_version
+    }
+    report_cache.clear()
+    reply = client.get(f"/traces/{trace.pk}/diagram.json?start=1&window=30&parts=window")
+    assert reply.status_code == 200
+    assert len(report_cache.store(report_cache.DecodedReports)) == 0  # drawn from parts

@@ -67,6 +67,7 @@ from traces.live.worker import request_refresh, request_refresh_of_new
 from traces.services.ingest import redacts
 from traces.services.prices import price_table_for
 from traces.storage import originals
+from traces.storage.report_parts import store_report_parts
 from traces.storage.rows import store_rule_counts, summary_fields
 from traces.storage.usage import store_usage_rows
 from traces.stores import store
@@ -333,6 +334,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
     trace.save()
     store_rule_counts(trace, report)
     store_usage_rows(trace, report)
+    store_report_parts(trace, report)  # a long closed session's diagram moves read parts
 
 
 def live_status(*, trace_id: Any) -> dict[str, Any]:
