@@ -16,6 +16,7 @@ Registered when the app is ready (traces.apps), as django-debug-toolbar register
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -84,6 +85,22 @@ def check_queue(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             f"INSPECTOR_QUEUE={mode!r} is none of {', '.join(QUEUE_MODES)}.",
             hint="Unset it for the default (embedded, or redis with REDIS_URL).",
             id="traces.E004",
+        )
+    ]
+
+
+@register(TAG)
+def check_upstream_ca_bundle(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A CA bundle the proxy cannot read would fail every proxied call's TLS set-up; said
+    once at start, naming the file, instead of on each call."""
+    bundle = str(getattr(settings, "INSPECTOR_UPSTREAM_CA_BUNDLE", "") or "")
+    if not bundle or (os.access(bundle, os.R_OK) and os.path.isfile(bundle)):
+        return []
+    return [
+        Error(
+            f"INSPECTOR_UPSTREAM_CA_BUNDLE={bundle!r} is not a readable file.",
+            hint="Name a PEM file of the certificates to trust for the upstreams, or unset it.",
+            id="traces.E005",
         )
     ]
 

@@ -101,6 +101,19 @@ def test_e004_an_unknown_queue_mode(settings):
     assert ours() == ["traces.E004"]
 
 
+def test_e005_an_upstream_ca_bundle_that_is_no_readable_file(settings, tmp_path):
+    settings.INSPECTOR_UPSTREAM_CA_BUNDLE = str(tmp_path / "missing.pem")
+    [problem] = checks.check_upstream_ca_bundle()
+    assert problem.id == "traces.E005" and "missing.pem" in problem.msg
+    assert ours() == ["traces.E005"]
+    settings.INSPECTOR_UPSTREAM_CA_BUNDLE = str(tmp_path)  # a folder is no bundle either
+    assert ids(checks.check_upstream_ca_bundle()) == ["traces.E005"]
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    settings.INSPECTOR_UPSTREAM_CA_BUNDLE = str(bundle)
+    assert checks.check_upstream_ca_bundle() == []
+
+
 @pytest.mark.parametrize("mode", checks.QUEUE_MODES)
 def test_every_queue_mode_passes(settings, mode):
     settings.INSPECTOR_QUEUE = mode
