@@ -9,7 +9,8 @@
 // loaded before the page's first idle moment after its load event; then a chart is
 // drawn only once it comes near the viewport (IntersectionObserver), Plotly being
 // loaded (data-plotly on this script's tag) for the first one, one chart per task so
-// the page stays responsive between them. Printing draws them all.
+// the page stays responsive between them. Printing asks for every chart that is not drawn yet; a
+// print made before they arrive shows those left as their headings (print again).
 (function () {
   "use strict";
   var script = document.getElementById("charts-script");
