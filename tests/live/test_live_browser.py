@@ -103,9 +103,10 @@ def watch(browser, env, log_path, port) -> None:
         # (charts.js draws a chart when it comes near the viewport).
         page.locator("#chart-growth").scroll_into_view_if_needed()
         page.wait_for_function(
-            "document.getElementById('chart-growth').data && "
-            "document.getElementById('chart-growth').data[0].x.length === 2",
+            "() => { const chart = document.getElementById('chart-growth');"
+            " return !!chart.data && chart.data[0].x.length === 2; }",
             timeout=60_000,
+            polling=200,
         )
         first.focus()
 

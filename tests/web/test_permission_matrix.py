@@ -302,10 +302,12 @@ def test_proxy_fast_path_matrix(settings):
     settings.INSPECTOR_UPSTREAM_OPENAI = ""
     settings.INSPECTOR_UPSTREAM_GEMINI = ""
     settings.INSPECTOR_UPSTREAM_OPENROUTER = ""
+    settings.INSPECTOR_UPSTREAM_BEDROCK = ""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     world = build_world()
     routes = [fill(route, world) for route in proxy_routes()]
-    assert len(routes) == 8  # anthropic, openai, gemini, openrouter; with and without a session
+    # anthropic, openai, gemini, openrouter, bedrock; with and without a session
+    assert len(routes) == 10
     cookies = {
         who: client.cookies["sessionid"].value
         for who, client in world.clients.items()

@@ -5,7 +5,8 @@
 // view carries the window) and at each new call row ("loop:call"), rows outside the
 // window are hidden (kept, so a window that moves back shows them at once), and a loop
 // section with no row in the window is hidden with them. Side calls stay as they are,
-// and so does a loop of one call so far: a reload lists it among the side calls.
+// and so does a loop of one call so far: a reload lists it among the side calls; and
+// so does the row the reader has focused.
 (function () {
   "use strict";
   var shown = null;  // {loop, first, last}: the diagram's window, once one is drawn
@@ -19,6 +20,12 @@
   function sectionLoop(section) {
     var title = section.querySelector("h2[id^='loop-']");
     return title ? Number(title.id.slice(5)) : null;
+  }
+
+  // The row holding the reader's focus is never hidden: hiding it would drop the focus
+  // (to the page's body) under a reader who is tabbing through the calls.
+  function focused(row) {
+    return row.contains(document.activeElement);
   }
 
   function apply() {
@@ -38,6 +45,7 @@
       Array.prototype.forEach.call(body.rows, function (row) {
         var call = rowCall(row);
         var keep = loop === shown.loop && call !== null && call >= shown.first && call <= shown.last;
+        keep = keep || focused(row);
         row.hidden = !keep;
         if (keep) inWindow += 1;
       });
@@ -62,6 +70,7 @@
     if (!section || section.querySelector(".side-calls")) return;
     var keep = Number(data.loop) === shown.loop ? data.index >= shown.first && data.index <= shown.last
       : section.querySelectorAll("table.calls tbody tr").length === 1;  // a side call so far
+    keep = keep || focused(row);
     row.hidden = !keep;
     if (keep) section.hidden = false;
     else if (sectionLoop(section) !== shown.loop && !section.querySelector("tbody tr:not([hidden])")) section.hidden = true;
