@@ -179,7 +179,7 @@ def check_content_search(
     past a few thousand calls. Asked only when given the database, as W002 is."""
     from django.db import DatabaseError, connection
 
-    from traces.row_models import SEARCH_FTS_TABLE, SearchEntry
+    from traces.models.rows import SEARCH_FTS_TABLE, SearchEntry
 
     if not databases or "default" not in databases or connection.vendor != "sqlite":
         return []

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from traces import models
 from traces.core.model import Call
 from traces.core.outputs.content_search import call_text
-from traces.row_models import SEARCH_FTS_TABLE as FTS_TABLE
-from traces.row_models import SEARCH_TRACE_KEY_INDEX as TRACE_KEY_INDEX
-from traces.row_models import SEARCH_VECTOR_COLUMN as VECTOR_COLUMN
+from traces.models.rows import SEARCH_FTS_TABLE as FTS_TABLE
+from traces.models.rows import SEARCH_TRACE_KEY_INDEX as TRACE_KEY_INDEX
+from traces.models.rows import SEARCH_VECTOR_COLUMN as VECTOR_COLUMN
 from traces.storage.row_writer import insert_rows
 
 __all__ = ("FTS_TABLE", "TRACE_KEY_INDEX", "VECTOR_COLUMN", "clear", "index_calls")

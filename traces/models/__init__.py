@@ -1,7 +1,7 @@
 """Storage only: traces, where their original bytes are, content-addressed blobs, live state.
 
-The derived rows (calls, tool runs, findings) live in `traces.row_models` and the accounts
-in `traces.account_models`; both are re-exported here, so `models.Call` reads as one module.
+The derived rows (calls, tool runs, findings) live in `traces.models.rows` and the accounts
+in `traces.models.accounts`; both are re-exported here, so `models.Call` reads as one module.
 """
 
 from __future__ import annotations
@@ -13,57 +13,57 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F
 
-from traces.account_models import (  # the accounts half of the storage, split off for size
-    DEFAULT_PROJECT_SLUG as DEFAULT_PROJECT_SLUG,
-)
-from traces.account_models import (
-    ApiToken as ApiToken,
-)
-from traces.account_models import (
-    AuditEvent as AuditEvent,
-)
-from traces.account_models import (
-    Membership as Membership,
-)
-from traces.account_models import (
-    ModelPrice as ModelPrice,
-)
-from traces.account_models import (
-    Project as Project,
-)
-from traces.account_models import (
-    ShareLink as ShareLink,
-)
-from traces.account_models import (
-    default_project_id as default_project_id,
-)
 from traces.core.outputs.summary import OUTCOME_LABELS
 from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField, PackedJSONField
-from traces.row_models import (
+from traces.models.accounts import (  # the accounts half of the storage, split off for size
+    DEFAULT_PROJECT_SLUG as DEFAULT_PROJECT_SLUG,
+)
+from traces.models.accounts import (
+    ApiToken as ApiToken,
+)
+from traces.models.accounts import (
+    AuditEvent as AuditEvent,
+)
+from traces.models.accounts import (
+    Membership as Membership,
+)
+from traces.models.accounts import (
+    ModelPrice as ModelPrice,
+)
+from traces.models.accounts import (
+    Project as Project,
+)
+from traces.models.accounts import (
+    ShareLink as ShareLink,
+)
+from traces.models.accounts import (
+    default_project_id as default_project_id,
+)
+from traces.models.rows import (
     Call as Call,
 )
-from traces.row_models import (
+from traces.models.rows import (
     LineError as LineError,
 )
-from traces.row_models import (
+from traces.models.rows import (
     SearchEntry as SearchEntry,
 )
-from traces.row_models import (
+from traces.models.rows import (
     ToolRun as ToolRun,
 )
-from traces.row_models import (
+from traces.models.rows import (
     TraceRule as TraceRule,
 )
-from traces.row_models import (
+from traces.models.rows import (
     UsageFinding as UsageFinding,
 )
-from traces.row_models import (
+from traces.models.rows import (
     UsageSaving as UsageSaving,
 )
-from traces.row_models import (
+from traces.models.rows import (
     UsageSlot as UsageSlot,
 )
-from traces.row_models import seconds_between
+from traces.models.rows import seconds_between
 
 
 class Blob(models.Model):
