@@ -14,7 +14,7 @@ from django.test import Client
 from traces import live, models
 from traces.capture import otlp_queue
 from traces.core.reading import otlp
-from traces.row_models import Call, ToolRun
+from traces.models.rows import Call, ToolRun
 from traces.selectors.traces import trace_source_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)

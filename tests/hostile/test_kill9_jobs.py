@@ -23,7 +23,7 @@ from django.test import override_settings
 from tests.hostile.deployment import STALE_SECONDS, Deployment, shared_database_url, wait_for
 from tests.live.events import agent_lines, ndjson
 from traces import models
-from traces.row_models import Call
+from traces.models.rows import Call
 from traces.services import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -19,7 +19,7 @@ import pytest
 
 from tests.hostile.deployment import STALE_SECONDS, Deployment, wait_for
 from traces import models
-from traces.row_models import Call
+from traces.models.rows import Call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
