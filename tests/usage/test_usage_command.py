@@ -9,6 +9,7 @@ from collections import defaultdict
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import IntegrityError, transaction
 
 from traces import models
 from traces.services.upload import trace_upload
@@ -105,6 +106,21 @@ def test_findings_and_savings_add_up_over_sessions(stored, capsys):
     assert per_trace, "a cap saving is among these sessions' top savings"
     for instruction, usd in per_trace.items():  # each trace's top cap saving is in the sum
         assert levers[instruction]["usd_saved"] >= usd - 1e-9
+    traces_per_lever: dict[str, set] = defaultdict(set)
+    for row in models.UsageSaving.objects.all():
+        traces_per_lever[row.lever].add(row.trace_id)
+    assert {s["lever"]: s["sessions"] for s in summary["savings"]} == {
+        lever: len(ids) for lever, ids in traces_per_lever.items()
+    }
+
+
+def test_a_trace_has_one_saving_per_lever(stored):
+    """The summary counts a lever's sessions as its rows: the table refuses a second one."""
+    saving = models.UsageSaving.objects.first()
+    assert saving is not None
+    saving.pk = None
+    with pytest.raises(IntegrityError), transaction.atomic():
+        saving.save()
 
 
 def test_filters_and_window(stored, capsys):

@@ -212,7 +212,14 @@ class UsageFinding(models.Model):
 
     class Meta:
         ordering = ["trace", "hour", "rule"]
-        indexes = [models.Index(fields=["hour", "trace"], name="usage_finding_hour_idx")]
+        indexes = [
+            models.Index(fields=["hour", "trace"], name="usage_finding_hour_idx"),
+            # Covers the usage summary's sum per rule: SQLite reads it in rule order
+            # instead of sorting every row (traces.selectors.usage).
+            models.Index(
+                fields=["rule", "trace", "count", "cost_usd"], name="usage_finding_rule_idx"
+            ),
+        ]
 
 
 class UsageSaving(models.Model):
@@ -229,4 +236,16 @@ class UsageSaving(models.Model):
 
     class Meta:
         ordering = ["trace", "lever"]
-        indexes = [models.Index(fields=["hour", "trace"], name="usage_saving_hour_idx")]
+        indexes = [
+            models.Index(fields=["hour", "trace"], name="usage_saving_hour_idx"),
+            # Covers the summary's sum per lever, read in lever order instead of sorted.
+            models.Index(
+                fields=["lever", "scenario", "trace", "usd_saved", "tokens_saved"],
+                name="usage_saving_lever_idx",
+            ),
+        ]
+        constraints = [
+            # One saving per lever and trace (the what-if names each fix once), so the
+            # summary counts a lever's sessions as its rows, without a DISTINCT sort.
+            models.UniqueConstraint(fields=["trace", "lever"], name="usage_saving_once"),
+        ]
