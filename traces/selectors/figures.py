@@ -10,6 +10,7 @@ from __future__ import annotations
 from traces import models
 from traces.core.analysis.rules.registry import rules
 from traces.core.outputs.page_figures import PageFigures, TraceCounts, page_figures
+from traces.core.outputs.page_summary import PageSummary
 
 
 def trace_counts(trace: models.Trace) -> TraceCounts:
@@ -27,12 +28,15 @@ def trace_counts(trace: models.Trace) -> TraceCounts:
     }
 
 
-def trace_figures(trace: models.Trace) -> PageFigures:
+def trace_figures(trace: models.Trace, summary: PageSummary | None = None) -> PageFigures:
     """The figures of the trace as stored now (a live trace's report may cover fewer lines
-    than its row: both are shown as they are, as a reload would)."""
+    than its row: both are shown as they are, as a reload would); given its page
+    `summary`, the report is not read (the figures' findings order is then empty: the
+    page never prints it)."""
     return page_figures(
-        trace.report or {},
+        summary["report"] if summary is not None else (trace.report or {}),
         trace_counts(trace),
         running=trace.state == models.Trace.State.LIVE,
         rule_count=len(rules()),
+        digest=summary["digest"] if summary is not None else None,
     )
