@@ -123,7 +123,7 @@ def summary_report(trace: models.Trace) -> PageReport | None:
     if summary is None or head is None:
         return None
     page = PageReport(
-        report=summary["report"],
+        report={**summary["report"], "loops": head["loops"]},
         accounting=summary["accounting"],
         findings=summary["findings_head"],
         other_traffic=summary["other_traffic"],

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Count, Min, Q
 
 from traces import models
 from traces.core.analysis.rules.registry import rules
@@ -71,11 +71,7 @@ def trace_context(
         "appended_message_digests",
         "response_message_digest",
     )
-    loop_sizes: dict[int, int] = defaultdict(int)
-    loop_models: dict[int, str] = {}
-    for call_loop, model in trace.calls.values_list("loop", "model"):
-        loop_sizes[call_loop] += 1
-        loop_models.setdefault(call_loop, model)
+    loop_sizes, loop_models = _loop_sizes_and_models(trace)
     side_loops = {number for number, size in loop_sizes.items() if size == 1}
     if loop is not None and window is not None:
         shown = rows.filter(loop=loop, index__gte=window[0], index__lte=window[1])
@@ -177,6 +173,34 @@ def trace_context(
         or trace.input_tokens + trace.cache_read_tokens + trace.cache_write_tokens,
     }
 
+
+def _loop_sizes_and_models(trace: models.Trace) -> tuple[dict[int, int], dict[int, str]]:
+    """Each loop's size and, for a loop of more than one call, its first call's model:
+    counted by the database (reading 20,000 rows to count them took longer than the
+    rest of the page)."""
+    sizes: dict[int, int] = defaultdict(int)  # a loop the page makes up has none
+    firsts: dict[int, int] = {}
+    grouped = (
+        trace.calls.order_by()
+        .values("loop")
+        .annotate(size=Count("id"), first=Min("index"))
+        .values_list("loop", "size", "first")
+    )
+    for loop, size, first in grouped:
+        sizes[loop] = size
+        if size > 1:
+            firsts[first] = loop
+    found: dict[int, str] = {}
+    wanted = sorted(firsts)
+    for at in range(0, len(wanted), MODELS_PER_QUERY):
+        chunk = wanted[at : at + MODELS_PER_QUERY]
+        for index, model in trace.calls.filter(index__in=chunk).values_list("index", "model"):
+            found[firsts[index]] = model
+    return sizes, found
+
+
+MODELS_PER_QUERY = 500
+"""First calls whose model one query reads (under SQLite's parameter limit)."""
 
 OTHER_TRAFFIC_SHOWN = page_summary.OTHER_TRAFFIC_SHOWN
 """Non-model HTTP interactions listed on the trace page (the report keeps them all)."""

@@ -215,8 +215,8 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         "can_compare": who.allows(Access.READ, trace.project_id),
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
-    summary = page.summary if page else None
-    figures = {"page_figures": trace_figures(trace, summary)} | window_figures(view, tables)
+    small = (page.report, page.digest) if page else ()
+    figures = {"page_figures": trace_figures(trace, *small)} | window_figures(view, tables)
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
     facts = tables["page_report"].accounting
     context |= findings_page(

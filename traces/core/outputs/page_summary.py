@@ -30,8 +30,9 @@ from .render.sequence.overview import OverviewMarks, overview_marks
 
 SUMMARY_VERSION = 1
 """Bumped when the summary's shape changes: a summary of another version is not read."""
-HEAVY_KEYS = ("calls", "tool_runs", "findings", "other_traffic")
-"""The report's keys that grow with its calls: never copied into a summary."""
+HEAVY_KEYS = ("calls", "tool_runs", "findings", "other_traffic", "parallel_batches", "loops")
+"""The report's keys that grow with its calls: never copied into a summary (the loops
+are the window head's, which the page reads too; the page lists no parallel batch)."""
 FINDINGS_PER_PAGE = 50
 """Findings listed on one page of the trace page (the summary keeps the first page)."""
 OTHER_TRAFFIC_SHOWN = 500
@@ -127,7 +128,7 @@ def default_what_if(report: Mapping[str, Any]) -> WhatIfPanel | None:
     what_if = build_what_if(report, chosen, basis=basis)
     cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
     return {
-        "what_if": what_if,
+        "what_if": without_scenario_calls(what_if),
         "params": chosen.as_dict(),
         "tools": [
             {
@@ -140,6 +141,20 @@ def default_what_if(report: Mapping[str, Any]) -> WhatIfPanel | None:
         ],
         "threshold": basis.oversized_threshold,
     }
+
+
+def without_scenario_calls(what_if: Any) -> Any:
+    """A what-if result without its scenarios' per-call figures (the charts' series, which
+    the page fetches from what-if.json and never prints)."""
+    if not isinstance(what_if, Mapping) or not isinstance(what_if.get("scenarios"), list):
+        return what_if
+    scenarios = [
+        {key: value for key, value in scenario.items() if key != "calls"}
+        if isinstance(scenario, Mapping)
+        else scenario
+        for scenario in what_if["scenarios"]
+    ]
+    return {**what_if, "scenarios": scenarios}
 
 
 def side_call_facts(report: Mapping[str, Any]) -> dict[str, CallFacts]:
@@ -181,7 +196,11 @@ def page_summary(report: Mapping[str, Any]) -> PageSummary:
     runs = report.get("tool_runs")
     return {
         "version": SUMMARY_VERSION,
-        "report": {key: value for key, value in report.items() if key not in HEAVY_KEYS},
+        "report": {
+            key: without_scenario_calls(value) if key == "what_if" else value
+            for key, value in report.items()
+            if key not in HEAVY_KEYS
+        },
         "call_count": len(report.get("calls") or ()),
         "digest": report_digest(report, keys=False),
         "accounting": facts,
