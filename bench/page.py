@@ -20,7 +20,10 @@ server time cold and warm, and the figures it fetches (figures.json, what-if.jso
 their size and their longest series, against the rules page; then the stored report's
 bytes (packed column and window parts) against the original file and the report's JSON
 (what the column held before 0029_report), and a window move's CPU time drawn from the
-parts against the same moves drawn from the whole report (issue 24); --session builds Claude
+parts against the same moves drawn from the whole report (issue 24), and the trace page
+cold and warm drawn from its page summary and parts against the same page drawn from the
+whole report (its summary removed: the page as it was before 0031_summary), each as a
+ratio to the rules page (issues 25/24: < 150 ms warm, < 400 ms cold); --session builds Claude
 Code sessions reporting their usage (tests/core/long_session.py, bench/floor.py's).
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/page.py --sizes 100,10000,20000
