@@ -20,7 +20,10 @@ server time cold and warm, and the figures it fetches (figures.json, what-if.jso
 their size and their longest series, against the rules page; then the stored report's
 bytes (packed column and window parts) against the original file and the report's JSON
 (what the column held before 0029_report), and a window move's CPU time drawn from the
-parts against the same moves drawn from the whole report (issue 24); --session builds Claude
+parts against the same moves drawn from the whole report (issue 24), and the trace page
+cold and warm drawn from its page summary and parts against the same page drawn from the
+whole report (its summary removed: the page as it was before 0031_summary), each as a
+ratio to the rules page (issues 25/24: < 150 ms warm, < 400 ms cold); --session builds Claude
 Code sessions reporting their usage (tests/core/long_session.py, bench/floor.py's).
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/page.py --sizes 100,10000,20000
@@ -35,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -205,6 +209,7 @@ def sizes_main(sizes: list[int], repeat: int, session: bool) -> None:
         )
         storage: list[tuple[int, ...]] = []
         moves: list[tuple[int, ...]] = []
+        summaries: list[tuple[Any, ...]] = []
         for calls in sizes:
             data = make_session(calls) if session else transcript(calls)
             name = "bench.jsonl" if session else "bench.json"
@@ -231,6 +236,7 @@ def sizes_main(sizes: list[int], repeat: int, session: bool) -> None:
                 f"{fetched / 1024:6.0f} KB {_longest_series(figures):11,d} pts"
             )
             storage.append((calls, len(data), *_stored_sizes(trace)))
+            summaries.append((calls, *_summary_pages(client, trace, path, repeat)))
             moves.append((calls, *_window_moves(client, trace, path, calls, repeat)))
     print("targets: HTML at most 500 KB at 20,000 calls; every series at most 2,000 points")
     print("\nstored report (issue 25: at most x1 the original); 'JSON' is what the report")
@@ -244,6 +250,19 @@ def sizes_main(sizes: list[int], repeat: int, session: bool) -> None:
             f"{packed / 1e6:7.2f} MB {parts / 1e6:7.2f} MB {stored / original:15.2f}x "
             f"{stored / json_size:11.3f}x"
         )
+    print("\ntrace page (issues 25/24: < 150 ms warm, < 400 ms cold at 20,000 calls), server")
+    print("time wall / CPU, from the page summary and window parts, then from the whole")
+    print("report (the summary removed, as before it existed); x rules: CPU over the rules")
+    print(f"page's ({base[1] * 1000:.1f} ms CPU warm, this run)")
+    print(f"{'calls':>7s} {'source':>8s} {'cold wall':>10s} {'cold CPU':>9s} {'warm wall':>10s} "
+          f"{'warm CPU':>9s} {'cold x rules':>13s} {'warm x rules':>13s}")  # fmt: skip
+    for calls, *rows in summaries:
+        for source, cold, warm in rows:
+            print(
+                f"{calls:7,d} {source:>8s} {cold[0] * 1000:7.0f} ms {cold[1] * 1000:6.0f} ms "
+                f"{warm[0] * 1000:7.0f} ms {warm[1] * 1000:6.0f} ms "
+                f"{cold[1] / max(base[1], 1e-6):12.1f}x {warm[1] / max(base[1], 1e-6):12.1f}x"
+            )
     print("\nwindow move, diagram.json?parts=window (issue 24: < 150 ms at 20,000 calls), CPU;")
     print("baseline: the same moves drawn from the whole report (its parts removed), as before")
     print(f"{'calls':>7s} {'parts cold':>11s} {'parts warm':>11s} {'report cold':>12s} "
@@ -272,6 +291,26 @@ def _stored_sizes(trace) -> tuple[int, int, int]:
         )
         parts = int(cursor.fetchone()[0])
     return fields.unpacked_size(packed), len(packed), parts
+
+
+def _summary_pages(client, trace, path: str, repeat: int) -> tuple[tuple[Any, ...], ...]:
+    """The trace page (cold: the report cache cleared; warm: later visits), from the page
+    summary and then from the whole report (its summary removed for the measure)."""
+    from traces import models
+    from traces.storage.report_cache import clear
+
+    def measure(source: str) -> tuple[Any, ...]:
+        clear()
+        cold = median_time(lambda: client.get(path), 1)
+        warm = median_time(lambda: client.get(path), repeat)
+        return source, cold, warm
+
+    from_summary = measure("summary")
+    kept = list(models.PageSummary.objects.filter(trace=trace))
+    models.PageSummary.objects.filter(trace=trace).delete()
+    from_report = measure("report")
+    models.PageSummary.objects.bulk_create(kept)
+    return from_summary, from_report
 
 
 def _window_moves(client, trace, path: str, calls: int, repeat: int) -> tuple[float, ...]:

@@ -304,6 +304,17 @@ class ReportPart(models.Model):
         ]
 
 
+class PageSummary(models.Model):
+    """What the trace page reads of its trace's report besides the diagram window
+    (traces.core.outputs.page_summary), written with the report's parts so the page of a
+    long trace reads a few kilobytes and its window's parts, not the whole report.
+    `report_version` says which report it was made from: another version is never read."""
+
+    trace = models.OneToOneField(Trace, on_delete=models.CASCADE, related_name="page_summary")
+    report_version = models.PositiveBigIntegerField()
+    data = PackedJSONField(default=dict)
+
+
 class LiveEvent(models.Model):
     """One message pushed to the viewers of a live trace, kept so late viewers catch up.
 

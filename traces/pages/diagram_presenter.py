@@ -3,7 +3,7 @@ the core's renderer, with the links and choices around it and the chart figures.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -14,6 +14,7 @@ from traces import models
 from traces.core.outputs import render
 from traces.core.outputs.render import charts as render_charts
 from traces.core.outputs.render.sequence import MAX_TOOL_LANES, DiagramIndex, diagram_index
+from traces.core.outputs.render.sequence.overview import OverviewMarks
 from traces.core.outputs.render.sequence.window_parts import (
     WindowHead,
     parts_for_window,
@@ -95,6 +96,16 @@ def _diagram_index(trace: models.Trace, report: StoredReport) -> DiagramIndex:
     return diagram_index(report)
 
 
+def window_loop(report: Any, params: Any) -> int:
+    """The loop the query string's `loop` names when the report has it, else the one the
+    outcome names (the agent's own loop), else the first (the report has loops)."""
+    loops = [loop["index"] for loop in report.get("loops", [])]
+    outcome = report.get("outcome")
+    default_loop = (outcome.get("loop") if outcome else None) or loops[0]
+    loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
+    return loop if loop in loops else default_loop
+
+
 def diagram_context(
     trace: models.Trace,
     params: Any,
@@ -104,6 +115,7 @@ def diagram_context(
     overview: bool = True,
     head: WindowHead | None = None,
     window_source: WindowSource | None = None,
+    overviews: Mapping[str, OverviewMarks] | None = None,
 ) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
@@ -115,7 +127,8 @@ def diagram_context(
     window) nor the strip (the page moves its highlight): without them, and with the
     report's diagram index kept beside the cached report, a move reads only its calls.
     Given the report's `head` (its loops and outcome) and a `window_source` (the report
-    and index of a window's parts), the window is drawn without the whole report.
+    and index of a window's parts), the window is drawn without the whole report; with
+    the loops' strip marks (`overviews`, a page summary's), so is the strip.
     """
     report: Any = head if head is not None else trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
@@ -126,11 +139,7 @@ def diagram_context(
             "chart_keys": CHART_KEYS,
             "chart_themes": render_charts.THEMES,
         }
-    outcome = report.get("outcome")
-    default_loop = (outcome.get("loop") if outcome else None) or loops[0]
-    loop = _int_param(params, "loop", default_loop, min(loops), max(loops))
-    if loop not in loops:
-        loop = default_loop
+    loop = window_loop(report, params)
     loop_sizes = {entry["index"]: len(entry["calls"]) for entry in report.get("loops", [])}
     default_window = LONG_LOOP_WINDOW if loop_sizes.get(loop, 0) > LONG_LOOP_CALLS else 60
     window = _int_param(params, "window", default_window, 10, 200)
@@ -159,6 +168,7 @@ def diagram_context(
         compact=True,
         overview=overview,
         index=index,
+        overview_marks=overviews.get(str(loop)) if overviews is not None else None,
     )
     meta = view["window"]
     order = index.lane_order
@@ -206,19 +216,30 @@ def _window_parts_source(trace: models.Trace) -> dict[str, Any]:
     decoded (a cached report and its index draw faster); else its report, loaded."""
     head = None if report_cached(trace) else report_head(trace)
     if head is not None:
-
-        def source(loop: int, start: int, window: int) -> tuple[Any, DiagramIndex]:
-            numbers = parts_for_window(head, loop=loop, start=start, window=window)
-            parts = report_window_parts(trace, numbers)
-            if parts is None:  # the report changed since the head was read
-                load_report(trace)
-                return trace.report, _diagram_index(trace, trace.report)
-            return window_report(head, parts)
-
+        source = parts_window_source(
+            trace, head, lambda numbers: report_window_parts(trace, numbers)
+        )
         return {"head": head, "window_source": source}
     if "report" in trace.get_deferred_fields():
         load_report(trace)
     return {}
+
+
+def parts_window_source(
+    trace: models.Trace, head: WindowHead, read_parts: Callable[[list[int]], list[Any] | None]
+) -> WindowSource:
+    """The window source of a report's `head` and parts (`read_parts(numbers)`: None
+    when any is missing, the report changed since the head was read: the report, loaded)."""
+
+    def source(loop: int, start: int, window: int) -> tuple[Any, DiagramIndex]:
+        numbers = parts_for_window(head, loop=loop, start=start, window=window)
+        parts = read_parts(numbers)
+        if parts is None:
+            load_report(trace)
+            return trace.report, _diagram_index(trace, trace.report)
+        return window_report(head, parts)
+
+    return source
 
 
 def window_move(trace: models.Trace, params: Any) -> dict[str, Any]:

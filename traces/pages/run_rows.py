@@ -6,6 +6,7 @@ the stored report only, so both pages read them from there through `annotate_run
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
@@ -19,14 +20,22 @@ def report_runs(trace: models.Trace) -> list[ToolRunEntry]:
     return runs if isinstance(runs, list) else []
 
 
-def annotate_runs(runs: list[models.ToolRun], report: StoredReport) -> None:
+def annotate_runs(
+    runs: list[models.ToolRun],
+    report: StoredReport,
+    entry_at: Callable[[int], Any] | None = None,
+) -> None:
     """Give each row the report's pairing method (and its label when not by call id) and
     where the tool ran (an MCP server); rows and report entries share their order
-    (position is 1-based)."""
+    (position is 1-based). `entry_at(position)` gives the entries when the report holds
+    none (the trace page of a long trace reads them from its window's parts)."""
     listed = report.get("tool_runs")
     entries: list[Any] = listed if isinstance(listed, list) else []
     for run in runs:
-        entry = entries[run.position - 1] if 0 < run.position <= len(entries) else {}
+        if entry_at is not None:
+            entry = entry_at(run.position)
+        else:
+            entry = entries[run.position - 1] if 0 < run.position <= len(entries) else {}
         entry = entry if isinstance(entry, dict) else {}
         run.pairing = entry.get("pairing") or "id"
         run.pairing_label = PAIRING_LABELS.get(run.pairing)

@@ -30,6 +30,8 @@ from traces.pages.diagram_presenter import figures_inline
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
+from traces.pages.page_report import PageReport
+from traces.pages.page_summary_view import page_window_source, summary_page
 from traces.pages.postmortem_findings import rule_groups
 from traces.pages.presenters import (
     DiagramView,
@@ -54,6 +56,7 @@ from traces.services.labels import trace_set_labels
 from traces.services.offload import off_thread
 from traces.services.upload import trace_upload_pooled
 from traces.storage.originals import OriginalMissing
+from traces.storage.report_cache import load_report
 from traces.web.assets import app_css
 from traces.web.uploads import UploadRefused, parsed_form
 
@@ -194,12 +197,16 @@ def edit_labels(request: HttpRequest, trace_id) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
-    trace = trace_get(trace_id=trace_id)
-    diagram, view = _diagram(request, trace)
-    tables = _window_tables(trace, view)
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    page = summary_page(trace, request.GET)
+    if page is None:
+        load_report(trace)
+    diagram, view = _diagram(request, trace, page=page)
+    tables = _window_tables(trace, view, page)
     loop = view.loop if view else None
-    inline = figures_inline(trace.report, loop)
-    what_if = what_if_context(trace, request.GET, loop, figures_inline=inline)
+    inline = figures_inline(page.report if page else trace.report, loop)
+    panel = {"panel": page.what_if()} if page else {}
+    what_if = what_if_context(trace, request.GET, loop, figures_inline=inline, **panel)
     who = principal(request)
     permissions = {
         "can_original": who.allows_trace(Access.ORIGINAL, trace.pk, trace.project_id),
@@ -208,31 +215,51 @@ def trace_detail(request: HttpRequest, trace_id) -> HttpResponse:
         "can_compare": who.allows(Access.READ, trace.project_id),
     }
     notes = notes_context(request, trace, trace_notes(trace_id=trace.pk), "trace")
-    figures = {"page_figures": trace_figures(trace)} | window_figures(view, tables)
+    small = (page.report, page.digest) if page else ()
+    figures = {"page_figures": trace_figures(trace, *small)} | window_figures(view, tables)
     context = tables | diagram | _runs_context(trace, who) | what_if | permissions | notes
-    context |= findings_page(tables["findings"], request.GET)
+    facts = tables["page_report"].accounting
+    context |= findings_page(
+        tables["findings"],
+        request.GET,
+        total=facts["findings_total"],
+        by_rule=facts["findings_by_rule"],
+    )
     return render(request, "traces/detail.html", context | figures)
 
 
 def _diagram(
-    request: HttpRequest, trace, *, always_figures: bool = False
+    request: HttpRequest, trace, *, always_figures: bool = False, page: PageReport | None = None
 ) -> tuple[dict[str, Any], DiagramView | None]:
     """The diagram's context for the query string's window, and that window's view (None:
-    the trace has no loop to draw); the page and its live redraw read the same."""
-    context = diagram_context(trace, request.GET, always_figures=always_figures)
+    the trace has no loop to draw); the page and its live redraw read the same. Given a
+    summary `page`, the window is drawn from its parts and the strip from its marks."""
+    summary: dict[str, Any] = {}
+    if page is not None and page.head is not None and page.summary is not None:
+        summary = {
+            "head": page.head,
+            "window_source": page_window_source(trace, page),
+            "overviews": page.summary["overview"],
+        }
+    context = diagram_context(trace, request.GET, always_figures=always_figures, **summary)
     return context, context["diagram"]
 
 
-def _window_tables(trace, view: DiagramView | None) -> dict[str, Any]:
+def _window_tables(
+    trace, view: DiagramView | None, page: PageReport | None = None
+) -> dict[str, Any]:
     """The page's tables for the diagram's window (all of them without a diagram), its
     tool runs signed for a live page to keep the rows it has."""
     window = view.window if view else None
     if window and window.get("first_call"):
         tables = trace_context(
-            trace, loop=window["loop"], window=(window["first_call"], window["last_call"])
+            trace,
+            loop=window["loop"],
+            window=(window["first_call"], window["last_call"]),
+            page=page,
         )
     else:
-        tables = trace_context(trace)
+        tables = trace_context(trace, page=page)
     tables["tool_run_rows"] = sign_runs(tables["tool_runs"])
     return tables
 

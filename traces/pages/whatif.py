@@ -9,7 +9,7 @@ script swaps in the endpoint's server-rendered fragment and redraws two charts).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, JsonResponse, QueryDict
 from django.template.loader import render_to_string
@@ -22,57 +22,90 @@ from traces.core.analysis.whatif import basis_from_report, build_series, build_w
 from traces.core.analysis.whatif.params import (
     CAP_PREFIX,
     LIFETIME_LABELS,
+    Params,
     median_result,
     tool_names,
 )
 from traces.core.analysis.whatif.series import Series
+from traces.core.outputs.page_summary import TOOLS_SHOWN, WhatIfPanel
 from traces.core.outputs.render import whatif_charts
 from traces.pages.window_figures import what_if_note
 from traces.selectors.traces import trace_get
 from traces.storage.report_cache import derived
 
-TOOLS_SHOWN = 20
 PARAM_NAMES = ("clear_after", "cache_lifetime", "drop_unused", "batch")
 
 
+def what_if_params(params: Any) -> dict[str, list[str]]:
+    """The query's what-if parameters (empty: the defaults)."""
+    return {key: params.getlist(key) for key in params if _ours(key)}
+
+
 def what_if_context(
-    trace: models.Trace, params: Any, loop: int | None, *, figures_inline: bool = True
+    trace: models.Trace,
+    params: Any,
+    loop: int | None,
+    *,
+    figures_inline: bool = True,
+    panel: WhatIfPanel | Literal[False] | None = False,
 ) -> dict[str, Any]:
     """The panel: every scenario with the chosen parameters, the inputs to change them,
     and the growth and cost figures with the simulated series beside the actual. Without
     `figures_inline` (a long loop) each figure is None and `what_if_figures_src` names
-    this very query on `what-if.json`, which charts.js fetches."""
-    report = trace.report or {}
-    if "what_if" not in report:
-        return {"what_if": None}
-    basis = derived(trace, "what-if basis", lambda: basis_from_report(report))
-    values = {key: params.getlist(key) for key in params if _ours(key)}
-    chosen = parse_params(basis, _QueryValues(values) if values else None)
-    what_if = build_what_if(report, chosen, basis=basis)
-    cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
-    tools = [
-        {
-            "name": name,
-            "field": f"{CAP_PREFIX}{name}",
-            "cap": chosen.caps.get(name),
-            "median": median_result(basis, name),
-            "largest": (cap_items.get(name) or {}).get("largest_result"),
-        }
-        for name in tool_names(basis)[:TOOLS_SHOWN]
-    ]
+    this very query on `what-if.json`, which charts.js fetches. Given the default
+    `panel` of a page summary (None: the report has no what-if; only for a query of no
+    what-if parameters and a long loop), the report is not read."""
+    values = what_if_params(params)
+    if panel is not False:
+        if values or figures_inline:
+            raise ValueError("a summary's panel holds the defaults and no series")
+        if panel is None:
+            return {"what_if": None}
+        what_if = panel["what_if"]
+        chosen = Params(**panel["params"])
+        tools = [
+            {"name": t["name"], "field": f"{CAP_PREFIX}{t['name']}"}
+            | {key: t[key] for key in ("cap", "median", "largest")}
+            for t in panel["tools"]
+        ]
+        threshold = panel["threshold"]
+        series_of: Callable[[], Series] | None = None
+    else:
+        report = trace.report or {}
+        if "what_if" not in report:
+            return {"what_if": None}
+        basis = derived(trace, "what-if basis", lambda: basis_from_report(report))
+        chosen = parse_params(basis, _QueryValues(values) if values else None)
+        what_if = build_what_if(report, chosen, basis=basis)
+        cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
+        tools = [
+            {
+                "name": name,
+                "field": f"{CAP_PREFIX}{name}",
+                "cap": chosen.caps.get(name),
+                "median": median_result(basis, name),
+                "largest": (cap_items.get(name) or {}).get("largest_result"),
+            }
+            for name in tool_names(basis)[:TOOLS_SHOWN]
+        ]
+        threshold = basis.oversized_threshold
+
+        def series_of() -> Series:
+            return build_series(basis, chosen, loop)
+
     return {
         "what_if": what_if,
         "scenarios": {s["id"]: s for s in what_if["scenarios"]},
         "what_if_params": chosen,
         "what_if_tools": tools,
-        "what_if_threshold": basis.oversized_threshold,
+        "what_if_threshold": threshold,
         "what_if_lifetimes": list(LIFETIME_LABELS.items()),
         **_figures(
             trace,
             params,
             loop,
             figures_inline,
-            lambda: build_series(basis, chosen, loop),
+            series_of,
             chosen.cache_lifetime,
         ),
         "what_if_loop": loop,
@@ -84,7 +117,7 @@ def _figures(
     params: Any,
     loop: int | None,
     inline: bool,
-    series_of: Callable[[], Series],
+    series_of: Callable[[], Series] | None,
     lifetime: str,
 ) -> dict[str, Any]:
     """The two figures, or (not `inline`) where to fetch them: the series is then not
@@ -98,6 +131,7 @@ def _figures(
             "what_if_figures": dict.fromkeys(("whatif_growth", "whatif_cost")),
             "what_if_figures_src": src,
         }
+    assert series_of is not None
     series = series_of()
     return {
         "what_if_figures": {

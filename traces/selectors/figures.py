@@ -7,9 +7,17 @@ same cards, outcome, token table, findings counts and what-if figures.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from traces import models
 from traces.core.analysis.rules.registry import rules
-from traces.core.outputs.page_figures import PageFigures, TraceCounts, page_figures
+from traces.core.outputs.page_figures import (
+    PageFigures,
+    ReportDigest,
+    TraceCounts,
+    page_figures,
+)
 
 
 def trace_counts(trace: models.Trace) -> TraceCounts:
@@ -27,12 +35,19 @@ def trace_counts(trace: models.Trace) -> TraceCounts:
     }
 
 
-def trace_figures(trace: models.Trace) -> PageFigures:
+def trace_figures(
+    trace: models.Trace,
+    small_report: Mapping[str, Any] | None = None,
+    digest: ReportDigest | None = None,
+) -> PageFigures:
     """The figures of the trace as stored now (a live trace's report may cover fewer lines
-    than its row: both are shown as they are, as a reload would)."""
+    than its row: both are shown as they are, as a reload would); given the small keys
+    of its report and their `digest` (a page summary's), the report is not read (the
+    figures' findings order is then empty: the page never prints it)."""
     return page_figures(
-        trace.report or {},
+        small_report if small_report is not None else (trace.report or {}),
         trace_counts(trace),
         running=trace.state == models.Trace.State.LIVE,
         rule_count=len(rules()),
+        digest=digest,
     )

@@ -19,6 +19,7 @@ from traces.core.outputs.render.sequence.window_parts import (
     window_head,
     window_parts,
 )
+from traces.storage.page_summary import store_page_summary
 
 PARTS_FROM_CALLS = 500
 """Reports of more calls are cut into parts (a shorter one fits the report cache, and its
@@ -27,9 +28,12 @@ page draws from the cached report)."""
 
 def store_report_parts(trace: models.Trace, report: dict[str, Any]) -> int:
     """Replace the trace's parts with those of `report` (the row's current report, of
-    version `trace.report_version`); returns how many were written."""
+    version `trace.report_version`), and its page summary (the page reads the two
+    together); returns how many parts were written."""
     models.ReportPart.objects.filter(trace=trace).delete()
-    if len(report.get("calls") or ()) <= PARTS_FROM_CALLS:
+    with_parts = len(report.get("calls") or ()) > PARTS_FROM_CALLS
+    store_page_summary(trace, report, with_parts=with_parts)
+    if not with_parts:
         return 0
     version = int(trace.report_version)
     rows = [

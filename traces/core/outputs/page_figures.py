@@ -180,28 +180,60 @@ def loop_counts(loops: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     return agent, side
 
 
-def page_figures(
-    report: Mapping[str, Any], counts: TraceCounts, *, running: bool, rule_count: int
-) -> PageFigures:
-    """Every summary figure of the trace page, from its stored report and row counts."""
-    totals: Mapping[str, Any] = report.get("totals") or {}
-    cost: Mapping[str, Any] = totals.get("cost_usd") or {}
-    accounting: Mapping[str, Any] = report.get("accounting") or {}
-    estimated = bool(accounting.get("estimated_calls"))
+class ReportDigest(TypedDict):
+    """What the figures take from every finding and call of a report: kept in the page
+    summary (traces.core.outputs.page_summary) so the page prints them without it."""
+
+    severity_counts: dict[str, int]
+    findings_total: int
+    finding_keys: list[str] | None
+    """None in a page summary: the page never prints the order (a live page's script
+    reads it from the "state" event, which is built from the whole report)."""
+    output_reported: bool
+
+
+def report_digest(report: Mapping[str, Any], *, keys: bool = True) -> ReportDigest:
     findings: Sequence[Mapping[str, Any]] = report.get("findings") or []
     severity_counts = {level: 0 for level, _ in SEVERITIES}
     for finding in findings:
         level = str(finding.get("severity"))
         severity_counts[level] = severity_counts.get(level, 0) + 1
+    return {
+        "severity_counts": severity_counts,
+        "findings_total": len(findings),
+        "finding_keys": [finding_key(f) for f in findings] if keys else None,
+        "output_reported": output_was_reported(report),
+    }
+
+
+def page_figures(
+    report: Mapping[str, Any],
+    counts: TraceCounts,
+    *,
+    running: bool,
+    rule_count: int,
+    digest: ReportDigest | None = None,
+) -> PageFigures:
+    """Every summary figure of the trace page, from its stored report and row counts;
+    given the report's `digest`, `report` needs only its small keys (a page summary's)."""
+    totals: Mapping[str, Any] = report.get("totals") or {}
+    cost: Mapping[str, Any] = totals.get("cost_usd") or {}
+    accounting: Mapping[str, Any] = report.get("accounting") or {}
+    estimated = bool(accounting.get("estimated_calls"))
+    digest = digest if digest is not None else report_digest(report)
+    severity_counts = dict(digest["severity_counts"])
+    output_reported = digest["output_reported"]
     what_if = report.get("what_if")
     return {
-        "cards": _cards(counts, report, cost, accounting, severity_counts, estimated),
+        "cards": _cards(
+            counts, report, cost, accounting, severity_counts, estimated, output_reported
+        ),
         "outcome": _outcome(report, running),
-        "tokens": _tokens(totals, cost, accounting, estimated, output_was_reported(report)),
+        "tokens": _tokens(totals, cost, accounting, estimated, output_reported),
         "findings": {
             "counts": severity_counts,
-            "total": len(findings),
-            "order": [finding_key(f) for f in findings],
+            "total": digest["findings_total"],
+            "order": list(digest["finding_keys"] or []),
             "rule_count": rule_count,
         },
         "what_if": _what_if(what_if) if isinstance(what_if, Mapping) else None,
@@ -215,6 +247,7 @@ def _cards(
     accounting: Mapping[str, Any],
     severity_counts: Mapping[str, int],
     estimated: bool,
+    output_reported: bool,
 ) -> list[Card]:
     agent, side = loop_counts(report.get("loops") or [])
     loops_note = _plural(agent, "loop") + (f" + {_plural(side, 'side call')}" if side else "")
@@ -225,7 +258,6 @@ def _cards(
         counts["input_tokens"] + counts["cache_read_tokens"] + counts["cache_write_tokens"]
     )
     approx = "≈ " if estimated else ""
-    output_reported = output_was_reported(report)
     read, written = counts["cache_read_tokens"], counts["cache_write_tokens"]
     unpriced = [str(name) for name in accounting.get("unpriced_models") or []]
     cost_note = (

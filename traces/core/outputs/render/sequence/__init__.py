@@ -62,7 +62,7 @@ from ..links import Links
 from ..svg import Element
 from .draw import draw_sequence
 from .index import DiagramIndex, call_input_tokens, diagram_index, tool_lane_order
-from .overview import current_region, draw_overview, overview_title
+from .overview import OverviewMarks, current_region, draw_overview, overview_title
 from .style import (
     ALL_LANES,
     COMPACT,
@@ -114,6 +114,7 @@ def sequence_view(
     compact: bool = False,
     overview: bool = True,
     index: DiagramIndex | None = None,
+    overview_marks: OverviewMarks | None = None,
 ) -> dict[str, Any]:
     """Everything a sequence page needs: {"svg", "overview", "window"} (window as dict),
     the window worked out once for both drawings; with `compact`, "compact_svg" too (the
@@ -122,7 +123,9 @@ def sequence_view(
     A page moving its window in place keeps its strip (`overview=False`: "overview" is
     None, "overview_current" the highlight's x and width, "overview_title" its title).
     `index` is the report's `diagram_index` when the caller keeps one (see `index`):
-    without it each call walks the whole report once more.
+    without it each call walks the whole report once more. `overview_marks` are the
+    loop's strip marks when the caller has them (a page summary's): the strip is then
+    drawn without the loop's calls.
     """
     meta = sequence_window(report, loop=loop, start=start, window=window)
     index = index or diagram_index(report)
@@ -130,7 +133,9 @@ def sequence_view(
     view: dict[str, Any] = {
         "svg": draw_sequence(report, meta, links, spacing, wide, index).to_string(),
         "overview": (
-            draw_overview(report, meta, window_href=window_href, index=index).to_string()
+            draw_overview(
+                report, meta, window_href=window_href, index=index, marks=overview_marks
+            ).to_string()
             if overview
             else None
         ),

@@ -5,14 +5,47 @@ is still one small document."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict
 
 from .. import downsample
 from ..svg import Element, format_number, svg_root
 from .index import DiagramIndex, call_input_tokens, diagram_index
 from .style import ACCENT, DASH_RANGE, ERROR
 from .window import SequenceWindow
+
+
+class OverviewMarks(TypedDict):
+    """A loop's strip marks: its tallest call's input, and per pixel column (a group of
+    calls) [first position, last position, calls, tallest input, red], positions from 0."""
+
+    peak: int
+    groups: list[list[Any]]
+
+
+def overview_marks(
+    indexes: Sequence[int], index: DiagramIndex, width: float = 960.0
+) -> OverviewMarks:
+    """The strip's marks of the loop of calls `indexes`: what the strip reads of every
+    call, kept in the page summary (traces.core.outputs.page_summary) at this resolution."""
+    by_index, red = index.by_index, index.red_calls
+    tokens = [call_input_tokens(by_index[i])[0] if i in by_index else 0 for i in indexes]
+    # More calls than pixel columns: one mark a column (its tallest call, red when any of
+    # its calls is), so 20,000 calls draw 960 marks, not 20,000 of a twentieth of a pixel.
+    groups = downsample.buckets(indexes, budget=max(1, int(width)))
+    return {
+        "peak": max(tokens, default=0) or 1,
+        "groups": [
+            [
+                group.start,
+                group.end,
+                group.size,
+                max(tokens[group.start : group.end + 1]),
+                any(i in red for i in indexes[group.start : group.end + 1]),
+            ]
+            for group in groups
+        ],
+    }
 
 
 def draw_overview(
@@ -23,13 +56,15 @@ def draw_overview(
     width: float = 960.0,
     height: float = 56.0,
     index: DiagramIndex | None = None,
+    marks: OverviewMarks | None = None,
 ) -> Element:
     """The overview strip of `meta`'s loop as an element tree; marks are drawn as two
     paths, not one element per call, so a 50,000-call loop stays a small document.
 
     One thin mark per call (height = input tokens, red for failed calls and calls with
     error findings), the shown window highlighted, and each window's region a link to
-    `window_href(start)` (default "?loop=L&start=S&window=W").
+    `window_href(start)` (default "?loop=L&start=S&window=W"). Given the loop's `marks`
+    (its page summary's), the strip is drawn without the loop's calls.
     """
     if window_href is None:
 
@@ -52,24 +87,18 @@ def draw_overview(
     root.add("title", text=overview_title(meta))
     if not meta.total:
         return root
-    indexes = meta.indexes
-    shared = index or diagram_index(report)
-    by_index, red = shared.by_index, shared.red_calls
+    if marks is None:
+        marks = overview_marks(meta.indexes, index or diagram_index(report), width)
     slot = width / meta.total
     usable = height - 6
-    tokens = [call_input_tokens(by_index[i])[0] if i in by_index else 0 for i in indexes]
-    peak = max(tokens, default=0) or 1
-    # More calls than pixel columns: one mark a column (its tallest call, red when any of
-    # its calls is), so 20,000 calls draw 960 marks, not 20,000 of a twentieth of a pixel.
-    groups = downsample.buckets(indexes, budget=max(1, int(width)))
+    peak = marks["peak"]
     normal: list[str] = []
     failed: list[str] = []
-    for group in groups:
-        amount = max(tokens[group.start : group.end + 1])
+    for start, _end, size, amount, red in marks["groups"]:
         mark = max(1.5, usable * amount / peak)
-        x = group.start * slot
-        bar = max(group.size * slot * 0.8, min(group.size * slot, 1.0))
-        target = failed if any(i in red for i in indexes[group.start : group.end + 1]) else normal
+        x = start * slot
+        bar = max(size * slot * 0.8, min(size * slot, 1.0))
+        target = failed if red else normal
         target.append(
             f"M{format_number(x)},{format_number(height - mark)}"
             f"h{format_number(bar)}v{format_number(mark)}h{format_number(-bar)}z"

@@ -13,7 +13,7 @@ the head and the window's parts, a window is the window drawn from the whole rep
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from .index import DiagramIndex, LoopFacts, diagram_index
 from .window import sequence_window
@@ -37,6 +37,10 @@ class WindowPart(TypedDict):
     asked: list[Any]
     carried: list[Any]
     findings: list[list[Any]]
+    asked_at: NotRequired[list[int]]
+    carried_at: NotRequired[list[int]]
+    """The report positions (from 0) of `asked` and `carried`, in their order: the trace
+    page's tool-run rows read their pairing by position (parts cut before: absent)."""
 
 
 def part_number(call_index: int) -> int:
@@ -72,6 +76,8 @@ def window_parts(report: Mapping[str, Any]) -> dict[int, WindowPart]:
                 "asked": [],
                 "carried": [],
                 "findings": [],
+                "asked_at": [],
+                "carried_at": [],
             }
         return parts[number]
 
@@ -79,13 +85,15 @@ def window_parts(report: Mapping[str, Any]) -> dict[int, WindowPart]:
     linked: set[tuple[int, int]] = set()  # (part, call) pairs already linked
     for number, call in calls.items():
         part(number)["calls"].append(call)
-    for run in report.get("tool_runs") or ():
+    for position, run in enumerate(report.get("tool_runs") or ()):
         asked, carried = run.get("call"), run.get("result_call")
         if asked is not None:
             part(asked)["asked"].append(run)
+            part(asked)["asked_at"].append(position)
         if carried is not None:
             holder = part(carried)
             holder["carried"].append(run)
+            holder["carried_at"].append(position)
             key = (part_number(carried), asked if asked is not None else 0)
             if asked in calls and part_number(asked) != key[0] and key not in linked:
                 linked.add(key)
