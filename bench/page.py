@@ -22,7 +22,7 @@ bytes (packed column and window parts) against the original file and the report'
 (what the column held before 0029_report), and a window move's CPU time drawn from the
 parts against the same moves drawn from the whole report (issue 24), and the trace page
 cold and warm drawn from its page summary and parts against the same page drawn from the
-whole report (its summary removed: the page as it was before 0031_summary), each as a
+whole report (its summary removed: the page as it was before 0032_summary), each as a
 ratio to the rules page (issues 25/24: < 150 ms warm, < 400 ms cold); --session builds Claude
 Code sessions reporting their usage (tests/core/long_session.py, bench/floor.py's).
 

@@ -13,7 +13,7 @@ import traces.fields
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("traces", "0030_search"),
+        ("traces", "0031_usage_indexes"),
     ]
 
     operations = [
