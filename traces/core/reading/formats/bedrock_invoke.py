@@ -1,0 +1,105 @@
+"""AWS Bedrock InvokeModel / InvokeModelWithResponseStream logs of Anthropic models.
+
+What Claude Code and the Anthropic SDK's `AnthropicBedrock` client send on Bedrock:
+`POST /model/<model id>/invoke` (or `/invoke-with-response-stream`) with an Anthropic
+Messages request (`anthropic_version: "bedrock-2023-05-31"`, no `model`: the model id
+is the URL's, URL-encoded, an inference-profile ARN or `us.anthropic.claude-…`). The
+records are HTTP pairs as the recording proxy writes them (the streamed answer kept as
+`body_base64`, AWS's event stream) or as cassettes hold them; `dialects.bedrock_invoke`
+reads the bodies as Anthropic's.
+
+InvokeModel takes any model family's own body (Titan's `inputText`, Llama's `prompt`…);
+those are not Messages calls and are reported as unread lines, with why, not guessed at:
+the recorded file keeps them whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from ...model import LineError
+from ..dialects import bedrock, bedrock_invoke
+from ..dialects.base import Dialect
+from .base import AdapterEvent, Detection
+from .http_record import read_request, request_url
+from .registry import register
+from .request_log import RecordedCall, RequestLogAdapter
+
+ENDPOINT = re.compile(r"/model/.+/invoke(-with-response-stream)?$")
+"""InvokeModel's paths; the model id may be an ARN, its slashes escaped or not."""
+BEDROCK_VERSION = "bedrock-2023-05-31"
+"""The `anthropic_version` an Anthropic Messages body on Bedrock names."""
+
+
+@register
+class BedrockInvokeAdapter(RequestLogAdapter):
+    name = "bedrock-invoke"
+    label = "AWS Bedrock InvokeModel log (Anthropic models)"
+    where = (
+        "Recorded by the proxy (`record --forward`, or the `/proxy/s/<session>/bedrock/"
+        "<region>/` route) from Claude Code or the Anthropic SDK's AnthropicBedrock client, "
+        "or a VCR cassette / HTTP log of bedrock-runtime `/model/<id>/invoke` and "
+        "`/invoke-with-response-stream` calls with Anthropic Messages bodies."
+    )
+    dialect: ClassVar[Dialect] = bedrock_invoke
+    normalize = staticmethod(bedrock_invoke.normalize_message)
+    mapped_request_keys = frozenset({"messages", "system", "tools"})
+    not_a_record = "not a Bedrock InvokeModel record (no 'request' or 'response')"
+    reads_nock = False
+
+    @classmethod
+    def recognise(cls, value: Any) -> Detection | None:
+        if not isinstance(value, dict):
+            return None
+        match = ENDPOINT.search(request_url(value).split("?")[0])
+        if match:
+            kind = "InvokeModelWithResponseStream" if match.group(1) else "InvokeModel"
+            return Detection(0.95, f"request URL calls the Bedrock {kind} endpoint")
+        request = value.get("request")
+        body = read_request(request).body if isinstance(request, dict) else None
+        if isinstance(body, dict) and body.get("anthropic_version") == BEDROCK_VERSION:
+            return Detection(0.9, f"request names anthropic_version {BEDROCK_VERSION}")
+        return None
+
+    @staticmethod
+    def is_model_request(url: str, body: Any) -> bool:
+        if ENDPOINT.search(url.split("?")[0]):
+            return True
+        return isinstance(body, dict) and body.get("anthropic_version") == BEDROCK_VERSION
+
+    def pair(
+        self, line: int, value: dict[str, Any], request: Any, response: Any
+    ) -> Iterator[AdapterEvent]:
+        """A Messages call as Anthropic's; another model family's body is an unread line."""
+        sent = read_request(request)
+        if isinstance(sent.body, dict) and not isinstance(sent.body.get("messages"), list):
+            yield LineError(line, _not_messages(sent.url, sent.body))
+            return
+        yield from super().pair(line, value, request, response)
+
+    def model(self, call: RecordedCall) -> str | None:
+        """The URL's model id (the body names none), else the one the answer names."""
+        return bedrock.model_of_url(call.sent.url) or super().model(call)
+
+    def extra(self, call: RecordedCall) -> dict[str, Any]:
+        extra = super().extra(call)
+        metrics = call.reply_body.get(bedrock_invoke.METRICS_KEY)
+        if metrics is not None:
+            extra["invocation_metrics"] = metrics
+        # Streamed means event frames; a text stream is a mangled body (the call failed).
+        if call.outcome.streamed and call.outcome.read.stream_text is None:
+            extra["streamed"] = True
+        return extra
+
+
+def _not_messages(url: str, body: dict[str, Any]) -> str:
+    """Why an InvokeModel body is not read: whose it looks like, and what it holds."""
+    model = bedrock.model_of_url(url) or "a model"
+    keys = ", ".join(sorted(map(str, body))[:6]) or "nothing"
+    return (
+        f"an InvokeModel call to {model} whose body is not an Anthropic Messages request "
+        f"(it holds {keys}): only Anthropic models' InvokeModel calls are read; the "
+        "recorded line is kept as it was."
+    )
