@@ -30,7 +30,8 @@ from .request_log import RecordedCall, RequestLogAdapter
 ENDPOINT = re.compile(r"/model/.+/invoke(-with-response-stream)?$")
 """InvokeModel's paths; the model id may be an ARN, its slashes escaped or not."""
 BEDROCK_VERSION = "bedrock-2023-05-31"
-"""The `anthropic_version` an Anthropic Messages body on Bedrock names."""
+"""The `anthropic_version` Bedrock documents for Messages bodies (the Anthropic SDK sends
+its own API version there instead)."""
 
 
 @register
@@ -59,15 +60,13 @@ class BedrockInvokeAdapter(RequestLogAdapter):
             return Detection(0.95, f"request URL calls the Bedrock {kind} endpoint")
         request = value.get("request")
         body = read_request(request).body if isinstance(request, dict) else None
-        if isinstance(body, dict) and body.get("anthropic_version") == BEDROCK_VERSION:
+        if _is_enveloped_messages(body) and body.get("anthropic_version") == BEDROCK_VERSION:
             return Detection(0.9, f"request names anthropic_version {BEDROCK_VERSION}")
         return None
 
     @staticmethod
     def is_model_request(url: str, body: Any) -> bool:
-        if ENDPOINT.search(url.split("?")[0]):
-            return True
-        return isinstance(body, dict) and body.get("anthropic_version") == BEDROCK_VERSION
+        return bool(ENDPOINT.search(url.split("?")[0])) or _is_enveloped_messages(body)
 
     def pair(
         self, line: int, value: dict[str, Any], request: Any, response: Any
@@ -92,6 +91,17 @@ class BedrockInvokeAdapter(RequestLogAdapter):
         if call.outcome.streamed and call.outcome.read.stream_text is None:
             extra["streamed"] = True
         return extra
+
+
+def _is_enveloped_messages(body: Any) -> bool:
+    """A Messages request with its model left to the URL: `anthropic_version` (Bedrock's
+    `bedrock-2023-05-31`, or the SDK's own date), `messages`, no `model`."""
+    return (
+        isinstance(body, dict)
+        and isinstance(body.get("anthropic_version"), str)
+        and isinstance(body.get("messages"), list)
+        and "model" not in body
+    )
 
 
 def _not_messages(url: str, body: dict[str, Any]) -> str:
