@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 from ...model import LineError
 from ..dialects import bedrock, bedrock_invoke
@@ -60,7 +60,7 @@ class BedrockInvokeAdapter(RequestLogAdapter):
             return Detection(0.95, f"request URL calls the Bedrock {kind} endpoint")
         request = value.get("request")
         body = read_request(request).body if isinstance(request, dict) else None
-        if _is_enveloped_messages(body) and body.get("anthropic_version") == BEDROCK_VERSION:
+        if _is_enveloped_messages(body) and body["anthropic_version"] == BEDROCK_VERSION:
             return Detection(0.9, f"request names anthropic_version {BEDROCK_VERSION}")
         return None
 
@@ -93,7 +93,7 @@ class BedrockInvokeAdapter(RequestLogAdapter):
         return extra
 
 
-def _is_enveloped_messages(body: Any) -> bool:
+def _is_enveloped_messages(body: Any) -> TypeGuard[dict[str, Any]]:
     """A Messages request with its model left to the URL: `anthropic_version` (Bedrock's
     `bedrock-2023-05-31`, or the SDK's own date), `messages`, no `model`."""
     return (
