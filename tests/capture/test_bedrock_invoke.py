@@ -47,6 +47,7 @@ from tests.capture.test_proxy_edges import assert_nowhere
 from traces.core.analysis.ingest import analyze_bytes
 from traces.core.outputs.report import build_report
 from traces.core.reading.capture import CapturedExchange, recorded_format
+from traces.core.reading.limits import InputRejected
 
 pytestmark = pytest.mark.corpus
 
@@ -389,3 +390,25 @@ def test_stream_errors_and_cut_streams_are_failed_calls(corpus):
     assert "before message_stop" in calls[0]["error"]
     assert calls[1]["error"] == f"throttlingException: {THROTTLED}"
     assert calls[2]["error"] == f"HTTP 400 {INVALID}"
+
+
+def test_other_model_families_bodies_are_unread_lines_that_say_why():
+    """Nova's body has `messages` too (its own shape), Llama's a `prompt`: neither is read
+    as Claude's; each is a line error naming the model and what the body holds."""
+    json_answer = Answer(200, "application/json", [b'{"output": {}}'])
+    nova = {"schemaVersion": "messages-v1", "messages": [{"role": "user", "content": []}]}
+    data = b"\n".join(
+        CapturedExchange(
+            "POST", f"https://{HOST}/model/{model}/invoke", {}, json.dumps(body).encode(), 1.0,
+            status=200, response_headers={"content-type": "application/json"},
+            response_body=b"".join(json_answer.chunks),
+        ).line()
+        for model, body in (("amazon.nova-pro-v1%3A0", nova), ("meta.llama3-70b", {"prompt": "Hi"}))
+    )  # fmt: skip
+    with pytest.raises(InputRejected) as rejected:  # an upload of no call says why
+        analyze_bytes(data, filename="invoke.jsonl")
+    first, second = str(rejected.value).split("; line 2: ")
+    assert first.startswith("Read as bedrock-invoke, but no model call could be rebuilt")
+    assert "call to amazon.nova-pro-v1:0 whose body is not an Anthropic Messages" in first
+    assert "(it holds messages, schemaVersion)" in first
+    assert "call to meta.llama3-70b" in second and "(it holds prompt)" in second

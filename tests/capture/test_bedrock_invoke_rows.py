@@ -144,3 +144,22 @@ def test_recorded_invoke_lines_become_rows_of_one_anthropic_loop(corpus, client:
     for secret in secrets:
         assert not any(secret in value for value in stored), "a credential is stored"
         assert not any(secret in page for page in shown), "a credential is shown"
+
+
+def test_a_session_of_only_another_family_is_kept_with_its_reason(corpus, client: Client):
+    """A Titan-only session is no upload error on the proxy's path: the live trace keeps
+    the line and says why it was not read."""
+    lines, _ = _loop_lines(corpus)
+    trace_id = record_lines(
+        key=proxy_key("bedrock-invoke", "titan-only"),
+        format_name="bedrock-invoke",
+        name=proxy_trace_name("bedrock-invoke", "titan-only"),
+        lines=[lines[0] + b"\n"],
+    )
+    assert live.wait_for_reports(30)
+    live.close_live_trace(trace_id=trace_id)
+    trace = models.Trace.objects.get(pk=trace_id)
+    assert trace.calls.count() == 0
+    (unread,) = trace.line_errors.all()
+    assert f"InvokeModel call to {TITAN}" in unread.message
+    assert b"inputText" in client.get(f"/traces/{trace_id}/download").content

@@ -8,9 +8,9 @@ records are HTTP pairs as the recording proxy writes them (the streamed answer k
 `body_base64`, AWS's event stream) or as cassettes hold them; `dialects.bedrock_invoke`
 reads the bodies as Anthropic's.
 
-InvokeModel takes any model family's own body (Titan's `inputText`, Llama's `prompt`…);
-those are not Messages calls and are reported as unread lines, with why, not guessed at:
-the recorded file keeps them whole.
+InvokeModel takes any model family's own body (Titan's `inputText`, Llama's `prompt`,
+Nova's and Mistral's `messages` in shapes of their own): those are not Messages calls and
+are reported as unread lines, with why, not guessed at; the recorded file keeps them whole.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class BedrockInvokeAdapter(RequestLogAdapter):
     ) -> Iterator[AdapterEvent]:
         """A Messages call as Anthropic's; another model family's body is an unread line."""
         sent = read_request(request)
-        if isinstance(sent.body, dict) and not isinstance(sent.body.get("messages"), list):
+        if isinstance(sent.body, dict) and not _is_anthropic(sent.body):
             yield LineError(line, _not_messages(sent.url, sent.body))
             return
         yield from super().pair(line, value, request, response)
@@ -102,6 +102,12 @@ def _is_enveloped_messages(body: Any) -> TypeGuard[dict[str, Any]]:
         and isinstance(body.get("messages"), list)
         and "model" not in body
     )
+
+
+def _is_anthropic(body: dict[str, Any]) -> bool:
+    """A Claude body: `messages` and the `anthropic_version` Bedrock requires of one.
+    Nova's and Mistral's bodies have `messages` too, in their own shapes: unread."""
+    return isinstance(body.get("messages"), list) and isinstance(body.get("anthropic_version"), str)
 
 
 def _not_messages(url: str, body: dict[str, Any]) -> str:
