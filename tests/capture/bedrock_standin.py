@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import ipaddress
 import json
 import re
@@ -42,8 +43,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.conftest import CORPUS
-
 HOST = "bedrock-runtime.us-east-1.amazonaws.com"
 ACCESS_KEY = "AKIAFAKEBEDROCK12345"
 SECRET_KEY = "fakeBedrockSecretKey/0123456789abcdefghij"
@@ -53,6 +52,9 @@ TOOL_USE_ID = "tooluse_weather_nyc_01"
 BEARER_KEY = "ABSKQmVkcm9ja0FQSUtleS1mYWtlLWJlYXJlci1rZXktMDEyMzQ1Njc4OWFiY2RlZg=="
 """A Bedrock API key (the `AWS_BEARER_TOKEN_BEDROCK` kind), sent as `Authorization: Bearer`."""
 TITAN = "amazon.titan-text-express-v1"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+"""The public corpus, as tests/conftest.py finds it (not imported from there: bench
+scripts use this module, and that module sets the test run's environment)."""
 
 FIRST_TURN = {
     "output": {
@@ -175,8 +177,10 @@ TITAN_ANSWER = {
 }
 
 
+@functools.cache
 def cassette_body(corpus: Path, name: str) -> str:
-    """The response body of a corpus cassette's one interaction."""
+    """The response body of a corpus cassette's one interaction (parsed once: the YAML
+    would otherwise be most of a streamed answer's time in bench/forward_bedrock.py)."""
     document = yaml.safe_load((corpus / name).read_text())
     body = document["interactions"][0]["response"]["body"]["string"]
     return body.decode() if isinstance(body, bytes) else body
