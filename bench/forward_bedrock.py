@@ -3,13 +3,15 @@ client, signed calls to the TLS stand-in (tests/capture/bedrock_standin.py, whic
 every SigV4 signature), made in turn straight to it (`endpoint_url`) and to AWS's own
 host through the forward proxy (mitmdump, then the reverse proxy's Bedrock route).
 
-Converse: latency; ConverseStream: time to the first event frame, the streamed figure
-the issue's target names. Both ways pay boto3's own signing and parsing, so the
-difference is the proxies'.
+Converse and InvokeModel: latency; ConverseStream and InvokeModelWithResponseStream (an
+Anthropic Messages stream in `chunk` frames, Claude Code's call): time to the first event
+frame, the streamed figure the issue's target names. Both ways pay boto3's own signing
+and parsing, so the difference is the proxies'.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -41,13 +43,35 @@ def client(**extra: Any) -> Any:
     )
 
 
-def one(bedrock: Any, stream: bool) -> float:
-    """ms to the answer (Converse) or to its first event (ConverseStream)."""
+INVOKE_BODY = json.dumps(
+    {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "What is the weather in New York?"}],
+    }
+)
+KINDS = {
+    "converse": "Converse latency",
+    "converse-stream": "ConverseStream first event",
+    "invoke": "InvokeModel latency",
+    "invoke-stream": "InvokeModelWithResponseStream first event",
+}
+
+
+def one(bedrock: Any, kind: str) -> float:
+    """ms to the answer (Converse, InvokeModel) or to its first event (the streams)."""
     started = time.perf_counter()
-    if not stream:
+    if kind == "converse":
         bedrock.converse(modelId=MODEL, messages=MESSAGES)
         return (time.perf_counter() - started) * 1000
-    events = iter(bedrock.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"])
+    if kind == "invoke":
+        bedrock.invoke_model(modelId=MODEL, body=INVOKE_BODY)["body"].read()
+        return (time.perf_counter() - started) * 1000
+    if kind == "converse-stream":
+        events = iter(bedrock.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"])
+    else:
+        answer = bedrock.invoke_model_with_response_stream(modelId=MODEL, body=INVOKE_BODY)
+        events = iter(answer["body"])
     next(events)
     elapsed = (time.perf_counter() - started) * 1000
     for _ in events:  # the rest read, so the connection goes back to the pool
@@ -68,16 +92,15 @@ def bedrock_section(base: str, standin: BedrockStandIn, folder: Path, calls: int
             forward = client(
                 verify=str(proxy.bundle), config=retries.merge(Config(proxies={"https": proxy.url}))
             )
-            for stream in (False, True):
+            for kind, label in KINDS.items():
                 for _ in range(5):
-                    one(direct, stream)
-                    one(forward, stream)
+                    one(direct, kind)
+                    one(forward, kind)
                 found: tuple[list[float], list[float]] = ([], [])
                 for _ in range(calls):
-                    found[0].append(one(direct, stream))
-                    found[1].append(one(forward, stream))
+                    found[0].append(one(direct, kind))
+                    found[1].append(one(forward, kind))
                     time.sleep(gap)
-                label = "ConverseStream first event" if stream else "Converse latency"
                 print(row(f"Bedrock forward vs direct: {label}", *found))
                 verdicts.append(verdict(f"Bedrock forward {label}", *found))
     except ForwardProxyUnavailable as exc:

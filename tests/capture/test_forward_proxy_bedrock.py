@@ -130,7 +130,8 @@ def test_bedrock_hosts_are_routed_with_their_region_and_others_tunnelled():
     pattern = re.compile(allow_patterns()[-1])
     assert pattern.match(f"{HOST}:443") and not pattern.match(f"{HOST}.evil.example:443")
     assert recorded_format("bedrock", "us-east-1/model/x/converse-stream") == "bedrock-converse"
-    assert recorded_format("bedrock", "us-east-1/model/x/invoke") is None  # passed through
+    assert recorded_format("bedrock", "us-east-1/model/x/invoke") == "bedrock-invoke"
+    assert recorded_format("bedrock", "us-east-1/model/x/count-tokens") is None  # passed on
 
 
 def test_the_path_goes_on_as_it_was_signed():

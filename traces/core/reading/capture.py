@@ -5,8 +5,9 @@ method, headers, body, timestamp}, "response": {status_code, headers, body | bod
 timestamp}}`), so the adapters that already read those logs (`anthropic-messages`,
 `openai-chat`, `openai-responses`) rebuild the call, including a streamed response,
 which is kept as the raw server-sent events it arrived as; a binary answer (AWS's event
-stream, Bedrock's ConverseStream) is kept whole as `body_base64`. Credentials never reach the
-line: headers are masked and secret query parameters dropped before it is written.
+stream: Bedrock's ConverseStream, InvokeModelWithResponseStream) is kept whole as
+`body_base64`. Credentials never reach the line: headers are masked and secret query
+parameters dropped before it is written.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def recorded_format(vendor: str, path: str) -> str | None:
         return "gemini"
     if vendor == "bedrock" and BEDROCK_TURN.search(clean):
         return "bedrock-converse"
+    if vendor == "bedrock" and BEDROCK_INVOKE.search(clean):
+        return "bedrock-invoke"
     return None
 
 
@@ -97,8 +100,13 @@ GEMINI_TURN = re.compile(r"/models/[^/:]+:(stream)?[gG]enerateContent$")
 """Gemini's model turns (`countTokens`, `embedContent`… pass through unrecorded)."""
 
 BEDROCK_TURN = re.compile(r"/model/.+/converse(-stream)?$")
-"""Bedrock Runtime's Converse and ConverseStream (`InvokeModel` and the rest pass through
-unrecorded). The model id may be an ARN, slashes and all."""
+"""Bedrock Runtime's Converse and ConverseStream. The model id may be an ARN, slashes
+and all."""
+
+BEDROCK_INVOKE = re.compile(r"/model/.+/invoke(-with-response-stream)?$")
+"""Bedrock Runtime's InvokeModel and InvokeModelWithResponseStream (Claude Code's and
+AnthropicBedrock's calls; `bedrock-invoke` reads Anthropic bodies and says why it leaves
+other families' unread). The rest (async invoke, guardrails…) pass through unrecorded."""
 
 PATH_SAFE = "!$&'()*+,;=:@~"
 """RFC 3986 sub-delimiters, ':' and '@' stay as they are in a path segment (Gemini's

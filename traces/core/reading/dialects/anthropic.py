@@ -6,7 +6,7 @@ streaming guide (`message_start`, `content_block_*`, `message_delta`, `error` ev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -94,12 +94,23 @@ def assemble_stream(body: str) -> tuple[dict[str, Any] | None, str | None]:
     Returns (message, error): the message has the same shape as a non-streamed
     response; `error` is set when the stream carried an `error` event or was cut short.
     """
+    return assemble_events(iter_events(body))
+
+
+def assemble_events(
+    events: Iterable[tuple[str | None, Any]],
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Rebuild a whole message from its stream events, (event name, parsed data) each.
+
+    The one fold of Anthropic's stream events, whatever carried them: server-sent events
+    (`assemble_stream`) or Bedrock InvokeModelWithResponseStream's `chunk` frames
+    (`dialects.bedrock_invoke`), so both read a stream the same way."""
     message: dict[str, Any] | None = None
     blocks: dict[int, dict[str, Any]] = {}
     partial_json: dict[int, list[str]] = {}
     error: str | None = None
     stopped = False
-    for event, data in iter_events(body):
+    for event, data in events:
         if not isinstance(data, dict):
             continue
         kind = data.get("type") or event
