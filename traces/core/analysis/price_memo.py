@@ -203,7 +203,7 @@ class PriceMemo:
 
     def _write(self) -> None:
         # Imported here: a process that only reads the memo (every report after the
-        # first) never writes it, and tempfile (with shutil and random) costs ~1% of one.
+        # first) never writes it, so it does without tempfile (and the random it imports).
         import tempfile
 
         assert self._path is not None

@@ -312,7 +312,7 @@ class _ZstdDamaged(Exception):
 def _unzstd(raw: bytes) -> Iterator[bytes]:
     """Zstandard frames (method 93), read in bounded chunks. zstandard is imported here,
     by the one member kind that needs it: every file read goes through this module, and
-    importing zstandard costs a short command (a 200-call `report`) some 2% of its run."""
+    importing zstandard is work a report of a plain log has no use for."""
     import zstandard
 
     try:

@@ -79,8 +79,8 @@ worst ratio), so the output is checked against the cap between slices."""
 
 
 def _unzstd(data: bytes, max_bytes: int) -> bytes:
-    # Imported here: only a zstd body needs it, and importing zstandard costs a short
-    # command (a 200-call `report`) some 2% of its run.
+    # Imported here: only a zstd body needs it, and a short command reading a plain
+    # log (a 200-call `report`) has no use for the import.
     import zstandard
 
     decoder = zstandard.ZstdDecompressor().decompressobj()
