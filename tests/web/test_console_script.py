@@ -86,6 +86,27 @@ def test_report_writes_the_same_html_as_the_management_command(sample_file, tmp_
     assert (tmp_path / "script.md").read_text().startswith("#")
 
 
+@pytest.mark.parametrize("command", ["analyze", "lint", "report"])
+def test_a_core_command_builds_its_own_subparser_only_with_the_same_help(command, capsys):
+    """The process running `report` parses with the report subparser alone (building all
+    thirteen costs more than parsing): same options, same help as the whole parser's."""
+    from inspector.cli import CORE_COMMANDS, _parser
+
+    def subcommands(parser) -> set[str]:
+        return {name for action in parser._subparsers._group_actions for name in action.choices}
+
+    assert command in CORE_COMMANDS
+    own, whole = _parser(command), _parser()
+    assert subcommands(own) == {command}
+    assert {"serve", "tail", "manage", *CORE_COMMANDS} <= subcommands(whole)
+    helps = []
+    for parser in (own, whole):
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "--help"])
+        helps.append(capsys.readouterr().out)
+    assert helps[0] == helps[1] and f"loop-inspector {command}" in helps[0]
+
+
 def test_a_missing_file_is_a_clear_error_not_a_traceback(tmp_path):
     result = script("report", tmp_path / "absent.jsonl", "--html", tmp_path / "out.html")
     assert result.returncode == 1

@@ -501,6 +501,23 @@ def test_a_damaged_member_is_a_line_error_and_the_rest_is_read() -> None:
     ]
 
 
+def test_a_damaged_zstandard_member_is_a_line_error_and_the_rest_is_read() -> None:
+    """zstandard's own error (imported only to read such a member) is the same line error."""
+    members = {
+        "header.json": b'{"version": 2, "status": "success", "eval": {"task": "t"}}',
+        "samples/1_epoch_1.json": SAMPLE_BYTES,
+        "samples/2_epoch_1.json": SAMPLE_BYTES,
+    }
+    data = bytearray(make_zip(members, 93))
+    frames = [i for i in range(len(data)) if data.startswith(b"\x28\xb5\x2f\xfd", i)]
+    data[frames[1] : frames[1] + 4] = b"nope"  # the first sample's frame loses its magic
+    trace = analyze_bytes(bytes(data), filename="x.eval")
+    assert len(trace.calls) == 1
+    [(line, message)] = [(e.line, e.message) for e in trace.line_errors]
+    assert line == 2
+    assert message.startswith("samples/1_epoch_1.json: the compressed data is damaged (")
+
+
 def test_an_unsupported_compression_method_is_named() -> None:
     data = make_zip(
         {"samples/1_epoch_1.json": SAMPLE_BYTES, "samples/2_epoch_1.json": SAMPLE_BYTES}

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -203,6 +202,10 @@ class PriceMemo:
             self._write()
 
     def _write(self) -> None:
+        # Imported here: a process that only reads the memo (every report after the
+        # first) never writes it, so it does without tempfile (and the random it imports).
+        import tempfile
+
         assert self._path is not None
         payload = {
             "format": FORMAT,

@@ -30,8 +30,6 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import zstandard
-
 from .limits import InputRejected, Limits
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -261,7 +259,7 @@ def member_bytes(data: bytes, member: Member, budget: _Budget, limits: Limits) -
                     f"The ZIP member {member.name} inflates past the {member.size:,} bytes "
                     "it declares; refused as a possible decompression bomb."
                 )
-    except (zlib.error, zstandard.ZstdError) as exc:
+    except (zlib.error, _ZstdDamaged) as exc:
         raise MemberError(f"the compressed data is damaged ({exc})") from None
     payload = out.getvalue()
     if len(payload) != member.size:
@@ -306,12 +304,24 @@ def _inflate(raw: bytes) -> Iterator[bytes]:
             raise zlib.error("the deflate stream is cut short")
 
 
+class _ZstdDamaged(Exception):
+    """zstandard's `ZstdError`, raised as ours so that catching it needs no import of
+    zstandard (see `_unzstd`)."""
+
+
 def _unzstd(raw: bytes) -> Iterator[bytes]:
-    """Zstandard frames (method 93), read in bounded chunks."""
-    decompressor = zstandard.ZstdDecompressor(max_window_size=1 << 27)
-    with decompressor.stream_reader(io.BytesIO(raw), read_across_frames=True) as reader:
-        while True:
-            chunk = reader.read(CHUNK_BYTES)
-            if not chunk:
-                return
-            yield chunk
+    """Zstandard frames (method 93), read in bounded chunks. zstandard is imported here,
+    by the one member kind that needs it: every file read goes through this module, and
+    importing zstandard is work a report of a plain log has no use for."""
+    import zstandard
+
+    try:
+        decompressor = zstandard.ZstdDecompressor(max_window_size=1 << 27)
+        with decompressor.stream_reader(io.BytesIO(raw), read_across_frames=True) as reader:
+            while True:
+                chunk = reader.read(CHUNK_BYTES)
+                if not chunk:
+                    return
+                yield chunk
+    except zstandard.ZstdError as exc:
+        raise _ZstdDamaged(str(exc)) from None
