@@ -31,8 +31,8 @@ WINDOW_SIZES = (30, 60, 120)
 LONG_LOOP_CALLS = 500
 """A loop of more calls is long: its figures are not embedded (the page names
 `figures.json` and charts.js fetches them: at 2,000 points a series, the charts' budget,
-they weigh over a megabyte) and its diagram opens on `LONG_LOOP_WINDOW` calls (both
-layouts of a 60-call window are some 450 KB; the tables below follow the window), so
+they weigh over a megabyte) and its diagram opens on `LONG_LOOP_WINDOW` calls (the wide
+layout of a 60-call window is some 250 KB; the tables below follow the window), so
 the page of a 20,000-call loop stays under 500 KB."""
 LONG_LOOP_WINDOW = 30
 Layout = Literal["wide", "compact"]
