@@ -52,7 +52,11 @@
         if (place) place(add); else add();
       })
       .catch(function () { /* the wide layout stays, scaled to the width */ })
-      .then(function () { fetchingLayout = null; addShownLayout(); });
+      .then(function () {
+        fetchingLayout = null;
+        // Only a resize across 1000 px meanwhile asks again: a failure is not retried.
+        if (shownLayout() !== layout) addShownLayout();
+      });
   }
   addShownLayout();
   if (phone) {
