@@ -24,14 +24,16 @@ the page's scripts run (`add_init_script`). Per size it prints
 Targets printed beside them: longest task < 200 ms, interactive < 1.5 s, window move
 < 150 ms.
 
-With --before PATH (another checkout of the project, e.g. `git worktree add /tmp/before
+With --before PATH (another checkout of the project, e.g. `git worktree add /tmp/b
 main`) the same traces are served a second time by a daphne running that checkout's code
 on the same database, and each page is measured there too, the two alternating per size,
 so a change is measured against its baseline on the same machine at the same load (the
-browser figures swing with the load far more than a change moves them).
+browser figures swing with the load far more than a change moves them). With --loads N
+each page is visited N times (alternating with the --before checkout's) and its load
+figures are the medians; the first visit of each is cold (the server decodes the report).
 
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/browser.py [--sizes 100,10000,20000]
-    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/browser.py --before /tmp/before
+    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/browser.py --loads 5 --before /tmp/b
 """
 
 from __future__ import annotations
@@ -161,6 +163,28 @@ def serve(env: dict[str, str], root: Path = ROOT) -> tuple[subprocess.Popen, str
                 server.terminate()
                 raise
             time.sleep(0.2)
+
+
+def first_load(browser, base: str, trace_id: str) -> dict[str, Any]:
+    """One more visit of the page, closed after its first idle moment: its load figures."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(LONGTASKS)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{base}/traces/{trace_id}/#sequence", wait_until="commit")
+    figures = page.evaluate(INTERACTIVE)
+    figures["longest_task"] = page.evaluate(LONGEST_SINCE, 0)
+    context.close()
+    return figures
+
+
+def medians(first: dict[str, Any], more: list[dict[str, Any]]) -> dict[str, Any]:
+    """`first`'s load figures replaced by their medians over it and `more` (--loads)."""
+    if not more:
+        return first
+    keys = ("interactive", "dom_interactive", "load", "longest_task")
+    runs = [first, *more]
+    return {**first, **{key: statistics.median(run[key] for run in runs) for key in keys}}
 
 
 def measure(browser, base: str, trace_id: str, moves: int) -> dict[str, Any]:
@@ -303,6 +327,12 @@ def main() -> None:
     parser.add_argument(
         "--before", type=Path, help="another checkout to measure as the baseline, same run"
     )
+    parser.add_argument(
+        "--loads",
+        type=int,
+        default=1,
+        help="visits per page (alternating with --before's): the load figures are medians",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     from playwright.sync_api import sync_playwright
@@ -328,6 +358,17 @@ def main() -> None:
                         figures = measure(browser, before[1], trace_id, args.moves)
                         before_rows.append((calls, mib, secs, figures))
                     rows.append((calls, mib, secs, measure(browser, base, trace_id, args.moves)))
+                    more: dict[str, list[dict[str, Any]]] = {"after": [], "before": []}
+                    for _ in range(args.loads - 1):  # alternating: the load swings alike
+                        if before is not None:
+                            more["before"].append(first_load(browser, before[1], trace_id))
+                        more["after"].append(first_load(browser, base, trace_id))
+                    rows[-1] = (*rows[-1][:3], medians(rows[-1][3], more["after"]))
+                    if before is not None:
+                        before_rows[-1] = (
+                            *before_rows[-1][:3],
+                            medians(before_rows[-1][3], more["before"]),
+                        )
                 browser.close()
         finally:
             for running in (server, before[0] if before else None):
@@ -337,6 +378,8 @@ def main() -> None:
         for (calls, trace_id, _, _), (*_, figures) in zip(made, rows, strict=True):
             figures.update(server_times(trace_id, calls))
     print(f"Chromium {chromium() or '(Playwright build)'}, daphne on SQLite, 1280x900 viewport")
+    if args.loads > 1:
+        print(f"load figures (interactive, longest task): medians of {args.loads} visits")
     if before_rows:
         print(f"BEFORE ({args.before}; server CPU rows are this checkout's):")
         report(
