@@ -24,7 +24,16 @@ the page's scripts run (`add_init_script`). Per size it prints
 Targets printed beside them: longest task < 200 ms, interactive < 1.5 s, window move
 < 150 ms.
 
+With --before PATH (another checkout of the project, e.g. `git worktree add /tmp/b
+main`) the same traces are served a second time by a daphne running that checkout's code
+on the same database, and each page is measured there too, the two alternating per size,
+so a change is measured against its baseline on the same machine at the same load (the
+browser figures swing with the load far more than a change moves them). With --loads N
+each page is visited N times (alternating with the --before checkout's) and its load
+figures are the medians; the first visit of each is cold (the server decodes the report).
+
     PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/browser.py [--sizes 100,10000,20000]
+    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/browser.py --loads 5 --before /tmp/b
 """
 
 from __future__ import annotations
@@ -134,12 +143,14 @@ def ingest_traces(sizes: list[int]) -> list[tuple[int, str, float, float]]:
     return made
 
 
-def serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+def serve(env: dict[str, str], root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """daphne serving `root`'s code (this checkout, or the --before one) on a free port."""
     port = free_port()
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port),
          "inspector.asgi:application"],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**env, "PYTHONPATH": str(root)}, cwd=root,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90  # a busy machine starts daphne slowly
@@ -152,6 +163,28 @@ def serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
                 server.terminate()
                 raise
             time.sleep(0.2)
+
+
+def first_load(browser, base: str, trace_id: str) -> dict[str, Any]:
+    """One more visit of the page, closed after its first idle moment: its load figures."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(LONGTASKS)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{base}/traces/{trace_id}/#sequence", wait_until="commit")
+    figures = page.evaluate(INTERACTIVE)
+    figures["longest_task"] = page.evaluate(LONGEST_SINCE, 0)
+    context.close()
+    return figures
+
+
+def medians(first: dict[str, Any], more: list[dict[str, Any]]) -> dict[str, Any]:
+    """`first`'s load figures replaced by their medians over it and `more` (--loads)."""
+    if not more:
+        return first
+    keys = ("interactive", "dom_interactive", "load", "longest_task")
+    runs = [first, *more]
+    return {**first, **{key: statistics.median(run[key] for run in runs) for key in keys}}
 
 
 def measure(browser, base: str, trace_id: str, moves: int) -> dict[str, Any]:
@@ -291,6 +324,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100,10000,20000")
     parser.add_argument("--moves", type=int, default=5)
+    parser.add_argument(
+        "--before", type=Path, help="another checkout to measure as the baseline, same run"
+    )
+    parser.add_argument(
+        "--loads",
+        type=int,
+        default=1,
+        help="visits per page (alternating with --before's): the load figures are medians",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     from playwright.sync_api import sync_playwright
@@ -303,23 +345,50 @@ def main() -> None:
         env["INSPECTOR_DATA_DIR"] = str(Path(folder) / "data")
         env.pop("REDIS_URL", None)
         server, base = serve(env)
+        before = serve(env, args.before.resolve()) if args.before else None
+        rows, before_rows = [], []
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(
                     executable_path=chromium(),
                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
                 )
-                rows = [
-                    (calls, mib, secs, measure(browser, base, trace_id, args.moves))
-                    for calls, trace_id, mib, secs in made
-                ]
+                for calls, trace_id, mib, secs in made:
+                    if before is not None:
+                        figures = measure(browser, before[1], trace_id, args.moves)
+                        before_rows.append((calls, mib, secs, figures))
+                    rows.append((calls, mib, secs, measure(browser, base, trace_id, args.moves)))
+                    more: dict[str, list[dict[str, Any]]] = {"after": [], "before": []}
+                    for _ in range(args.loads - 1):  # alternating: the load swings alike
+                        if before is not None:
+                            more["before"].append(first_load(browser, before[1], trace_id))
+                        more["after"].append(first_load(browser, base, trace_id))
+                    rows[-1] = (*rows[-1][:3], medians(rows[-1][3], more["after"]))
+                    if before is not None:
+                        before_rows[-1] = (
+                            *before_rows[-1][:3],
+                            medians(before_rows[-1][3], more["before"]),
+                        )
                 browser.close()
         finally:
-            server.terminate()
-            server.wait(timeout=10)
+            for running in (server, before[0] if before else None):
+                if running is not None:
+                    running.terminate()
+                    running.wait(timeout=10)
         for (calls, trace_id, _, _), (*_, figures) in zip(made, rows, strict=True):
             figures.update(server_times(trace_id, calls))
     print(f"Chromium {chromium() or '(Playwright build)'}, daphne on SQLite, 1280x900 viewport")
+    if args.loads > 1:
+        print(f"load figures (interactive, longest task): medians of {args.loads} visits")
+    if before_rows:
+        print(f"BEFORE ({args.before}; server CPU rows are this checkout's):")
+        report(
+            [
+                (*row[:3], {**row[3], **after[3]} | row[3])
+                for row, after in zip(before_rows, rows, strict=True)
+            ]
+        )
+        print("AFTER (this checkout):")
     report(rows)
 
 

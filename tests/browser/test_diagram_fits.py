@@ -119,3 +119,41 @@ def test_the_diagram_fits_shows_errors_red_and_stops_once_per_call(
         assert errors == []
     finally:
         context.close()
+
+
+def test_a_desktop_gets_the_wide_layout_alone_and_a_resize_to_a_phone_the_compact_one(
+    browser, live_server, many_tools_trace
+):
+    """The page is sent the wide layout; narrowed below 1000 px, its script fetches the
+    compact one and shows it in place of the wide one, and widened again the wide one
+    is back (both kept, CSS picks): never a page wider than the phone, nor an error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+    page = context.new_page()
+    errors: list[str] = []
+    asked: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("request", lambda r: asked.append(r.url) if "diagram.json" in r.url else None)
+    try:
+        page.goto(f"/traces/{many_tools_trace.pk}/#sequence")
+        wide = page.locator(VISIBLE_DIAGRAM.format(layout="wide"))
+        compact = page.locator(VISIBLE_DIAGRAM.format(layout="compact"))
+        expect(wide).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        assert compact.count() == 0 and asked == []  # a desktop fetches no phone layout
+
+        page.set_viewport_size({"width": 390, "height": 844})
+        expect(compact).to_be_visible()
+        expect(wide).to_be_hidden()
+        assert len(asked) == 1 and "layout=compact" in asked[0] and "parts=window" in asked[0]
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+        stops = compact.evaluate(TAB_STOPS_JS)
+        shown = int(compact.get_attribute("data-end")) - int(compact.get_attribute("data-start"))
+        assert len(stops) == shown + 1  # one tab stop per call in the layout shown
+
+        page.set_viewport_size({"width": 1280, "height": 900})
+        expect(wide).to_be_visible()
+        expect(compact).to_be_hidden()
+        assert len(asked) == 1  # both drawings are there: nothing fetched again
+        assert errors == []
+    finally:
+        context.close()

@@ -1,5 +1,6 @@
-"""The trace page's diagram: both layouts sent, the grouped tools named under it with a
-link that gives every tool its lane (and back), and the skip link's target after it."""
+"""The trace page's diagram: its wide layout sent and its compact one drawn for the
+page's script, the grouped tools named under it with a link that gives every tool its
+lane (and back), and the skip link's target after it."""
 
 from __future__ import annotations
 
@@ -34,7 +35,10 @@ def trace_url(client) -> str:
 
 def test_grouped_tools_are_named_and_a_link_gives_each_its_lane(client, trace_url):
     page = client.get(trace_url).content.decode()
-    wide, compact = svgs(page)
+    (wide,) = svgs(page)
+    (compact,) = svgs(
+        client.get(trace_url + "diagram.json?parts=window&layout=compact").json()["svg"]
+    )
     assert 'class="seq wide"' in wide and lane_count(wide) == MAX_TOOL_LANES + 1
     assert 'class="seq compact"' in compact and lane_count(compact) == 1
     note = re.search(r'<p class="lane-note[^"]*">(.*?)</p>', page, re.S)
@@ -55,7 +59,7 @@ def test_grouped_tools_are_named_and_a_link_gives_each_its_lane(client, trace_ur
 def test_the_skip_link_comes_before_the_diagram_and_its_target_after(client, trace_url):
     page = client.get(trace_url).content.decode()
     skip = page.index('href="#after-sequence">Skip the diagram</a>')
-    first, last = page.index('class="seq wide"'), page.rindex('class="seq compact"')
+    first, last = page.index('class="seq wide"'), page.rindex("</svg>")
     target = page.index('id="after-sequence"')
     assert skip < first < last < target
     assert 'tabindex="-1"' in page[target - 80 : target + 80]

@@ -57,6 +57,25 @@ def test_a_window_move_answers_with_only_what_moving_changes(client, trace_url):
     assert "figures" not in view and "tool_run_rows" not in view  # a move needs neither
 
 
+def test_the_page_is_sent_the_wide_layout_and_a_move_the_layout_it_asks_for(client, trace_url):
+    """The compact (phone) layout is as heavy as the wide one: the page is sent the wide
+    one alone, and diagram.json draws one layout when asked (the script asks for the one
+    the viewport shows), both when not (the live redraw's answer, older scripts)."""
+    page = client.get(trace_url + "?loop=1&start=61").content.decode()
+    assert re.findall(r'<svg[^>]*class="seq (wide|compact)', page) == ["wide"]
+    for layout in ("wide", "compact"):
+        view = client.get(
+            trace_url + f"diagram.json?loop=1&start=61&window=60&parts=window&layout={layout}"
+        ).json()
+        assert re.findall(r'<svg[^>]*class="seq (wide|compact)', view["svg"]) == [layout]
+        assert view["svg"].count('data-start="61"') == 1
+        assert HOSTILE not in view["svg"] and "&lt;img src=x" in view["svg"]
+    odd = client.get(trace_url + "diagram.json?start=61&parts=window&layout=<b>").json()
+    assert re.findall(r'<svg[^>]*class="seq (wide|compact)', odd["svg"]) == ["wide", "compact"]
+    whole = client.get(trace_url + "diagram.json?start=61").json()
+    assert re.findall(r'<svg[^>]*class="seq (wide|compact)', whole["svg"]) == ["wide", "compact"]
+
+
 def test_the_page_loads_the_script_with_the_endpoint(client, trace_url):
     page = client.get(trace_url).content.decode()
     script = re.search(r'<script src="[^"]*js/diagram_window\.js"[^>]*>', page)

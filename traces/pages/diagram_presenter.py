@@ -32,10 +32,17 @@ WINDOW_SIZES = (30, 60, 120)
 LONG_LOOP_CALLS = 500
 """A loop of more calls is long: its figures are not embedded (the page names
 `figures.json` and charts.js fetches them: at 2,000 points a series, the charts' budget,
-they weigh over a megabyte) and its diagram opens on `LONG_LOOP_WINDOW` calls (both
-layouts of a 60-call window are some 450 KB; the tables below follow the window), so
+they weigh over a megabyte) and its diagram opens on `LONG_LOOP_WINDOW` calls (the wide
+layout of a 60-call window is some 250 KB; the tables below follow the window), so
 the page of a 20,000-call loop stays under 500 KB."""
 LONG_LOOP_WINDOW = 30
+Layout = Literal["wide", "compact"]
+LAYOUTS: tuple[Layout, ...] = ("wide", "compact")
+PAGE_LAYOUTS: tuple[Layout, ...] = ("wide",)
+"""The layouts the trace page is sent: the wide one only. The compact (phone) layout is as
+heavy again and a desktop never shows it, so diagram_window.js fetches it (diagram.json,
+`layout=compact`) when the viewport is a phone's; without scripts a phone scales the wide
+one to its width (CSS), which still never scrolls the page sideways."""
 WindowSource = Callable[[int, int, int], tuple[Any, DiagramIndex]]
 """(loop, start, window) -> the report and diagram index a window is drawn from."""
 
@@ -62,7 +69,7 @@ class DiagramView:
     the links and choices around it (previous/next window, loop, spacing, size)."""
 
     svg: SafeString
-    """Both layouts: the wide one (desktops) and the compact one (phones); CSS shows one."""
+    """The layouts asked for, wide first (desktops), then compact (phones); CSS shows one."""
     overview: SafeString | None
     """None when the page keeps its strip and only moves its highlight (a window move)."""
     overview_current: tuple[float, float]
@@ -116,6 +123,7 @@ def diagram_context(
     head: WindowHead | None = None,
     window_source: WindowSource | None = None,
     overviews: Mapping[str, OverviewMarks] | None = None,
+    layouts: tuple[Layout, ...] = LAYOUTS,
 ) -> dict[str, Any]:
     """The sequence diagram window, overview strip and chart figures for the trace page.
 
@@ -129,6 +137,7 @@ def diagram_context(
     Given the report's `head` (its loops and outcome) and a `window_source` (the report
     and index of a window's parts), the window is drawn without the whole report; with
     the loops' strip marks (`overviews`, a page summary's), so is the strip.
+    `layouts` are the drawings sent (see `PAGE_LAYOUTS`).
     """
     report: Any = head if head is not None else trace.report
     loops = [loop["index"] for loop in report.get("loops", [])]
@@ -165,7 +174,8 @@ def diagram_context(
         spacing=spacing,
         window_href=href,
         all_lanes=all_lanes,
-        compact=True,
+        compact="compact" in layouts,
+        wide="wide" in layouts,
         overview=overview,
         index=index,
         overview_marks=overviews.get(str(loop)) if overviews is not None else None,
@@ -175,7 +185,7 @@ def diagram_context(
     grouped = tuple(order[MAX_TOOL_LANES:]) if len(order) > MAX_TOOL_LANES else ()
     return {
         "diagram": DiagramView(
-            svg=mark_safe(view["svg"] + view["compact_svg"]),
+            svg=mark_safe(view["svg"] + view.get("compact_svg", "")),
             overview=mark_safe(view["overview"]) if view["overview"] is not None else None,
             overview_current=view["overview_current"],
             overview_title=view["overview_title"],
@@ -246,9 +256,17 @@ def window_move(trace: models.Trace, params: Any) -> dict[str, Any]:
     """What moving the window in place changes, as JSON for the page's script: the
     drawing, the window, its neighbours' and the lanes' links (relative to the trace
     page, as the page's own) and the strip's highlight. No figures, no strip. `trace` may
-    come without its report: a long one's window is drawn from its report's parts."""
+    come without its report: a long one's window is drawn from its report's parts.
+    `layout` ("wide" or "compact") asks for the drawing the page shows; without it both."""
+    asked = params.get("layout")
+    layouts: tuple[Layout, ...] = (asked,) if asked in LAYOUTS else LAYOUTS
     diagram: DiagramView | None = diagram_context(
-        trace, params, figures=False, overview=False, **_window_parts_source(trace)
+        trace,
+        params,
+        figures=False,
+        overview=False,
+        layouts=layouts,
+        **_window_parts_source(trace),
     )["diagram"]
     if diagram is None:
         return {"svg": None}

@@ -26,7 +26,7 @@ from traces.core.outputs.postmortem import build_postmortem
 from traces.core.outputs.render import figures as render_figures
 from traces.core.reading.limits import InputRejected
 from traces.pages.accounting_presenter import FINDINGS_PER_PAGE, findings_page
-from traces.pages.diagram_presenter import figures_inline
+from traces.pages.diagram_presenter import LAYOUTS, PAGE_LAYOUTS, figures_inline
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
@@ -232,8 +232,9 @@ def _diagram(
     request: HttpRequest, trace, *, always_figures: bool = False, page: PageReport | None = None
 ) -> tuple[dict[str, Any], DiagramView | None]:
     """The diagram's context for the query string's window, and that window's view (None:
-    the trace has no loop to draw); the page and its live redraw read the same. Given a
-    summary `page`, the window is drawn from its parts and the strip from its marks."""
+    the trace has no loop to draw); the page and its live redraw read the same, but the
+    page is sent the wide layout alone (its script fetches a phone's) and the redraw both.
+    Given a summary `page`, the window is drawn from its parts and the strip from its marks."""
     summary: dict[str, Any] = {}
     if page is not None and page.head is not None and page.summary is not None:
         summary = {
@@ -241,7 +242,10 @@ def _diagram(
             "window_source": page_window_source(trace, page),
             "overviews": page.summary["overview"],
         }
-    context = diagram_context(trace, request.GET, always_figures=always_figures, **summary)
+    layouts = LAYOUTS if always_figures else PAGE_LAYOUTS  # a live redraw sends both
+    context = diagram_context(
+        trace, request.GET, always_figures=always_figures, layouts=layouts, **summary
+    )
     return context, context["diagram"]
 
 

@@ -207,9 +207,19 @@ def test_the_compact_layout_folds_the_lanes_and_fits_a_phone(real):
     assert "compact" in classes(root) and width <= 440
     assert list(lane_titles(root)) == ["model", "your code", "tools"]
     assert_one_tab_stop_per_call(root)
-    # Every label (about 6 units a character at 11 px) stays inside the drawing.
+    # Every label (about 6 units a character at 11 px) stays inside the drawing, its
+    # anchor its own or inherited (the arrows' group sets the labels' usual one).
+    parents = {child: parent for parent in root.iter() for child in parent}
+
+    def anchor_of(element) -> str:
+        while element is not None:
+            if element.get("text-anchor"):
+                return element.get("text-anchor")
+            element = parents.get(element)
+        return "start"
+
     for text in root.iter(f"{NS}text"):
-        x, anchor = float(text.get("x") or 0), text.get("text-anchor") or "start"
+        x, anchor = float(text.get("x") or 0), anchor_of(text)
         half = len(text.text or "") * 6.0 / (2 if anchor == "middle" else 1)
         right = x + half if anchor != "end" else x
         left = x - half if anchor == "middle" else x

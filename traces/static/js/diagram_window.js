@@ -5,6 +5,10 @@
 // show the same window) and the focus stays on the control used. Without this script
 // every one of those is a plain link or form, as before. A change of loop still loads
 // the page: the charts and the call table follow the loop.
+//
+// The page is sent the wide layout alone: the compact one (phones, below 1000 px) weighs
+// as much again and a desktop never shows it, so it is fetched here (layout=compact) when
+// the viewport is a phone's, now or after a resize, and a move asks for the layout shown.
 (function () {
   "use strict";
   var script = document.getElementById("diagram-window-script");
@@ -13,6 +17,52 @@
   var source = script.dataset.diagram;
   var inFlight = null;
   var shownSearch = window.location.search;  // the query of the window drawn
+  var phone = window.matchMedia ? window.matchMedia("(max-width: 1000px)") : null;
+  var fetchingLayout = null;
+
+  // The layout the viewport shows: compact on a phone, unless every tool has its lane
+  // (the reader asked for the wide drawing, scrolled sideways).
+  function shownLayout() {
+    if (!phone || !phone.matches) return "wide";
+    var wide = section.querySelector(".sequence-scroll svg.seq.wide");
+    if (wide && wide.classList.contains("all-lanes")) return "wide";
+    return new URLSearchParams(shownSearch).get("lanes") === "all" ? "wide" : "compact";
+  }
+
+  // Add the layout the viewport shows when the holder lacks it (the page's first drawing
+  // on a phone, or a resize across 1000 px), beside the one there: CSS picks.
+  function addShownLayout() {
+    var layout = shownLayout();
+    var holder = section.querySelector(".sequence-scroll");
+    if (!holder || holder.querySelector("svg.seq." + layout) || fetchingLayout || inFlight) return;
+    if (!holder.querySelector("svg.seq")) return;  // nothing drawn yet (a live page)
+    var query = new URLSearchParams(shownSearch);
+    query.set("parts", "window");
+    query.set("layout", layout);
+    var asked = shownSearch;
+    fetchingLayout = fetch(source + "?" + query.toString(), { credentials: "same-origin" })
+      .then(function (reply) { return reply.ok ? reply.json() : null; })
+      .then(function (view) {
+        if (!view || !view.svg || asked !== shownSearch || holder.querySelector("svg.seq." + layout)) return;
+        var place = window.LoopInspector && window.LoopInspector.keepingPlace;
+        var add = function () {
+          // built by the server's escaping SVG builder; wide first, as the page's CSS expects
+          holder.insertAdjacentHTML(layout === "wide" ? "afterbegin" : "beforeend", view.svg);
+        };
+        if (place) place(add); else add();
+      })
+      .catch(function () { /* the wide layout stays, scaled to the width */ })
+      .then(function () {
+        fetchingLayout = null;
+        // Only a resize across 1000 px meanwhile asks again: a failure is not retried.
+        if (shownLayout() !== layout) addShownLayout();
+      });
+  }
+  addShownLayout();
+  if (phone) {
+    if (phone.addEventListener) phone.addEventListener("change", addShownLayout);
+    else if (phone.addListener) phone.addListener(addShownLayout);
+  }
 
   function currentLoop() {
     var svg = section.querySelector(".sequence-scroll svg.seq");
@@ -70,6 +120,7 @@
   function move(url, control, push) {
     var query = new URLSearchParams(url.search);
     query.set("parts", "window");
+    query.set("layout", new URLSearchParams(url.search).get("lanes") === "all" ? "wide" : shownLayout());
     if (inFlight) inFlight.abort();
     var controller = window.AbortController ? new AbortController() : null;
     inFlight = controller;
@@ -96,6 +147,7 @@
       })
       .then(function () {
         if (inFlight === controller) { inFlight = null; section.removeAttribute("aria-busy"); }
+        if (!inFlight) addShownLayout();  // a resize while the move was on its way
       });
   }
 

@@ -115,10 +115,13 @@ def sequence_view(
     overview: bool = True,
     index: DiagramIndex | None = None,
     overview_marks: OverviewMarks | None = None,
+    wide: bool = True,
 ) -> dict[str, Any]:
     """Everything a sequence page needs: {"svg", "overview", "window"} (window as dict),
     the window worked out once for both drawings; with `compact`, "compact_svg" too (the
     phone layout); `all_lanes` gives every tool its lane instead of grouping the rarer.
+    Without `wide`, "svg" is empty: a phone's page asks for its compact layout alone (each
+    layout is a few hundred kilobytes of markup the browser would parse for nothing).
 
     A page moving its window in place keeps its strip (`overview=False`: "overview" is
     None, "overview_current" the highlight's x and width, "overview_title" its title).
@@ -129,9 +132,11 @@ def sequence_view(
     """
     meta = sequence_window(report, loop=loop, start=start, window=window)
     index = index or diagram_index(report)
-    wide = ALL_LANES if all_lanes else WIDE
+    geometry = ALL_LANES if all_lanes else WIDE
     view: dict[str, Any] = {
-        "svg": draw_sequence(report, meta, links, spacing, wide, index).to_string(),
+        "svg": (
+            draw_sequence(report, meta, links, spacing, geometry, index).to_string() if wide else ""
+        ),
         "overview": (
             draw_overview(
                 report, meta, window_href=window_href, index=index, marks=overview_marks

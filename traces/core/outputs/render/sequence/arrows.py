@@ -59,10 +59,7 @@ def draw_arrow(
         group.add("title", text=title)
     (x1, y1), (x2, y2) = start, end
     coords = {"x1": x1, "y1": y1, "x2": x2, "y2": y2}
-    group.add(
-        "line",
-        {"class": "arrow-hit", **coords, "stroke": "transparent", "stroke-width": 12},
-    )
+    group.add("line", {"class": "arrow-hit", **coords})  # its wide stroke: HIT_CSS
     length = math.hypot(x2 - x1, y2 - y1) or 1.0
     ux, uy = (x2 - x1) / length, (y2 - y1) / length
     head_length = 7.0 + width * 0.9
@@ -118,18 +115,22 @@ def _label(
         x, y, anchor = x2 + 8, y2 + 4, "start"
     else:
         x, y, anchor = x1 + 8, y1 + 4, "start"
-    group.add(
-        "text",
-        {
-            "class": "arrow-label",
-            "x": x,
-            "y": y,
-            "text-anchor": anchor,
-            "fill": "currentColor",
-            "font-size": 11,
-        },
-        text=text,
-    )
+    # Size, colour and the usual anchor come from `LABEL_DEFAULTS` on the arrows' group.
+    attrs = {"class": "arrow-label", "x": x, "y": y}
+    if anchor != LABEL_DEFAULTS["text-anchor"]:
+        attrs["text-anchor"] = anchor
+    group.add("text", attrs, text=text)
+
+
+LABEL_DEFAULTS = {"font-size": 11, "fill": "currentColor", "text-anchor": "middle"}
+"""Presentation attributes every arrow label shares, set once on the group holding the
+arrows (`seq-body`) and inherited, instead of on each of the window's hundreds of labels:
+fewer attributes for the browser to parse and style. The heads, badges and the compaction
+rule inside that group set their own fill, size and anchor."""
+HIT_CSS = "svg.seq .arrow-hit { stroke: transparent; stroke-width: 12px; }"
+"""The hit line's wide transparent stroke is the page's rule (traces/static/css/app.css,
+inlined in exports too), not two attributes on each arrow: without the stylesheet the
+line has no stroke at all, so it is never drawn, only no wider to point at."""
 
 
 def _pt(point: tuple[float, float]) -> str:
@@ -165,11 +166,7 @@ def badges(
         )
         group = link.add("g", {"class": "badge more", "data-call": call})
         group.add("title", text="\n".join(finding_line(f) for f in rest))
-        group.add(
-            "text",
-            {"x": cx, "y": y + 4, "text-anchor": "middle", "font-size": 10, "fill": "currentColor"},
-            text=f"+{len(rest)}",
-        )
+        group.add("text", {"x": cx, "y": y + 4, "font-size": 10}, text=f"+{len(rest)}")
 
 
 def _badge(parent: Element, scene: Scene, finding: Mapping[str, Any], x: float, y: float) -> None:

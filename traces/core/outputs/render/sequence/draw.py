@@ -11,7 +11,7 @@ from ....formatting import duration, money
 from ..chart_style import FONT
 from ..links import Links
 from ..svg import Element, svg_root, truncate
-from .arrows import badges, draw_arrow
+from .arrows import LABEL_DEFAULTS, badges, draw_arrow
 from .index import DiagramIndex, call_input_tokens, diagram_index, lane_name
 from .layout import Row, fan_ys, layout_rows, place_rows
 from .legend import LEGEND_WIDTH, draw_header, draw_legend
@@ -92,7 +92,7 @@ def draw_sequence(
         )
         return root
     gutter = root.add("g", {"class": "seq-gutter", "fill": MUTED, "font-size": 11})
-    body = root.add("g", {"class": "seq-body"})
+    body = root.add("g", {"class": "seq-body", **LABEL_DEFAULTS})
     for row in rows:
         if row.kind == "request":
             _gutter_label(gutter, scene, row, used)
@@ -145,7 +145,7 @@ def _compaction(body: Element, scene: Scene, row: Row) -> None:
     )
     group.add(
         "text",
-        {"x": scene.geometry.x_model + 8, "y": y - 4, "fill": WARN, "font-size": 11},
+        {"x": scene.geometry.x_model + 8, "y": y - 4, "fill": WARN, "text-anchor": "start"},
         text=f"⟲ {note}",
     )
 
