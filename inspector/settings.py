@@ -241,7 +241,7 @@ HUEY = (
     if INSPECTOR_QUEUE == "redis"
     else {
         # Huey's MemoryHuey whose idle workers wake when a task is queued, not poll
-        "huey_class": "traces.queue_wake.WakingMemoryHuey",
+        "huey_class": "traces.taskqueue.wake.WakingMemoryHuey",
         "name": "loop-inspector",
         "immediate": INSPECTOR_QUEUE == "immediate",
     }

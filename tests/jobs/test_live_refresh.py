@@ -15,8 +15,9 @@ from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
 from tests.live.events import agent_lines
-from traces import live, models, queue
+from traces import live, models
 from traces.live import worker
+from traces.taskqueue import enqueue as queue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

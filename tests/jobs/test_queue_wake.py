@@ -1,5 +1,5 @@
 """The embedded queue's storage wakes an idle worker when a task is queued, instead of
-the worker polling (traces.queue_wake)."""
+the worker polling (traces.taskqueue.wake)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 from huey import RedisHuey
 from huey.contrib.djhuey import HUEY
 
-from traces import queue_wake
-from traces.queue_wake import WakingMemoryHuey, WakingMemoryStorage
+from traces.taskqueue import wake as queue_wake
+from traces.taskqueue.wake import WakingMemoryHuey, WakingMemoryStorage
 
 
 def waiting_dequeue(storage: WakingMemoryStorage) -> tuple[threading.Thread, dict]:

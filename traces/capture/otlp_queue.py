@@ -33,7 +33,7 @@ from django.db.models import QuerySet
 from huey import crontab
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
-from traces import models, queue
+from traces import models
 from traces.capture.lines import capturing, record_lines
 from traces.conf import inspector_settings
 from traces.core.analysis.pricing import PriceTable
@@ -52,6 +52,7 @@ from traces.services import jobs
 from traces.services.ingest import redacts
 from traces.services.prices import price_table_for
 from traces.stores import store
+from traces.taskqueue import enqueue as queue
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ import time
 from huey import crontab
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
-from traces import queue
 from traces.stores import store
+from traces.taskqueue import enqueue as queue
 
 SWEEP_EVERY = 10.0
 

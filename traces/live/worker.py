@@ -20,10 +20,11 @@ from django.db.models import Q
 from django.utils import timezone
 from huey.contrib.djhuey import db_task
 
-from traces import models, queue
+from traces import models
 from traces.conf import inspector_settings
 from traces.live.reports import needs_report, refresh_report
 from traces.stores import store
+from traces.taskqueue import enqueue as queue
 
 log = logging.getLogger(__name__)
 

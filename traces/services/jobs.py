@@ -2,7 +2,7 @@
 
 A large upload is written to INSPECTOR_DATA_DIR/uploads/ a chunk at a time (the web
 process never holds it whole), a `Job` row says where it stands, and a queue task
-(traces.queue) ingests it by the same `traces.services.upload.trace_upload` as a small
+(traces.taskqueue) ingests it by the same `traces.services.upload.trace_upload` as a small
 upload, writing bytes read, records parsed and calls rebuilt as it goes.
 `GET /api/jobs/<id>` (traces.api.jobs) answers the state to the upload page's bar.
 
@@ -41,13 +41,14 @@ from huey import crontab
 from huey.api import TaskWrapper
 from huey.contrib.djhuey import db_periodic_task, db_task
 
-from traces import models, queue
+from traces import models
 from traces.conf import inspector_settings
 from traces.core.labels import clean_labels
 from traces.core.reading.limits import InputRejected
 from traces.services import idempotency
 from traces.services.ingest import trace_reanalyze
 from traces.services.upload import trace_upload
+from traces.taskqueue import enqueue as queue
 
 log = logging.getLogger(__name__)
 

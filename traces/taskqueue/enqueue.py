@@ -81,7 +81,7 @@ def _started_consumer() -> Any:
         initial_delay=0.05,
         backoff=1.15,
         # Only after an error reading the queue: an idle worker waits for a task to be
-        # queued, woken by it (traces.queue_wake)
+        # queued, woken by it (traces.taskqueue.wake)
         max_delay=0.1,
         check_worker_health=False,
     )
