@@ -123,3 +123,36 @@ def test_rows_stored_a_part_at_a_time_are_the_rows_stored_at_once(monkeypatch):
     assert set(batch.pending) <= set(stored)
     for digest, pending in batch.pending.items():
         assert blobs.decode(stored[digest]) == blobs.decode(pending.data)
+
+
+@pytest.mark.django_db
+def test_a_value_repeated_in_a_column_is_stored_for_every_row():
+    """The writer prepares a repeated immutable value once (the trace id of every row);
+    a mutable one is prepared again at each row, so a list changed between rows is stored
+    as it was at each (below)."""
+    from traces.storage.row_writer import insert_rows
+
+    trace = trace_upload(files=[("rows.json", transcript())], name="rows").trace
+    other = trace_upload(files=[("rows.json", transcript())], name="other").trace
+    before = models.LineError.objects.count()
+    insert_rows(
+        models.LineError,
+        ["trace_id", "line", "message"],
+        [(trace.pk, 1, "a"), (trace.pk, 2, "b"), (other.pk, 3, "c"), (trace.pk, 4, "d")],
+    )
+    stored = models.LineError.objects.order_by("line").values_list("trace_id", "line")
+    assert list(stored)[before:] == [(trace.pk, 1), (trace.pk, 2), (other.pk, 3), (trace.pk, 4)]
+
+
+def test_a_list_changed_between_rows_is_prepared_again():
+    """Only immutable values are remembered: the same list object, changed after its
+    first row, is prepared afresh for the next."""
+    from traces.storage.row_writer import _repeats_remembered
+
+    prepared = _repeats_remembered(lambda value: orjson.dumps(value).decode())
+    shared = ["one"]
+    first = prepared(shared)
+    shared.append("two")
+    assert (first, prepared(shared)) == ('["one"]', '["one","two"]')
+    text = "same"
+    assert prepared(text) == prepared(text) == '"same"'

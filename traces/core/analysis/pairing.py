@@ -49,23 +49,23 @@ class ToolRuns:
 
     def _apply_timing(self, position: int, timing: ToolTiming) -> ToolRun:
         run = self.runs[position]
-        run = replace(
-            run,
-            name=run.name or timing.name,
-            input=run.input if run.input is not None else timing.input,
-            started_at=timing.started_at if timing.started_at is not None else run.started_at,
-            ended_at=timing.ended_at if timing.ended_at is not None else run.ended_at,
-            is_error=run.is_error if timing.is_error is None else (run.is_error or timing.is_error),
-        )
+        changes: dict[str, Any] = {
+            "name": run.name or timing.name,
+            "input": run.input if run.input is not None else timing.input,
+            "started_at": timing.started_at if timing.started_at is not None else run.started_at,
+            "ended_at": timing.ended_at if timing.ended_at is not None else run.ended_at,
+            "is_error": (
+                run.is_error if timing.is_error is None else (run.is_error or timing.is_error)
+            ),
+        }
         if timing.result_text is not None and run.status == "pending":
             # The tool log holds the result even though no request carried it.
-            run = replace(
-                run,
-                status="paired",
-                result_text=timing.result_text[:RESULT_TEXT_CHARS],
-                pairing=timing.pairing,
-            )
-        self.runs[position] = with_inference(run)
+            changes["status"] = "paired"
+            changes["result_text"] = timing.result_text[:RESULT_TEXT_CHARS]
+            changes["pairing"] = timing.pairing
+        # One copy of the run, not one per kind of change (a Claude Code session times
+        # every tool call it pairs: two copies at each were a tenth of pairing).
+        self.runs[position] = with_inference(replace(run, **changes))
         return self.runs[position]
 
     def close_timings(self) -> None:

@@ -55,6 +55,8 @@ class TraceBuilder:
         self._loops = LoopIndex()
         self._runs = ToolRuns()
         self._compactions = Compactions()
+        self._masked_texts: dict[str, str] = {}
+        """`mask_secrets`'s memo for the calls' metadata (it repeats at every call)."""
 
     @property
     def tool_runs(self) -> list[ToolRun]:
@@ -134,7 +136,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=mask_secrets(dict(extra)) if extra else extra,
+            extra=mask_secrets(dict(extra), memo=self._masked_texts) if extra else extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)

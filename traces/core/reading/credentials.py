@@ -138,14 +138,30 @@ def _kind(name: str) -> int:
     return kind
 
 
-def mask_secrets(value: Any, depth: int = 0) -> Any:
-    """Recorded metadata (a call's other fields) with every credential masked."""
+MEMO_TEXT_CHARS = 256
+"""Texts up to this long are remembered in a `mask_secrets` memo (ids, paths, versions:
+what a call's metadata repeats at every call); longer ones are masked each time."""
+MEMO_TEXTS = 4096
+
+
+def mask_secrets(value: Any, depth: int = 0, memo: dict[str, str] | None = None) -> Any:
+    """Recorded metadata (a call's other fields) with every credential masked.
+
+    `memo`: the caller's own text -> masked text, kept across calls (a rebuild's: a
+    session id or working folder comes back at every call, and the pattern that looks
+    for every shape of secret is the cost). It lives as long as the caller, never in the
+    module, so no text outlives the trace that holds it."""
     if depth > 64:
         return value
     if isinstance(value, str):
-        if "?" in value and value.startswith(("http", "ws")):
-            value = mask_url(value)
-        return mask_text(value)
+        if memo is None or len(value) > MEMO_TEXT_CHARS:
+            return _masked_text(value)
+        masked = memo.get(value)
+        if masked is None:
+            masked = _masked_text(value)
+            if len(memo) < MEMO_TEXTS:
+                memo[value] = masked
+        return masked
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for key, item in value.items():
@@ -153,19 +169,21 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
             if kind == _PLAIN:
                 # Numbers, booleans and nulls come back as they are: no call for them.
                 out[key] = (
-                    mask_secrets(item, depth + 1) if isinstance(item, str | dict | list) else item
+                    mask_secrets(item, depth + 1, memo)
+                    if isinstance(item, str | dict | list)
+                    else item
                 )
             elif kind == _HEADERS:
                 out[key] = mask_headers(item)
             elif kind == _ATTRIBUTES and isinstance(item, dict):
                 out[key] = {
-                    k: (_masked(v) if secret_name(k) else mask_secrets(v, depth + 1))
+                    k: (_masked(v) if secret_name(k) else mask_secrets(v, depth + 1, memo))
                     for k, v in item.items()
                 }
             elif kind == _SECRET:
                 out[key] = _masked(item)
             else:
-                out[key] = mask_secrets(item, depth + 1)
+                out[key] = mask_secrets(item, depth + 1, memo)
         return out
     if isinstance(value, list):
         return [
@@ -173,10 +191,16 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
             if isinstance(item, dict)
             else _mask_named_pair(item)
             if _named_pair(item)
-            else mask_secrets(item, depth + 1)
+            else mask_secrets(item, depth + 1, memo)
             for item in value
         ]
     return value
+
+
+def _masked_text(value: str) -> str:
+    if "?" in value and value.startswith(("http", "ws")):
+        value = mask_url(value)
+    return mask_text(value)
 
 
 def _named_pair(item: Any) -> bool:
