@@ -17,14 +17,21 @@ one run, alternating direct and proxied requests so both see the same machine:
 - the forward proxy (`proxy --forward`, mitmdump from its own environment): the same
   calls made to https://api.anthropic.com through it (TLS to the local CA, then the
   reverse proxy), side by side with the direct call and the reverse-proxied one; and
-  boto3's signed Bedrock Converse, ConverseStream, InvokeModel and its stream, to a TLS
-  stand-in directly and to AWS's host through it (bench/forward_bedrock.py);
+  boto3's signed Bedrock Converse / ConverseStream calls, to a TLS stand-in directly
+  and to AWS's host through it (bench/forward_bedrock.py);
 - the floor, to judge the figures by: a bare ASGI app under daphne (bench/floor_asgi.py)
   and a 404 through Django's whole middleware stack, against the fake upstream; and the
   daphne process's CPU time per request (proxied unrecorded and recorded), read from
   /proc, which the other processes on a shared machine do not change.
 
-    .venv/bin/python bench/proxy.py [--calls 200] [--streams 100] [--only gemini] [--forward-only]
+    PYTHONPYCACHEPREFIX=/tmp/pycache .venv/bin/python bench/proxy.py [--calls 200] \
+        [--streams 100] [--only gemini] [--forward-only] [--before DIR]
+
+`--before DIR` (a checkout of the previous tree: `git worktree add --detach DIR main`)
+starts its daphne too, on a database of its own: each round of the HTTP rows calls the
+upstream directly, then the previous tree's proxy, then this one's, and the floor reads
+both processes' CPU per request, so before and after are measured on one machine in one
+run. The other sections (socket, forward proxy, concurrency, viewer) measure this tree.
 
 The forward proxy's rows need mitmdump (`make forward`'s .venv-forward or INSPECTOR_MITMDUMP).
 
@@ -103,28 +110,36 @@ def timed(
 
 
 def overhead(
-    base: str, upstream: str, calls: int, stream: bool, gap: float, gemini: bool = False
-) -> tuple[list, list, list, list]:
+    bases: list[str], upstream: str, calls: int, stream: bool, gap: float, gemini: bool = False
+) -> tuple[list, list, list[list], list[list]]:
+    """(direct first-byte ms, direct total ms, and per proxy in `bases` its first-byte and
+    total ms): each round calls direct, then each proxy, so all see one machine."""
     session = f"bench-{'gemini-' if gemini else ''}{'stream' if stream else 'plain'}"
     if gemini:
         method = "streamGenerateContent?alt=sse" if stream else "generateContent"
         direct_url = f"{upstream}{GEMINI_PATH}{method}"
-        proxied_url = f"{base}/proxy/s/{session}/gemini{GEMINI_PATH}{method}"
+        proxied_urls = [f"{base}/proxy/s/{session}/gemini{GEMINI_PATH}{method}" for base in bases]
     else:
         direct_url = f"{upstream}/v1/messages"
-        proxied_url = f"{base}/proxy/s/{session}/anthropic/v1/messages"
+        proxied_urls = [f"{base}/proxy/s/{session}/anthropic/v1/messages" for base in bases]
     with httpx.Client(timeout=60) as client:
-        for url in (direct_url, proxied_url):  # warm the connections and the server
+        for url in (direct_url, *proxied_urls):  # warm the connections and the servers
             for _ in range(5):
                 timed(client, url, stream, gemini)
-        direct_first, direct_total, proxied_first, proxied_total = [], [], [], []
-        for _ in range(calls):
+        direct_first, direct_total = [], []
+        proxied_first: list[list] = [[] for _ in bases]
+        proxied_total: list[list] = [[] for _ in bases]
+        for round_ in range(calls):
             first, total, _ = timed(client, direct_url, stream, gemini)
             direct_first.append(first)
             direct_total.append(total)
-            first, total, _ = timed(client, proxied_url, stream, gemini)
-            proxied_first.append(first)
-            proxied_total.append(total)
+            # The proxies take turns going first: the one called second would otherwise
+            # always share the machine with the first one's recording of its call.
+            shift = round_ % len(proxied_urls)
+            for index in [*range(shift, len(proxied_urls)), *range(shift)]:
+                first, total, _ = timed(client, proxied_urls[index], stream, gemini)
+                proxied_first[index].append(first)
+                proxied_total[index].append(total)
             time.sleep(gap)
     return direct_first, direct_total, proxied_first, proxied_total
 
@@ -235,8 +250,10 @@ def latencies(client: httpx.Client, method: str, url: str, calls: int, content=N
     return found
 
 
-def floor(base: str, upstream: str, folder: Path, calls: int) -> None:
-    """What any request costs here, to judge the proxy's added latency by."""
+def floor(servers: dict[str, str], upstream: str, folder: Path, calls: int) -> None:
+    """What any request costs here, to judge the proxy's added latency by; the daphne CPU
+    per request of each server (`servers`: tag -> base URL)."""
+    base = servers["after"]
     env = server_env(DATABASE_URL=f"sqlite:///{folder / 'floor.sqlite3'}", REDIS_URL="")
     with (
         daphne_app(env, folder / "floor.log", "bench.floor_asgi:application") as tiny,
@@ -274,16 +291,36 @@ def floor(base: str, upstream: str, folder: Path, calls: int) -> None:
             ),
         )
         for label, method, url, content in cases:
-            time.sleep(1.0)  # earlier recordings done
-            before = daphne_cpu(base)
-            latencies(client, method, url, calls, content)
-            time.sleep(1.0)  # this run's recordings done
-            after = daphne_cpu(base)
-            if before is None or after is None:
-                print("  daphne CPU per request: not measurable here (needs ss and /proc)")
-                return
-            per_request = (after - before) * 1000 / (calls + 5)
-            print(f"  daphne CPU per request, {label:36s} {per_request:6.2f} ms")
+            for tag, server in servers.items():
+                time.sleep(1.0)  # earlier recordings done
+                before = daphne_cpu(server)
+                latencies(client, method, url.replace(base, server, 1), calls, content)
+                time.sleep(1.0)  # this run's recordings done
+                after = daphne_cpu(server)
+                if before is None or after is None:
+                    print("  daphne CPU per request: not measurable here (needs ss and /proc)")
+                    return
+                per_request = (after - before) * 1000 / (calls + 5)
+                named = f"{tag}: {label}" if len(servers) > 1 else label
+                print(f"  daphne CPU per request, {named:44s} {per_request:6.2f} ms")
+
+
+@contextmanager
+def previous_daphne(root: Path | None, env: dict[str, str], folder: Path) -> Iterator[str | None]:
+    """A daphne serving the tree at `root` (None: no such server), on its own SQLite file
+    and against the same upstreams, its cache files apart from this tree's."""
+    if root is None:
+        yield None
+        return
+    env = {
+        **env,
+        "DATABASE_URL": f"sqlite:///{folder / 'before.sqlite3'}",
+        "INSPECTOR_DATA_DIR": str(folder / "before-data"),
+        "PYTHONPYCACHEPREFIX": str(folder / "before-pycache"),
+    }
+    migrate(env, root=root.resolve())
+    with daphne(env, folder / "before.log", ports() or None, root=root.resolve()) as base:
+        yield base
 
 
 def events_seq(database: Path, trace_id: str) -> int:
@@ -332,7 +369,7 @@ def row(label: str, direct: list[float], proxied: list[float]) -> str:
     p50p, p95p = percentile(proxied, 0.5), percentile(proxied, 0.95)
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
     return (
-        f"{label:<36} direct {p50d:6.2f} / {p95d:6.2f}   proxied {p50p:6.2f} / {p95p:6.2f}   "
+        f"{label:<44} direct {p50d:6.2f} / {p95d:6.2f}   proxied {p50p:6.2f} / {p95p:6.2f}   "
         f"added {percentile(added, 0.5):5.2f} / {percentile(added, 0.95):5.2f} "
         f"(p95 difference {p95p - p95d:5.2f})"
     )
@@ -352,24 +389,32 @@ def verdict(label: str, direct: list[float], proxied: list[float]) -> str:
     difference = percentile(proxied, 0.95) - percentile(direct, 0.95)
     met = "met" if max(per_call, difference) < TARGET_MS else "NOT met"
     return (
-        f"  {label:<36} added p95 {per_call:5.2f} ms per call, p95 difference "
+        f"  {label:<44} added p95 {per_call:5.2f} ms per call, p95 difference "
         f"{difference:5.2f} ms: target < {TARGET_MS:.0f} ms {met}"
     )
 
 
-def vendor_rows(label: str, base: str, upstream: str, calls: int, gap: float) -> list[str]:
-    """One vendor's non-streamed and streamed rows; the target's verdicts when `gap`."""
+def vendor_rows(
+    label: str, servers: dict[str, str], upstream: str, calls: int, gap: float
+) -> list[str]:
+    """One vendor's non-streamed and streamed rows, for each server (`servers`: tag ->
+    base URL; the tag, "before" or "after", prefixes the rows when there are two); the
+    target's verdicts when `gap`."""
     gemini = label == "Gemini"
+    tags = [f"{tag}: " if len(servers) > 1 else "" for tag in servers]
+    bases = list(servers.values())
     verdicts = []
-    first_d, total_d, first_p, total_p = overhead(base, upstream, calls, False, gap, gemini)
-    print(row(f"{label} non-streamed: latency", total_d, total_p))
-    if gap:
-        verdicts.append(verdict(f"{label} non-streamed latency", total_d, total_p))
-    first_d, total_d, first_p, total_p = overhead(base, upstream, calls, True, gap, gemini)
-    print(row(f"{label} streamed: first byte", first_d, first_p))
-    print(row(f"{label} streamed: whole stream", total_d, total_p))
-    if gap:
-        verdicts.append(verdict(f"{label} first SSE byte", first_d, first_p))
+    first_d, total_d, first_p, total_p = overhead(bases, upstream, calls, False, gap, gemini)
+    for tag, total in zip(tags, total_p, strict=True):
+        print(row(f"{tag}{label} non-streamed: latency", total_d, total))
+        if gap:
+            verdicts.append(verdict(f"{tag}{label} non-streamed latency", total_d, total))
+    first_d, total_d, first_p, total_p = overhead(bases, upstream, calls, True, gap, gemini)
+    for tag, first, total in zip(tags, first_p, total_p, strict=True):
+        print(row(f"{tag}{label} streamed: first byte", first_d, first))
+        print(row(f"{tag}{label} streamed: whole stream", total_d, total))
+        if gap:
+            verdicts.append(verdict(f"{tag}{label} first SSE byte", first_d, first))
     return verdicts
 
 
@@ -381,6 +426,12 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
     parser.add_argument("--only", choices=("gemini",), help="measure this vendor's calls only")
     parser.add_argument("--forward-only", action="store_true", help="the forward proxy alone")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a checkout of the previous tree (`git worktree add DIR main`): its daphne is "
+        "measured beside this tree's in the same run (the HTTP rows and the CPU per request)",
+    )
     args = parser.parse_args()
     from bench.forward_bedrock import bedrock_section  # they read this module's helpers
     from bench.forward_proxy import forward_section
@@ -402,8 +453,15 @@ def main() -> int:
             INSPECTOR_UPSTREAM_CA_BUNDLE=str(bedrock.cert),
         )
         migrate(env)
-        with daphne(env, Path(folder) / "daphne.log", ports() or None) as base:
+        with (
+            daphne(env, Path(folder) / "daphne.log", ports() or None) as base,
+            previous_daphne(args.before, env, Path(folder)) as before,
+        ):
             print(f"fake upstream at {upstream.base}, daphne at {base} (SQLite, in-memory layer)")
+            servers = {"after": base}
+            if before is not None:
+                print(f"the previous tree {args.before}: daphne at {before}")
+                servers = {"before": before, "after": base}
             if args.forward_only:
                 verdicts = forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
                 verdicts += bedrock_section(base, bedrock, Path(folder), args.calls, args.gap)
@@ -423,7 +481,7 @@ def main() -> int:
                 )
                 for label, wanted in (("Anthropic", not args.only), ("Gemini", True)):
                     if wanted:
-                        verdicts += vendor_rows(label, base, upstream.base, args.calls, gap)
+                        verdicts += vendor_rows(label, servers, upstream.base, args.calls, gap)
                 if args.only:
                     continue
                 first_d, total_d, first_p, total_p = socket_overhead(
@@ -439,7 +497,7 @@ def main() -> int:
             print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
             print("\n".join(verdicts))
             print()
-            floor(base, upstream.base, Path(folder), args.calls)
+            floor(servers, upstream.base, Path(folder), args.calls)
             print()
             if args.only:
                 return 0
