@@ -17,8 +17,8 @@ one run, alternating direct and proxied requests so both see the same machine:
 - the forward proxy (`proxy --forward`, mitmdump from its own environment): the same
   calls made to https://api.anthropic.com through it (TLS to the local CA, then the
   reverse proxy), side by side with the direct call and the reverse-proxied one; and
-  boto3's signed Bedrock Converse / ConverseStream calls, to a TLS stand-in directly
-  and to AWS's host through it (bench/forward_bedrock.py);
+  boto3's signed Bedrock Converse, ConverseStream, InvokeModel and its stream, to a TLS
+  stand-in directly and to AWS's host through it (bench/forward_bedrock.py);
 - the floor, to judge the figures by: a bare ASGI app under daphne (bench/floor_asgi.py)
   and a 404 through Django's whole middleware stack, against the fake upstream; and the
   daphne process's CPU time per request (proxied unrecorded and recorded), read from
