@@ -11,14 +11,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.core.long_session import make_session
-from tests.web.test_api_and_pages import upload
+from tests.web.long_trace import HOSTILE, uploaded_long_session
 from traces import models
 from traces.storage import report_cache
 
 pytestmark = pytest.mark.django_db
 
-HOSTILE = "<img src=x onerror=alert(1)>"
 VIEWS = [
     "",
     "?start=101&window=60",
@@ -30,14 +28,8 @@ CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]+"')
 
 @pytest.fixture(scope="module")
 def long_trace(django_db_setup, django_db_blocker):
-    data = make_session(1200).replace(b'"name":"tool_3"', f'"name":"{HOSTILE}"'.encode())
-    with django_db_blocker.unblock():
-        from django.test import Client
-
-        url = upload(Client(HTTP_HOST="127.0.0.1"), data, "session.jsonl").json()["url"]
-        trace = models.Trace.objects.defer("report").get(pk=url.rstrip("/").split("/")[-1])
-        yield trace, url
-        trace.delete()
+    with uploaded_long_session(django_db_blocker) as made:
+        yield made
 
 
 def pages(client, url: str) -> list[bytes]:

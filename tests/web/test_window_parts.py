@@ -9,14 +9,13 @@ from __future__ import annotations
 import pytest
 
 from tests.core.long_session import make_session
-from tests.web.test_api_and_pages import upload
+from tests.web.long_trace import HOSTILE, uploaded_long_session
 from traces import models
 from traces.core.outputs.render.sequence.window_parts import PART_CALLS
 from traces.storage import report_cache
 
 pytestmark = pytest.mark.django_db
 
-HOSTILE = "<img src=x onerror=alert(1)>"
 MOVES = [
     "start=1&window=30",
     f"start={PART_CALLS - 10}&window=30",  # across the first boundary
@@ -30,14 +29,8 @@ MOVES = [
 @pytest.fixture(scope="module")
 def long_trace(django_db_setup, django_db_blocker):
     """1,200 calls (more than PARTS_FROM_CALLS), one busy tool named with markup."""
-    data = make_session(1200).replace(b'"name":"tool_3"', f'"name":"{HOSTILE}"'.encode())
-    with django_db_blocker.unblock():
-        from django.test import Client
-
-        url = upload(Client(HTTP_HOST="127.0.0.1"), data, "session.jsonl").json()["url"]
-        trace = models.Trace.objects.defer("report").get(pk=url.rstrip("/").split("/")[-1])
-        yield trace, url
-        trace.delete()
+    with uploaded_long_session(django_db_blocker) as made:
+        yield made
 
 
 def moves(client, url: str) -> list[dict]:

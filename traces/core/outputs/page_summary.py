@@ -24,12 +24,15 @@ from traces.core.analysis.whatif import basis_from_report, build_what_if, parse_
 from traces.core.analysis.whatif.params import median_result, tool_names
 
 from .page_figures import ReportDigest, report_digest
-from .render.sequence import sequence_window
 from .render.sequence.index import diagram_index
 from .render.sequence.overview import OverviewMarks, overview_marks
 
 SUMMARY_VERSION = 1
-"""Bumped when the summary's shape changes: a summary of another version is not read."""
+"""Bumped when the summary's shape changes, and when anything it holds is computed
+differently (`accounting_facts`, the default what-if panel, `overview_marks`,
+`report_digest`): the whole-report path computes those on every view with the running
+code, so a summary made by older code would print other figures than a short trace's
+page. A summary of another version is not read (the page reads the whole report)."""
 HEAVY_KEYS = ("calls", "tool_runs", "findings", "other_traffic", "parallel_batches", "loops")
 """The report's keys that grow with its calls: never copied into a summary (the loops
 are the window head's, which the page reads too; the page lists no parallel batch)."""
@@ -179,13 +182,14 @@ def side_call_facts(report: Mapping[str, Any]) -> dict[str, CallFacts]:
 
 def loop_overviews(report: Mapping[str, Any]) -> dict[str, OverviewMarks]:
     """Each loop's overview strip marks (loops of more than one call: a single call's
-    loop is drawn from the whole report)."""
+    loop is drawn from the whole report). Read from each loop's own call list: looking
+    each loop up again (`sequence_window`) made 8,000 short loops take 8.6 s."""
     index = diagram_index(report)
     marks: dict[str, OverviewMarks] = {}
     for loop in report.get("loops") or ():
-        if len(loop.get("calls") or ()) > 1:
-            meta = sequence_window(report, loop=int(loop["index"]))
-            marks[str(meta.loop)] = overview_marks(meta.indexes, index)
+        calls = loop.get("calls") or ()
+        if len(calls) > 1:
+            marks[str(int(loop["index"]))] = overview_marks(tuple(int(c) for c in calls), index)
     return marks
 
 

@@ -120,7 +120,10 @@
   function move(url, control, push) {
     var query = new URLSearchParams(url.search);
     query.set("parts", "window");
-    query.set("layout", new URLSearchParams(url.search).get("lanes") === "all" ? "wide" : shownLayout());
+    // The layout of the window asked for, not of the one drawn now: leaving "every tool
+    // its lane" on a phone asks for the compact drawing at once.
+    var allLanes = new URLSearchParams(url.search).get("lanes") === "all";
+    query.set("layout", allLanes || !phone || !phone.matches ? "wide" : "compact");
     if (inFlight) inFlight.abort();
     var controller = window.AbortController ? new AbortController() : null;
     inFlight = controller;
