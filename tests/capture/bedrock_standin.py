@@ -190,6 +190,37 @@ def first_answer(corpus: Path) -> dict[str, Any]:
     return json.loads(cassette_body(corpus, PLAIN_CASSETTE))
 
 
+def signed_client_env(folder: Path) -> dict[str, str]:
+    """The environment of a boto3 child signing with the fake keys and nothing else: no
+    config, credentials file or instance metadata of the machine's (the CA comes from
+    `record --forward`)."""
+    return {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_SESSION_TOKEN": SESSION_TOKEN,
+        "AWS_CONFIG_FILE": str(folder / "no-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(folder / "no-credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_CA_BUNDLE": "",
+    }
+
+
+def tool_follow_up(request: dict[str, Any], uses: list[dict[str, Any]]) -> dict[str, Any]:
+    """The second turn of a tool loop: the first request, the model's content, and a
+    result for each of its tool uses."""
+    return {
+        **request,
+        "messages": [
+            *request["messages"],
+            {"role": "assistant", "content": uses},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": u["id"], "content": "18 C"}
+                for u in uses if u["type"] == "tool_use"
+            ]},
+        ],
+    }  # fmt: skip
+
+
 def first_events(corpus: Path) -> list[dict[str, Any]]:
     """The streamed first turn's events as Claude sent them (Bedrock sends no pings)."""
     events = [

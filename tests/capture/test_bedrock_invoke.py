@@ -39,6 +39,8 @@ from tests.capture.bedrock_standin import (
     first_events,
     invoke_answer,
     message_events,
+    signed_client_env,
+    tool_follow_up,
 )
 from tests.capture.test_commands import manage
 from tests.capture.test_forward_proxy import mitmdump, record_env  # noqa: F401 (a fixture)
@@ -177,17 +179,7 @@ def test_record_forward_records_boto3_invoke_model_and_its_stream(
     before = len(standin.calls)
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    env = record_env(
-        tmp_path,
-        mitmdump,
-        AWS_ACCESS_KEY_ID=ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY=SECRET_KEY,
-        AWS_SESSION_TOKEN=SESSION_TOKEN,
-        AWS_CONFIG_FILE=str(tmp_path / "no-config"),
-        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-credentials"),
-        AWS_EC2_METADATA_DISABLED="true",
-        AWS_CA_BUNDLE="",
-    )
+    env = record_env(tmp_path, mitmdump, **signed_client_env(tmp_path))
     outputs = []
     for mode in ("invoke", "stream", "odd"):
         done = manage(
@@ -336,17 +328,7 @@ def _loop_file(corpus, path: str) -> bytes:
     uses = [
         e["content_block"] for e in content if e["type"] == "content_block_start"
     ] or first_answer(corpus)["content"]
-    follow = {
-        **request,
-        "messages": [
-            *request["messages"],
-            {"role": "assistant", "content": uses},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": u["id"], "content": "18 C"}
-                for u in uses if u["type"] == "tool_use"
-            ]},
-        ],
-    }  # fmt: skip
+    follow = tool_follow_up(request, uses)
     second = invoke_answer(corpus, f"/model/x/{path}", follow)
     return _recorded(path, request, first, 100.0) + b"\n" + _recorded(path, follow, second, 110.0)
 

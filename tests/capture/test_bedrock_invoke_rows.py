@@ -28,6 +28,7 @@ from tests.capture.bedrock_standin import (
     TITAN,
     first_answer,
     invoke_answer,
+    tool_follow_up,
 )
 from traces import live, models
 from traces.capture.lines import proxy_key, proxy_trace_name, record_lines
@@ -65,17 +66,7 @@ def _loop_lines(corpus) -> tuple[list[bytes], list[bytes]]:
         "messages": [{"role": "user", "content": "What is the weather in New York?"}],
     }
     uses = first_answer(corpus)["content"]
-    follow = {
-        **ask,
-        "messages": [
-            *ask["messages"],
-            {"role": "assistant", "content": uses},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": u["id"], "content": "18 C"}
-                for u in uses if u["type"] == "tool_use"
-            ]},
-        ],
-    }  # fmt: skip
+    follow = tool_follow_up(ask, uses)
     titan = {"inputText": "Weather?"}
     lines, secrets = [], [SECRET_KEY.encode(), SESSION_TOKEN.encode()]
     for at, (model, body) in enumerate([(TITAN, titan), (MODEL, ask), (MODEL, follow)]):

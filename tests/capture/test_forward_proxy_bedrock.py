@@ -34,6 +34,7 @@ from tests.capture.bedrock_standin import (
     TOOL_USE_ID,
     bedrock_standin,
     frame,
+    signed_client_env,
     stream_of,
 )
 from tests.capture.conftest import capture_server
@@ -200,17 +201,7 @@ def test_record_forward_records_boto3_converse_and_converse_stream(
     standin, server = bedrock_server
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    env = record_env(
-        tmp_path,
-        mitmdump,
-        AWS_ACCESS_KEY_ID=ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY=SECRET_KEY,
-        AWS_SESSION_TOKEN=SESSION_TOKEN,
-        AWS_CONFIG_FILE=str(tmp_path / "no-config"),
-        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-credentials"),
-        AWS_EC2_METADATA_DISABLED="true",
-        AWS_CA_BUNDLE="",
-    )
+    env = record_env(tmp_path, mitmdump, **signed_client_env(tmp_path))
     outputs = []
     for kind in ("converse", "stream"):
         done = manage(
