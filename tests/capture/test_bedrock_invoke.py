@@ -171,6 +171,7 @@ def _assert_loop(report: dict, ids: tuple[str, str], streamed: bool, model: str 
 
 
 def test_record_forward_records_boto3_invoke_model_and_its_stream(
+    corpus,  # the stand-in answers with the corpus's Claude turns: skipped without it
     bedrock_server,  # noqa: F811 (the fixture)
     mitmdump,  # noqa: F811 (the fixture)
     tmp_path,
@@ -235,7 +236,7 @@ def test_record_forward_records_boto3_invoke_model_and_its_stream(
     assert_nowhere(server, secrets, logs=b"".join(outputs))
 
 
-def test_anthropic_bedrock_sdk_through_the_reverse_route(bedrock_server):  # noqa: F811
+def test_anthropic_bedrock_sdk_through_the_reverse_route(corpus, bedrock_server):  # noqa: F811
     """AnthropicBedrock with a Bedrock API key (Claude Code's AWS_BEARER_TOKEN_BEDROCK) and
     its base URL at the reverse route: `messages.stream` then `messages.create`, the
     model's tool uses answered in between."""

@@ -58,7 +58,7 @@ def corpus_report(request) -> dict:
     return stored(build_report(analyze_files([(path.name, path.read_bytes())])))
 
 
-def test_the_corpus_has_traces_to_compare():
+def test_the_corpus_has_traces_to_compare(corpus):
     assert len(FILES) >= 4
 
 
