@@ -155,3 +155,22 @@ def test_record_starts_a_server_when_none_runs_and_passes_the_exit_status(upstre
     assert done.returncode == 3, done.stderr
     assert "started a server at http://127.0.0.1:" in done.stdout
     assert "anthropic-messages, 2 calls" in done.stdout
+
+
+def test_record_says_why_the_server_it_started_did_not_come_up(tmp_path):
+    """The port is held by a socket that never answers: daphne cannot bind and exits, and
+    record says so with daphne's own words instead of a bare "could not start"."""
+    import socket
+
+    env = server_env(DATABASE_URL=f"sqlite:///{tmp_path}/own.sqlite3", REDIS_URL="")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        done = manage(
+            "record", "--port", str(port), "--server", "", "--", sys.executable, "-c", "pass",
+            env=env,
+        )  # fmt: skip
+    assert done.returncode != 0
+    assert "the server for the proxy stopped at start (exit" in done.stderr, done.stderr
+    assert "Address already in use" in done.stderr, done.stderr

@@ -27,11 +27,13 @@ import secrets
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import PurePath
+from typing import IO
 
 import httpx
 from django.conf import settings
@@ -48,6 +50,11 @@ from traces.capture.proxy import SESSION_NAME
 
 DEFAULT_PORT = 8000
 """Where a server is looked for (and one is started) when --server is not given."""
+SERVER_START_SECONDS = 120.0
+"""How long a server started for the run may take to answer. A cold start (imports,
+migrations checked) takes 2-5 s alone, but tens of seconds on a loaded machine; while
+daphne runs it is still starting, and one that exits is reported at once, with its
+last words."""
 CODEX_NAMES = frozenset({"codex", "codex.js", "codex.cmd", "codex.exe"})
 """The Codex CLI's launchers (npm's script, its Windows shims, the native binary)."""
 
@@ -184,26 +191,42 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0, interactive=False)
         port = port or (DEFAULT_PORT if _free(DEFAULT_PORT) else _any_free_port())
         base = f"http://127.0.0.1:{port}"
-        process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-             "inspector.asgi:application"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while not _answers(base):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise CommandError("could not start a server for the proxy")
-                time.sleep(0.2)
-            self.stdout.write(f"started a server at {base} for this run")
-            yield base
-        finally:
-            process.terminate()
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                 "inspector.asgi:application"],
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+            )  # fmt: skip
             try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+                deadline = time.monotonic() + SERVER_START_SECONDS
+                while not _answers(base):
+                    if process.poll() is not None:
+                        raise CommandError(
+                            f"the server for the proxy stopped at start (exit {process.returncode})"
+                            + _last_lines(errors)
+                        )
+                    if time.monotonic() > deadline:
+                        raise CommandError(
+                            f"the server for the proxy did not answer at {base} within "
+                            f"{SERVER_START_SECONDS:.0f} s" + _last_lines(errors)
+                        )
+                    time.sleep(0.2)
+                self.stdout.write(f"started a server at {base} for this run")
+                yield base
+            finally:
+                process.terminate()
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+def _last_lines(errors: IO[bytes], count: int = 5) -> str:
+    """The last lines daphne printed, to say why it did not start (': …'), or ''."""
+    errors.seek(0)
+    lines = errors.read().decode("utf-8", "replace").strip().splitlines()[-count:]
+    return (": " + " / ".join(line.strip() for line in lines)) if lines else ""
 
 
 def claude_headers(environ: Mapping[str, str], token: str) -> str:
