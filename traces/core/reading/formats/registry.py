@@ -10,9 +10,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._index import HELPERS
 from .base import Adapter, Detection
@@ -33,10 +32,10 @@ def register(adapter: type[Adapter]) -> type[Adapter]:
     return adapter
 
 
-@dataclass(frozen=True, slots=True)
-class Scorer:
-    """One format as detection sees it: its name and its claim on the first records,
-    with `load` importing its reader only when it is chosen."""
+class Scorer(NamedTuple):
+    """One format as detection sees it: its name, its claim on the first records and the
+    module of its reader (imported only when chosen). A named tuple: a dataclass costs
+    ~4 M instructions to create, a third of what this module saves a short report."""
 
     name: str
     sniff: Callable[[Sequence[Any]], Detection | None]

@@ -11,10 +11,27 @@ from typing import Any
 
 from ...dialects import otel_genai as otel
 from ..base import Detection
-from ..otel_spans import is_attribute_map, is_span
 
 NAME = "otel-genai"
 """The name of the adapter whose `sniff` this is."""
+
+SIGNATURE_PREFIXES = ("gen_ai.", "llm.", "openinference.")
+"""Attribute-name prefixes of the GenAI conventions (OpenTelemetry, OpenLLMetry, OpenInference)."""
+
+
+def is_span(value: dict[str, Any]) -> bool:
+    has_identity = any(
+        key in value for key in ("spanContext", "context", "traceId", "spanId", "startTimeUnixNano")
+    )
+    return has_identity and ("attributes" in value or "name" in value)
+
+
+def is_attribute_map(value: dict[str, Any]) -> bool:
+    return any(
+        key.startswith(SIGNATURE_PREFIXES) or key == "ai.operationId"
+        for key in value
+        if isinstance(key, str)
+    )
 
 
 # -- detection ----------------------------------------------------------------------------
