@@ -47,9 +47,10 @@ def _warm_up() -> None:
     from django.urls import get_resolver
 
     from traces.core.analysis.rules.registry import rules
-    from traces.core.reading.formats.registry import adapters
+    from traces.core.reading.formats.registry import adapters, scorers
 
     adapters()
+    scorers()
     rules()
     get_resolver().url_patterns  # noqa: B018  (imports the URL modules and their views)
     # The template engine and its tag libraries (the first live call row a page is sent

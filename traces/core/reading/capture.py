@@ -15,12 +15,38 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import orjson
 
+from .call_outcomes import (
+    API_ERROR as API_ERROR,
+)
+from .call_outcomes import (
+    CALL_OUTCOMES as CALL_OUTCOMES,
+)
+from .call_outcomes import (
+    CLIENT_LEFT as CLIENT_LEFT,
+)
+from .call_outcomes import (
+    NOT_THE_API as NOT_THE_API,
+)
+from .call_outcomes import (
+    OUTCOME_KEY as OUTCOME_KEY,
+)
+from .call_outcomes import (
+    OUTCOME_LABELS as OUTCOME_LABELS,
+)
+from .call_outcomes import (
+    TIMEOUT as TIMEOUT,
+)
+from .call_outcomes import (
+    UPSTREAM_BROKE_OFF as UPSTREAM_BROKE_OFF,
+)
+from .call_outcomes import (
+    UPSTREAM_UNREACHABLE as UPSTREAM_UNREACHABLE,
+)
 from .content_coding import ContentCodingError, decoded
 from .credentials import MASK, mask_headers
 from .http_body import EVENT_STREAM_TYPE, header
@@ -46,32 +72,6 @@ HOP_BY_HOP = frozenset(
 
 SIGNING_HEADERS = frozenset({"x-amz-date"})
 """A SigV4 signature's material besides the credentials, never recorded."""
-
-OUTCOME_KEY = "call_outcome"
-"""The line's key saying how a call that did not complete ended (`CapturedExchange.outcome`)."""
-CLIENT_LEFT = "client-left"
-"""The client hung up before the answer ended (the upstream was still answering)."""
-UPSTREAM_BROKE_OFF = "upstream-broke-off"
-"""The upstream's connection (or socket) ended mid-answer."""
-TIMEOUT = "timeout"
-"""The upstream did not answer, or sent nothing, within the proxy's timeout."""
-UPSTREAM_UNREACHABLE = "upstream-unreachable"
-"""The upstream could not be reached (or the request could not be sent on)."""
-API_ERROR = "api-error"
-"""The upstream answered, with an error status."""
-CALL_OUTCOMES = (CLIENT_LEFT, UPSTREAM_BROKE_OFF, TIMEOUT, UPSTREAM_UNREACHABLE, API_ERROR)
-OUTCOME_LABELS = MappingProxyType(
-    {
-        CLIENT_LEFT: "the client left",
-        UPSTREAM_BROKE_OFF: "the upstream broke off",
-        TIMEOUT: "timed out",
-        UPSTREAM_UNREACHABLE: "upstream unreachable",
-        API_ERROR: "API error",
-    }
-)
-"""How the call page names each outcome."""
-NOT_THE_API = frozenset({CLIENT_LEFT, UPSTREAM_BROKE_OFF, TIMEOUT, UPSTREAM_UNREACHABLE})
-"""Outcomes that are no answer of the API: no `api-error` finding for them."""
 
 
 def recorded_format(vendor: str, path: str) -> str | None:

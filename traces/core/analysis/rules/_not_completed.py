@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...reading.capture import OUTCOME_KEY
+from ...reading.call_outcomes import OUTCOME_KEY
 from .base import Finding, LintContext, Rule
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...reading.capture import NOT_THE_API, OUTCOME_KEY
+from ...reading.call_outcomes import NOT_THE_API, OUTCOME_KEY
 from .base import Finding, LintContext, Rule
 from .registry import register
 

@@ -3,7 +3,7 @@ answer of the API (issue 23: these were all `api-error` before)."""
 
 from __future__ import annotations
 
-from ...reading.capture import UPSTREAM_UNREACHABLE
+from ...reading.call_outcomes import UPSTREAM_UNREACHABLE
 from ._not_completed import NotCompleted
 from .registry import register
 

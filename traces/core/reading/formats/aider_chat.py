@@ -56,10 +56,11 @@ from ...model import Exchange, LineError, Usage
 from ..dialects.openai_chat import normalize_message
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import aider_chat as scoring
+from ._index.aider_chat import HEADER
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-HEADER = re.compile(r"^# aider chat started at (?P<time>\S.*?)\s*$")
 TOKENS = re.compile(r"^> Tokens: ")
 TOKEN_FIGURE = re.compile(
     r"(?P<number>\d[\d,]*(?:\.\d+)?)(?P<unit>[kKmM]?) "
@@ -74,8 +75,6 @@ APPLIED = re.compile(r"^> Applied edit to (?P<path>.+?)\s*$")
 COMMIT = re.compile(r"^> Commit (?P<sha>[0-9a-f]{7,40}) (?P<message>.+?)\s*$")
 SENDING_COMMANDS = ("/ask", "/code", "/architect", "/help")
 CLEARING_COMMANDS = ("/clear", "/reset")
-AIDER_LINE = re.compile(r"^(>( .*)?|####( .*)?)  $|^>$")
-"""A line aider writes itself: `> ` output or `#### ` input, ending in a hard break."""
 
 
 def _figure(number: str, unit: str) -> int:
@@ -129,18 +128,7 @@ class AiderChatAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        lines = [v for v in values if isinstance(v, str)]
-        if not lines or len(lines) < len(values):
-            return None
-        if any(HEADER.match(line) for line in lines):
-            return Detection(0.95, "a '# aider chat started at' header (aider's chat history)")
-        own = [line for line in lines if AIDER_LINE.match(line)]
-        rest = [line for line in lines if not AIDER_LINE.match(line)]
-        if len(own) >= 5 and len(rest) <= max(1, len(lines) // 10):
-            return Detection(
-                0.6, "'> ' and '#### ' lines ending in a Markdown hard break (aider's chat history)"
-            )
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         line = record.value

@@ -38,10 +38,11 @@ from ...model import Exchange, LineError
 from ..dialects import openai_chat as chat
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import aider_llm_history as scoring
+from ._index.aider_llm_history import BLOCK
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-BLOCK = re.compile(r"^(?P<kind>TO LLM|LLM RESPONSE) (?P<time>\d{4}-\d\d-\d\dT[\d:.]+)\s*$")
 SEPARATOR = "-------"
 ROLE_LINE = re.compile(
     r"^(?P<role>SYSTEM|USER|ASSISTANT|TOOL|FUNCTION|DEVELOPER)(?: (?P<text>.*))?$"
@@ -80,12 +81,7 @@ class AiderLlmHistoryAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        if not values or not all(isinstance(v, str) for v in values):
-            return None
-        first = BLOCK.match(values[0])
-        if first and first.group("kind") == "TO LLM":
-            return Detection(0.95, "starts with aider's 'TO LLM <time>' block (--llm-history-file)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         line = record.value

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from ...model import Exchange
 from ..dialects import anthropic
 from ..dialects.base import Dialect
+from ._index import anthropic_messages as scoring
 from .base import Detection
 from .http_record import other_keys
 from .message_threads import MessageThreads
@@ -52,8 +53,7 @@ class AnthropicMessagesAdapter(RequestLogAdapter):
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:
-        reason = _recognise(value)
-        return Detection(0.9, reason) if reason else None
+        return scoring.recognise(value)
 
     @staticmethod
     def is_model_request(url: str, body: Any) -> bool:
@@ -89,35 +89,3 @@ def _is_messages_request(url: str, body: Any) -> bool:
     if "/v1/messages/" in path:
         return False  # count_tokens, batches: not a model turn
     return isinstance(body, dict) and isinstance(body.get("messages"), list)
-
-
-def _recognise(value: Any) -> str | None:
-    """Why this record looks like an Anthropic pair, or None."""
-    if not isinstance(value, dict):
-        return None
-    request = value.get("request")
-    response = value.get("response")
-    if isinstance(request, dict):
-        url = str(request.get("url") or request.get("uri") or "")
-        if "/v1/messages" in url:
-            return f"request URL {url.split('?')[0]} is the Anthropic Messages endpoint"
-        body = request["body"] if isinstance(request.get("body"), dict) else request
-        if isinstance(body.get("messages"), list) and _anthropic_response(response):
-            return "request has 'messages' and the response is an Anthropic message"
-    if "status" in value and isinstance(value.get("body"), str):
-        text = value["body"]
-        if '"type":"message"' in text.replace(" ", "") or "event: message_start" in text:
-            return "a recorded HTTP response holding an Anthropic message"
-    if value.get("type") == "message" and value.get("role") == "assistant":
-        return "an Anthropic message object"
-    return None
-
-
-def _anthropic_response(response: Any) -> bool:
-    if not isinstance(response, dict):
-        return False
-    body = response.get("body", response)
-    if isinstance(body, dict) and body.get("type") in ("message", "error"):
-        return True
-    raw = response.get("body_raw")
-    return isinstance(raw, str) and "message_start" in raw

@@ -43,10 +43,11 @@ from ...coerce import dict_or_empty, non_negative, str_or_none
 from ...model import Block, Exchange, LineError, Message, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import atif as scoring
+from ._index.atif import STEP_SOURCES
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-STEP_SOURCES = {"system", "user", "agent"}
 ROLES = {"system": "system", "user": "user", "agent": "assistant"}
 OBSERVATION = "observation"
 
@@ -67,15 +68,7 @@ class AtifAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            if not isinstance(value, dict):
-                continue
-            version = value.get("schema_version")
-            if isinstance(version, str) and version.upper().startswith("ATIF"):
-                return Detection(0.95, f"an ATIF trajectory (schema_version {version})")
-            if _looks_like_trajectory(value):
-                return Detection(0.8, "a trajectory with session_id, agent and ATIF steps")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value
@@ -91,14 +84,6 @@ def errors_first(events: Iterator[AdapterEvent]) -> Iterator[AdapterEvent]:
     held = list(events)
     yield from (event for event in held if isinstance(event, LineError))
     yield from (event for event in held if not isinstance(event, LineError))
-
-
-def _looks_like_trajectory(value: dict[str, Any]) -> bool:
-    steps = value.get("steps")
-    if not isinstance(steps, list) or "session_id" not in value:
-        return False
-    first = next((step for step in steps if isinstance(step, dict)), None)
-    return first is not None and first.get("source") in STEP_SOURCES and "step_id" in first
 
 
 class _Trajectory:

@@ -10,18 +10,16 @@ Boto3-style event lists (`[{"contentBlockDelta": {...}}, ...]`) are read the sam
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..dialects import bedrock
 from ..dialects.base import Dialect
+from ._index import bedrock_converse as scoring
+from ._index.bedrock_converse import _is_converse_request, _is_converse_response
 from .base import Detection
-from .http_record import read_request, request_url
 from .registry import register
 from .request_log import RecordedCall, RequestLogAdapter
-
-ENDPOINT = re.compile(r"/model/[^/]+/converse(-stream)?(\?|$)")
 
 
 @register
@@ -42,7 +40,7 @@ class BedrockConverseAdapter(RequestLogAdapter):
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:
-        return _recognise(value)
+        return scoring.recognise(value)
 
     @staticmethod
     def is_model_request(url: str, body: Any) -> bool:
@@ -84,38 +82,3 @@ class BedrockConverseAdapter(RequestLogAdapter):
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _is_converse_request(url: str, body: Any) -> bool:
-    if ENDPOINT.search(url.split("?")[0] + "?"):
-        return True
-    return (
-        isinstance(body, dict)
-        and isinstance(body.get("messages"), list)
-        and ("toolConfig" in body or "inferenceConfig" in body)
-    )
-
-
-def _is_converse_response(value: Any) -> bool:
-    output = value.get("output") if isinstance(value, dict) else None
-    return isinstance(output, dict) and isinstance(output.get("message"), dict)
-
-
-def _recognise(value: Any) -> Detection | None:
-    if not isinstance(value, dict):
-        return None
-    url = request_url(value)
-    path = url.split("?")[0]
-    match = ENDPOINT.search(path + "?")
-    if match:
-        kind = "ConverseStream" if match.group(1) else "Converse"
-        return Detection(0.95, f"request URL calls the Bedrock {kind} endpoint")
-    if url:
-        return None
-    if _is_converse_response(value) and "stopReason" in value:
-        return Detection(0.85, "a Bedrock Converse response (output.message, stopReason)")
-    request = value.get("request")
-    body = read_request(request).body if isinstance(request, dict) else None
-    if isinstance(body, dict) and _is_converse_request("", body):
-        return Detection(0.7, "request has Converse 'messages' with toolConfig/inferenceConfig")
-    return None

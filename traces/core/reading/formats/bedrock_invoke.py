@@ -15,23 +15,18 @@ are reported as unread lines, with why, not guessed at; the recorded file keeps 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar
 
 from ...model import LineError
 from ..dialects import bedrock, bedrock_invoke
 from ..dialects.base import Dialect
+from ._index import bedrock_invoke as scoring
+from ._index.bedrock_invoke import ENDPOINT, _is_enveloped_messages
 from .base import AdapterEvent, Detection
-from .http_record import read_request, request_url
+from .http_record import read_request
 from .registry import register
 from .request_log import RecordedCall, RequestLogAdapter
-
-ENDPOINT = re.compile(r"/model/.+/invoke(-with-response-stream)?$")
-"""InvokeModel's paths; the model id may be an ARN, its slashes escaped or not."""
-BEDROCK_VERSION = "bedrock-2023-05-31"
-"""The `anthropic_version` Bedrock documents for Messages bodies (the Anthropic SDK sends
-its own API version there instead)."""
 
 
 @register
@@ -52,17 +47,7 @@ class BedrockInvokeAdapter(RequestLogAdapter):
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:
-        if not isinstance(value, dict):
-            return None
-        match = ENDPOINT.search(request_url(value).split("?")[0])
-        if match:
-            kind = "InvokeModelWithResponseStream" if match.group(1) else "InvokeModel"
-            return Detection(0.95, f"request URL calls the Bedrock {kind} endpoint")
-        request = value.get("request")
-        body = read_request(request).body if isinstance(request, dict) else None
-        if _is_enveloped_messages(body) and body["anthropic_version"] == BEDROCK_VERSION:
-            return Detection(0.9, f"request names anthropic_version {BEDROCK_VERSION}")
-        return None
+        return scoring.recognise(value)
 
     @staticmethod
     def is_model_request(url: str, body: Any) -> bool:
@@ -91,17 +76,6 @@ class BedrockInvokeAdapter(RequestLogAdapter):
         if call.outcome.streamed and call.outcome.read.stream_text is None:
             extra["streamed"] = True
         return extra
-
-
-def _is_enveloped_messages(body: Any) -> TypeGuard[dict[str, Any]]:
-    """A Messages request with its model left to the URL: `anthropic_version` (Bedrock's
-    `bedrock-2023-05-31`, or the SDK's own date), `messages`, no `model`."""
-    return (
-        isinstance(body, dict)
-        and isinstance(body.get("anthropic_version"), str)
-        and isinstance(body.get("messages"), list)
-        and "model" not in body
-    )
 
 
 def _is_anthropic(body: dict[str, Any]) -> bool:

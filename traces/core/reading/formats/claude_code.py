@@ -61,6 +61,7 @@ from ..dialects import claude_code as cc
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import claude_code as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .claude_code_threads import Response, Shared, Thread
 from .claude_code_threads import text_or_none as _text
@@ -95,11 +96,7 @@ class ClaudeCodeAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            reason = cc.recognise(value)
-            if reason:
-                return Detection(0.95, reason)
-        return None
+        return scoring.sniff(values)
 
     # -- reading lines ------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:

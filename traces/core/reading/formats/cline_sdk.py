@@ -46,6 +46,8 @@ from ...model import Block, Exchange, LineError, Message, ToolTiming, Usage
 from ..dialects import anthropic
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import cline_sdk as scoring
+from ._index.cline_sdk import is_session_metadata
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
@@ -148,26 +150,6 @@ def seconds(ms: Any) -> float | None:
     return ms / 1000
 
 
-def is_session_metadata(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("session_id"), str)
-        and ("messages_path" in value or "messagesPath" in dict_or_empty(value.get("metadata")))
-        and "messages" not in value
-    )
-
-
-def is_messages_document(value: Any) -> bool:
-    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
-        return False
-    if "sessionId" not in value or not ("system_prompt" in value or "agent" in value):
-        return False
-    first = next((m for m in value["messages"] if isinstance(m, dict)), None)
-    return first is None or (
-        isinstance(first.get("content"), list) and first.get("role") in ("user", "assistant")
-    )
-
-
 @register
 class ClineSdkAdapter(Adapter):
     name = "cline-sdk"
@@ -188,12 +170,7 @@ class ClineSdkAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values[:1]:
-            if is_messages_document(value):
-                return Detection(0.95, "a Cline SDK session (sessionId, system_prompt, messages)")
-            if is_session_metadata(value):
-                return Detection(0.9, "Cline SDK session metadata (session_id, messages_path)")
-        return None
+        return scoring.sniff(values)
 
     def no_call_notice(self) -> str | None:
         if self._metadata is None or self._calls:

@@ -27,10 +27,11 @@ from ..dialects import codex
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import codex_rollout as scoring
+from ._index.codex_rollout import ROLLOUT_TYPES
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-ROLLOUT_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg"})
 TIMING_BEGIN = frozenset({"exec_command_begin", "patch_apply_begin", "mcp_tool_call_begin"})
 TIMING_END = frozenset({"exec_command_end", "patch_apply_end", "mcp_tool_call_end"})
 SESSION_KEYS = ("id", "timestamp", "cwd", "originator", "cli_version", "source", "model_provider")
@@ -93,20 +94,7 @@ class CodexRolloutAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        shaped = 0
-        for value in values:
-            if not isinstance(value, dict) or "payload" not in value:
-                continue
-            kind = value.get("type")
-            if kind == "session_meta" and isinstance(value["payload"], dict):
-                return Detection(0.95, "a Codex rollout: a session_meta line with a payload")
-            if kind in ROLLOUT_TYPES or kind == "compacted":
-                shaped += 1
-        if shaped >= 2 or (shaped and shaped == len(values)):
-            return Detection(
-                0.85, f"{shaped} of the first records are Codex rollout {{type, payload}} lines"
-            )
-        return _sniff_legacy(values)
+        return scoring.sniff(values)
 
     # -- reading ----------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
@@ -469,22 +457,3 @@ def _user_text(item: Any) -> str | None:
         return None
     message = codex.normalize_item(item)
     return "\n".join(b.text for b in message.blocks if b.kind == "text").strip()
-
-
-def _sniff_legacy(values: Sequence[Any]) -> Detection | None:
-    """Early rollouts: a meta line {id, timestamp, instructions?} then bare items."""
-    if not values or not isinstance(values[0], dict):
-        return None
-    first = values[0]
-    if "id" not in first or "timestamp" not in first or "type" in first:
-        return None
-    items = [
-        v
-        for v in values[1:]
-        if isinstance(v, dict) and (codex.is_model_output(v) or v.get("type") == "message")
-    ]
-    if items:
-        # Above the 0.9 of an Anthropic message object: a bare assistant `message` item
-        # looks like one, but the session line before it does not.
-        return Detection(0.92, "an early Codex rollout: a session line, then bare history items")
-    return None

@@ -47,13 +47,14 @@ from ...model import Block, Exchange, LineError, Message, ToolTiming, Usage
 from ..dialects import openai_chat
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import continue_session as scoring
+from ._index.continue_session import is_index_entry, is_session
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
 AGENT = "Continue"
 ROLES = ("user", "assistant", "thinking", "system", "tool")
 SECTION = re.compile(r"(?:^|\n\n)<(user|assistant|system|tool|thinking)>\n")
-INDEX_KEYS = ("sessionId", "title", "dateCreated", "workspaceDirectory")
 
 
 def _parts(content: Any) -> list[Block]:
@@ -125,21 +126,6 @@ def usage_from(raw: Any) -> Usage | None:
     )
 
 
-def is_index_entry(value: Any) -> bool:
-    return (
-        isinstance(value, dict) and all(k in value for k in INDEX_KEYS) and "history" not in value
-    )
-
-
-def is_session(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("history"), list)
-        and "sessionId" in value
-        and ("workspaceDirectory" in value or "title" in value)
-    )
-
-
 @register
 class ContinueAdapter(Adapter):
     name = "continue"
@@ -158,11 +144,7 @@ class ContinueAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        if values and is_session(values[0]):
-            return Detection(0.9, "a Continue session (sessionId, workspaceDirectory, history)")
-        if values and all(is_index_entry(v) for v in values):
-            return Detection(0.85, "Continue's session index (sessionId, title, dateCreated)")
-        return None
+        return scoring.sniff(values)
 
     def no_call_notice(self) -> str | None:
         if not self._indexed or self._calls:

@@ -56,44 +56,12 @@ from ..dialects import openai_chat
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import copilot_cli as scoring
+from ._index.copilot_cli import _is_event
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
 AGENT = "GitHub Copilot CLI"
-EVENT_TYPES = frozenset(
-    {
-        "session.start",
-        "session.resume",
-        "session.model_change",
-        "session.info",
-        "session.error",
-        "session.shutdown",
-        "system.message",
-        "user.message",
-        "assistant.turn_start",
-        "assistant.turn_end",
-        "assistant.message",
-        "tool.execution_start",
-        "tool.execution_complete",
-        "hook.start",
-        "hook.end",
-        "permission.requested",
-        "permission.completed",
-        "abort",
-    }
-)
-"""Event types seen in the real sessions (and `session.resume`, its resumed twin)."""
-CALL_EVENTS = frozenset({"assistant.message", "user.message", "tool.execution_complete"})
-
-
-def _is_event(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("type"), str)
-        and isinstance(value.get("data"), dict)
-        and "id" in value
-        and "parentId" in value
-    )
 
 
 def normalize(raw: Any) -> Message:
@@ -159,19 +127,7 @@ class CopilotCliAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        events = [v for v in values if _is_event(v)]
-        if not events:
-            return None
-        for event in events:
-            data = event["data"]
-            if event["type"] == "session.start" and (
-                "copilotVersion" in data or data.get("producer") == "copilot-agent"
-            ):
-                return Detection(0.97, "events {type, data, id, parentId}: a Copilot CLI session")
-        known = sum(1 for e in events if e["type"] in EVENT_TYPES)
-        if known and any(e["type"] in CALL_EVENTS for e in events) and known * 2 >= len(events):
-            return Detection(0.8, "Copilot CLI events (assistant.message, tool.execution_*)")
-        return None
+        return scoring.sniff(values)
 
     # -- reading ------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:

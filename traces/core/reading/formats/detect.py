@@ -9,7 +9,7 @@ from typing import Any
 from ..limits import InputRejected
 from .base import Adapter
 from .explain import explain_no_format
-from .registry import adapters
+from .registry import adapters, get_adapter, scorers
 
 SNIFF_RECORDS = 20
 
@@ -21,20 +21,21 @@ class Choice:
 
 
 def detect(values: Sequence[Any]) -> Choice:
-    """Ask every adapter about the first records; the highest score wins.
+    """Ask every format about the first records; the highest score wins. Each is asked
+    through the scoring index (`registry.scorers`), so only the winner's reader is imported.
 
     Raises `InputRejected` listing the formats tried when none claims the file.
     """
     sample = list(values[:SNIFF_RECORDS])
-    best: Choice | None = None
+    best: tuple[str, str] | None = None
     best_score = 0.0
-    for adapter in adapters():
+    for scorer in scorers():
         try:
-            claim = adapter.sniff(sample)
+            claim = scorer.sniff(sample)
         except Exception:  # a sniffer must never sink the upload
             claim = None
         if claim is not None and claim.score > best_score:
-            best, best_score = Choice(adapter, claim.reason), claim.score
+            best, best_score = (scorer.name, claim.reason), claim.score
     if best is None:
         raise InputRejected(explain_no_format(sample, adapters()))
-    return best
+    return Choice(get_adapter(best[0]), best[1])

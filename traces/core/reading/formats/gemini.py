@@ -20,12 +20,11 @@ from ...coerce import dict_or_empty
 from ...model import Message
 from ..dialects import gemini
 from ..dialects.base import Dialect
+from ._index import gemini as scoring
+from ._index.gemini import ENDPOINT
 from .base import Detection
-from .http_record import read_request, request_url
 from .registry import register
 from .request_log import RecordedCall, RequestLogAdapter
-
-ENDPOINT = re.compile(r"models/([^/:?]+):(stream)?[gG]enerateContent")
 
 
 @register
@@ -53,7 +52,7 @@ class GeminiAdapter(RequestLogAdapter):
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:
-        return _recognise(value)
+        return scoring.recognise(value)
 
     @staticmethod
     def is_model_request(url: str, body: Any) -> bool:
@@ -137,25 +136,3 @@ def _in_context(contents: list[Any]) -> Callable[[Any], Message]:
 
 
 OTHER_METHOD = re.compile(r"models/[^/:?]+:(?!(stream)?[gG]enerateContent)\w+")
-
-
-def _recognise(value: Any) -> Detection | None:
-    if not isinstance(value, dict):
-        return None
-    url = request_url(value)
-    match = ENDPOINT.search(url)
-    if match:
-        kind = "streamGenerateContent" if match.group(2) else "generateContent"
-        return Detection(0.95, f"request URL calls the Gemini {kind} endpoint")
-    if url:
-        return None
-    request = value.get("request")
-    body = read_request(request).body if isinstance(request, dict) else None
-    contents = body.get("contents") if isinstance(body, dict) else None
-    if isinstance(contents, list) and any(
-        isinstance(c, dict) and isinstance(c.get("parts"), list) for c in contents
-    ):
-        return Detection(0.85, "request has Gemini 'contents' with 'parts'")
-    if gemini.candidate_content(value) is not None and "usageMetadata" in value:
-        return Detection(0.85, "a Gemini response (candidates[].content, usageMetadata)")
-    return None

@@ -64,6 +64,8 @@ from ..dialects import gemini
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import gemini_cli as scoring
+from ._index.gemini_cli import MESSAGE_TYPES, NOTICE_TYPES, is_header, is_log_entry
 from .base import Adapter, AdapterEvent, Detection
 from .gemini_cli_records import (
     clean_message,
@@ -79,38 +81,6 @@ from .gemini_cli_records import (
 from .registry import register
 
 AGENT = "Gemini CLI"
-NOTICE_TYPES = ("info", "error", "warning")
-MESSAGE_TYPES = ("user", "gemini", *NOTICE_TYPES)
-LOG_KEYS = frozenset({"sessionId", "messageId", "type", "message", "timestamp"})
-
-
-def is_header(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("sessionId"), str)
-        and ("projectHash" in value or "startTime" in value)
-        and "type" not in value
-    )
-
-
-def is_message(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("type") in MESSAGE_TYPES
-        and "content" in value
-        and "timestamp" in value
-        and "uuid" not in value
-        and "message" not in value
-    )
-
-
-def is_log_entry(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and set(value) >= LOG_KEYS
-        and isinstance(value.get("message"), str)
-        and "uuid" not in value
-    )
 
 
 @dataclass(slots=True)
@@ -162,12 +132,7 @@ class GeminiCliAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        best: Detection | None = None
-        for value in values:
-            claim = _claim(value)
-            if claim is not None and (best is None or claim.score > best.score):
-                best = claim
-        return best
+        return scoring.sniff(values)
 
     # -- records ------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
@@ -389,19 +354,6 @@ class GeminiCliAdapter(Adapter):
                 "cancelled or never answered): there is no call to show."
             )
         return None
-
-
-# -- record shapes ------------------------------------------------------------------------
-def _claim(value: Any) -> Detection | None:
-    if is_header(value):
-        return Detection(0.9, "a Gemini CLI session header (sessionId, projectHash, startTime)")
-    if is_message(value):
-        if value["type"] == "gemini" and ("tokens" in value or "toolCalls" in value):
-            return Detection(0.85, "Gemini CLI messages (type gemini with tokens/toolCalls)")
-        return Detection(0.5, "Gemini CLI messages (id, timestamp, type, content)")
-    if is_log_entry(value) and value.get("type") == "user":
-        return Detection(0.8, "Gemini CLI's prompt log (sessionId, messageId, message)")
-    return None
 
 
 def _timings(held: _Held) -> Iterator[ToolTiming]:

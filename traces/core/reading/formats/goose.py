@@ -40,10 +40,11 @@ from ...model import Exchange, LineError, ToolTiming
 from ..dialects import anthropic
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import goose as scoring
+from ._index.goose import _is_message, _is_metadata
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-GOOSE_TOOL_TYPES = ("toolRequest", "toolResponse", "frontendToolRequest")
 TOKEN_FIELDS = (
     "total_tokens",
     "input_tokens",
@@ -53,25 +54,6 @@ TOKEN_FIELDS = (
     "accumulated_output_tokens",
 )
 _STEM = re.compile(r"([^/\\]+?)(?:\.jsonl)?$")
-
-
-def _is_metadata(value: Any) -> bool:
-    return isinstance(value, dict) and "message_count" in value and "description" in value
-
-
-def _is_message(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("role") in ("user", "assistant")
-        and isinstance(value.get("content"), list)
-        and "created" in value
-    )
-
-
-def _has_goose_content(value: Any) -> bool:
-    return _is_message(value) and any(
-        isinstance(c, dict) and c.get("type") in GOOSE_TOOL_TYPES for c in value["content"]
-    )
 
 
 @register
@@ -96,11 +78,7 @@ class GooseAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        if values and _is_metadata(values[0]):
-            return Detection(0.9, "Goose session metadata line (description, message_count)")
-        if any(_has_goose_content(v) for v in values):
-            return Detection(0.9, "Goose messages (toolRequest / toolResponse content)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value

@@ -30,34 +30,17 @@ section 21 (agentsview's iFlow test data, glm-4.7).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ...model import Exchange
-from ..dialects import claude_code as cc
 from ..records import Record
+from ._index import iflow_cli as scoring
 from .base import AdapterEvent, Detection
 from .claude_code import ClaudeCodeAdapter
 from .claude_code_threads import Response, Thread
 from .registry import register
-
-RESPONSE_ID = re.compile(r"^response-\d{10,}")
-SESSION_ID = re.compile(r"^session-[0-9a-f]{8}-")
-
-
-def _is_iflow_line(value: Any) -> str | None:
-    if not isinstance(value, dict) or cc.recognise(value) is None:
-        return None
-    session = value.get("sessionId")
-    if isinstance(session, str) and SESSION_ID.match(session):
-        return "Claude-Code-like lines with iFlow's 'session-<uuid>' sessionId"
-    message = value.get("message")
-    message_id = message.get("id") if isinstance(message, dict) else None
-    if isinstance(message_id, str) and RESPONSE_ID.match(message_id):
-        return "Claude-Code-like lines with iFlow's 'response-<ms>' message ids"
-    return None
 
 
 @register
@@ -79,11 +62,7 @@ class IFlowCliAdapter(ClaudeCodeAdapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            reason = _is_iflow_line(value)
-            if reason:
-                return Detection(0.97, reason)
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value

@@ -26,6 +26,8 @@ from ...model import LineError, Message, Score
 from ..containers import HEADER_MEMBERS, SAMPLE_MEMBER
 from ..dialects import inspect_ai as inspect
 from ..records import Record
+from ._index import inspect_ai as scoring
+from ._index.inspect_ai import _is_log, _is_sample
 from .base import Adapter, AdapterEvent, Detection
 from .inspect_sample import LogHeader, SampleReader
 from .registry import register
@@ -47,11 +49,7 @@ class InspectAIAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            reason = _recognise(value)
-            if reason:
-                return Detection(0.95, reason)
-        return None
+        return scoring.sniff(values)
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
@@ -161,31 +159,3 @@ def _no_samples_reason(header: LogHeader) -> str:
         return "the log holds no samples: it was written with log_samples=False"
     status = f" (status {header.status})" if header.status else ""
     return f"the log holds no samples{status}: only its header was written"
-
-
-# -- detection ---------------------------------------------------------------------------
-def _recognise(value: Any) -> str | None:
-    if not isinstance(value, dict):
-        return None
-    member = value.get("zip_member")
-    if isinstance(member, str) and (member in HEADER_MEMBERS or SAMPLE_MEMBER.match(member)):
-        return f"an Inspect AI .eval archive (ZIP member {member})"
-    if _is_log(value):
-        task = value["eval"].get("task")
-        return f"an Inspect AI eval log (log version {value.get('version')}, task {task})"
-    if _is_sample(value):
-        return "an Inspect AI eval sample (id, epoch and events)"
-    return None
-
-
-def _is_log(value: dict[str, Any]) -> bool:
-    spec = value.get("eval")
-    return (
-        isinstance(spec, dict)
-        and ("task" in spec or "task_id" in spec)
-        and ("samples" in value or "version" in value)
-    )
-
-
-def _is_sample(value: dict[str, Any]) -> bool:
-    return "id" in value and "epoch" in value and isinstance(value.get("events"), list)

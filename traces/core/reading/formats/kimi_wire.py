@@ -61,6 +61,7 @@ from ...coerce import dict_or_empty, int_or_none, list_or_empty, str_or_none
 from ...model import Exchange, LineError, Message
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import kimi_wire as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .chat_results import answer_timing, normalize_message, output_text
 from .kimi_messages import (
@@ -76,22 +77,6 @@ from .kimi_messages import (
 )
 from .registry import register
 
-KIMI_TYPES = frozenset(
-    {
-        "context.append_loop_event",
-        "context.append_message",
-        "context.apply_compaction",
-        "llm.request",
-        "llm.tools_snapshot",
-        "usage.record",
-        "turn.prompt",
-        "turn.steer",
-        "turn.cancel",
-        "tools.set_active_tools",
-        "full_compaction.begin",
-        "plan_mode.enter",
-    }
-)
 SUBAGENT_TOOLS = ("Agent",)
 _AGENT_ID = re.compile(r"agent_id:\s*(\S+)")
 _FILE_AGENT = re.compile(r"agent-\d+")
@@ -145,19 +130,7 @@ class KimiWireAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        kinds: set[str] = {
-            v["type"]
-            for v in values
-            if isinstance(v, dict) and isinstance(v.get("type"), str) and "time" in v
-        }
-        found = kinds & KIMI_TYPES
-        protocol = any(
-            isinstance(v, dict) and v.get("type") == "metadata" and "protocol_version" in v
-            for v in values
-        )
-        if len(found) >= 2 or (found and protocol):
-            return Detection(0.9, "Kimi wire events (" + ", ".join(sorted(found)[:3]) + ")")
-        return None
+        return scoring.sniff(values)
 
     # -- records -------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:

@@ -40,21 +40,11 @@ from ..dialects import langfuse as lf
 from ..dialects import openai_chat, openai_responses, otel_genai
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import langfuse_export as scoring
+from ._index.langfuse_export import _is_observation, _observations_of
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
-OBSERVATION_TYPES = (  # a tuple: `in` compares, so an odd value (a list) cannot raise
-    "GENERATION",
-    "SPAN",
-    "EVENT",
-    "TOOL",
-    "AGENT",
-    "CHAIN",
-    "RETRIEVER",
-    "EMBEDDING",
-    "EVALUATOR",
-    "GUARDRAIL",
-)
 CACHE_READ_KEYS = (
     "input_cache_read",
     "input_cached_tokens",
@@ -64,29 +54,6 @@ CACHE_READ_KEYS = (
 )
 CACHE_WRITE_KEYS = ("input_cache_creation", "cache_creation_input_tokens", "input_cache_write")
 TOOL_SPAN_PREFIXES = ("execute_tool ", "tool.", "tool:")
-
-
-def _is_observation(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("type") in OBSERVATION_TYPES
-        and ("traceId" in value or "parentObservationId" in value)
-        and "startTime" in value
-    )
-
-
-def _observations_of(value: Any) -> tuple[dict[str, Any] | None, list[Any]] | None:
-    """(trace, observations) of a record: an export, a list, or one observation."""
-    if isinstance(value, dict) and isinstance(value.get("observations"), list):
-        trace = value.get("trace") if isinstance(value.get("trace"), dict) else None
-        if trace is None and "id" in value and "timestamp" in value:
-            trace = value  # GET /api/public/traces/<id> answers the trace with its observations
-        return trace, value["observations"]
-    if _is_observation(value):
-        return None, [value]
-    if isinstance(value, list) and any(_is_observation(v) for v in value[:5]):
-        return None, value
-    return None
 
 
 @dataclass(slots=True, eq=False)
@@ -124,16 +91,7 @@ class LangfuseExportAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            found = _observations_of(value)
-            if found is None:
-                continue
-            trace, observations = found
-            if any(_is_observation(o) for o in observations[:20]):
-                if trace is not None:
-                    return Detection(0.95, "a Langfuse trace export (trace and observations)")
-                return Detection(0.9, "Langfuse observations (type, traceId, startTime)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         found = _observations_of(record.value)

@@ -30,12 +30,12 @@ from ...model import Exchange, LineError, ToolTiming
 from ..dialects import anthropic
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import loop_inspector as scoring
+from ._index.loop_inspector import FORMAT_ID
 from .base import Adapter, AdapterEvent, Detection
 from .registry import get_adapter, register
 
-FORMAT_ID = "loop-inspector/events/v1"
 SCHEMA_FILE = "loop-inspector-events.schema.json"
-EVENT_TYPES = frozenset({"request", "response", "tool_start", "tool_end"})
 PROVIDER_ADAPTERS = {
     "anthropic": "anthropic-messages",
     "openai-chat": "openai-chat",
@@ -215,15 +215,7 @@ class LoopInspectorAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        first = next((v for v in values if isinstance(v, dict)), None)
-        if first is None:
-            return None
-        kind = first.get("type")
-        if kind == "meta" and first.get("format") == FORMAT_ID:
-            return Detection(0.95, f"first line is a meta line declaring {FORMAT_ID}")
-        if kind in EVENT_TYPES:
-            return Detection(0.95, f"first line is a Loop Inspector '{kind}' event")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         problem = schema_problem(record.value)

@@ -46,62 +46,17 @@ from ..dialects import openai_chat as chat
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import message_list as scoring
+from ._index.message_list import MESSAGE_ROLES
 from .base import Adapter, AdapterEvent, Detection
 from .message_list_messages import normalize_message, string_or_none
 from .openhands import litellm_usage
 from .registry import register
 
-MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 SYSTEM_ROLES = frozenset({"system", "developer"})
-REQUEST_BODY_KEYS = frozenset(
-    {"model", "stream", "max_tokens", "max_completion_tokens", "temperature", "tool_choice"}
-)
-"""Keys of an API request body: a line holding them may be a request log, not a transcript."""
-PAIR_KEYS = frozenset({"request", "response", "choices", "object", "output"})
-"""Keys that mark request/response logs, which other adapters read."""
 SWE_STEP_DUPLICATES = frozenset({"action", "observation", "response", "thought", "query"})
 """SWE-agent trajectory step fields that repeat what the history already holds."""
-SNIFF_MESSAGES = 5
-SINGLE_MESSAGE_SHARE = 0.6
-"""Share of sniffed records that must be single messages to claim a one-per-record file."""
 TIMESTAMP_KEYS = ("timestamp", "created_at", "ts")
-
-
-# -- recognising shapes --------------------------------------------------------------------
-def _is_message(value: Any) -> bool:
-    """A chat message, not an API response object (`type: "message"`, Anthropic's)."""
-    if not isinstance(value, dict) or PAIR_KEYS.intersection(value):
-        return False
-    if value.get("type") == "message":
-        return False
-    if value.get("role") not in MESSAGE_ROLES:
-        return False
-    return "content" in value or "tool_calls" in value or "function_call" in value
-
-
-def _is_message_list(value: Any) -> bool:
-    """A non-empty list whose first few items are all chat messages."""
-    if not isinstance(value, list) or not value:
-        return False
-    return all(_is_message(item) for item in value[:SNIFF_MESSAGES])
-
-
-def _recognise(value: Any) -> tuple[float, str] | None:
-    """(score, reason) when one record is a whole transcript; scores stay below the 0.9
-    of request-log adapters, so a request log is never taken for a transcript."""
-    if _is_message_list(value):
-        return 0.6, "records are lists of chat messages (a message-list transcript)"
-    if not isinstance(value, dict) or PAIR_KEYS.intersection(value):
-        return None
-    if _is_message_list(value.get("traj")):
-        return 0.7, "records hold a 'traj' message list (tau-bench trajectory)"
-    if _is_message_list(value.get("history")):
-        return 0.7, "a 'history' message list (SWE-agent .traj trajectory)"
-    if _is_message_list(value.get("messages")):
-        if REQUEST_BODY_KEYS.intersection(value):
-            return 0.4, "records hold 'messages' like an API request body, with no response"
-        return 0.6, "records hold a 'messages' list (a message-list transcript)"
-    return None
 
 
 # -- one transcript ------------------------------------------------------------------------
@@ -286,17 +241,7 @@ class MessageListAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            if isinstance(value, (dict, list)):
-                claim = _recognise(value)
-                if claim is not None:
-                    return Detection(*claim)
-                break
-        records = [v for v in values if isinstance(v, (dict, list))]
-        messages = sum(1 for v in records if _is_message(v))
-        if records and _is_message(records[0]) and messages >= SINGLE_MESSAGE_SHARE * len(records):
-            return Detection(0.5, "records are single chat messages (one transcript)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         line, value = record.line, record.value

@@ -31,8 +31,10 @@ from ..dialects import openai_responses as responses
 from ..dialects.base import Dialect
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import openai_responses as scoring
+from ._index.openai_responses import _is_response_object
 from .base import AdapterEvent, Detection
-from .http_record import Outcome, compact_text, is_nock, read_request, request_url, stream_outcome
+from .http_record import Outcome, stream_outcome
 from .registry import register
 from .request_log import RecordedCall, RequestLogAdapter
 
@@ -82,7 +84,7 @@ class OpenAIResponsesAdapter(RequestLogAdapter):
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:
-        return _recognise(value)
+        return scoring.recognise(value)
 
     @staticmethod
     def is_model_request(url: str, body: Any) -> bool:
@@ -223,59 +225,6 @@ def _warm_up(line: int, request: Any, exchange: Exchange) -> HttpTraffic:
     return HttpTraffic(
         line, "other", method if isinstance(method, str) else None, url, status, summary
     )
-
-
-def _recognise(value: Any) -> Detection | None:
-    """How sure we are that this record is a Responses API call, and why."""
-    if not isinstance(value, dict):
-        return None
-    if _is_response_object(value):
-        return Detection(0.9, "a Responses API response object (object: response, output[])")
-    if responses.is_stream_event(value):
-        return Detection(0.9, "Responses API stream events (response.*)")
-    if is_nock(value) and _responses_text(value.get("body")):
-        return Detection(0.92, "a recorded HTTP response holding a Responses API body")
-    url = request_url(value)
-    path = url.split("?")[0]
-    if "/chat/completions" in path or "/v1/messages" in path:
-        return None
-    if "/responses" in path:
-        return Detection(0.9, f"request URL {path} is the Responses API endpoint")
-    request = value.get("request")
-    body = read_request(request).body if isinstance(request, dict) else None
-    if not isinstance(body, dict) or "messages" in body:
-        return None
-    if not isinstance(body.get("input"), (str, list)):
-        return None
-    if _responses_body(value.get("response")):
-        return Detection(0.9, "request has 'input' and the response is a Responses API object")
-    if "model" in body:
-        return Detection(0.5, "request has 'input' and 'model' (no response shape to confirm)")
-    return None
-
-
-def _is_response_object(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("object") == "response"
-        and isinstance(value.get("output", []), list)
-    )
-
-
-def _responses_body(response: Any) -> bool:
-    if _is_response_object(response):
-        return True
-    if isinstance(response, list) and response and responses.is_stream_event(response[0]):
-        return True
-    if not isinstance(response, dict):
-        return False
-    body = response.get("body") if response.get("body") is not None else response.get("body_raw")
-    return _is_response_object(body) or _responses_text(body)
-
-
-def _responses_text(body: Any) -> bool:
-    text = compact_text(body, 4096)
-    return '"object":"response"' in text or "event:response.created" in text
 
 
 def _conversation_id(body: dict[str, Any]) -> str | None:

@@ -51,26 +51,12 @@ from ...model import Exchange, LineError, ToolTiming, Usage
 from ..dialects import anthropic
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import opencode as scoring
+from ._index.opencode import _kind
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
 AGENT = "OpenCode"
-
-
-def _kind(value: Any) -> str | None:
-    """Which OpenCode record this is: session, message or part (by its id and keys)."""
-    if not isinstance(value, dict):
-        return None
-    ident = value.get("id")
-    if not isinstance(ident, str):
-        return None
-    if ident.startswith("prt") and "messageID" in value and "type" in value:
-        return "part"
-    if ident.startswith("msg") and "sessionID" in value and "role" in value:
-        return "message"
-    if ident.startswith("ses") and ("projectID" in value or "directory" in value):
-        return "session"
-    return None
 
 
 def _ms(value: Any) -> float | None:
@@ -108,11 +94,7 @@ class OpenCodeAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        kinds = sorted({kind for kind in map(_kind, values[:3]) if kind is not None})
-        if kinds:
-            what = "/".join(kinds)
-            return Detection(0.9, f"an OpenCode {what} record (ses_/msg_/prt_ ids)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value

@@ -42,31 +42,12 @@ from ..dialects import openai_chat
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import openhands as scoring
+from ._index.openhands import _events_of, _is_event
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
 FINISH_ACTIONS = ("finish",)
-
-
-def _is_event(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and ("action" in value or "observation" in value)
-        and "source" in value
-        and ("id" in value or "timestamp" in value)
-    )
-
-
-def _events_of(value: Any) -> list[Any] | None:
-    """The events a record holds: one event, a list of them, or `{events: [...]}`."""
-    if _is_event(value):
-        return [value]
-    events = value.get("events") if isinstance(value, dict) else None
-    if isinstance(events, list):
-        return events
-    if isinstance(value, list) and any(_is_event(v) for v in value[:5]):
-        return value
-    return None
 
 
 @register
@@ -96,16 +77,7 @@ class OpenHandsAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            events = _events_of(value)
-            if events and any(
-                isinstance(e, dict) and "tool_call_metadata" in e for e in events[:50]
-            ):
-                reason = "events with action/observation, source and tool_call_metadata"
-                return Detection(0.9, reason)
-            if events:
-                return Detection(0.6, "OpenHands events (action/observation with source)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         events = _events_of(record.value)

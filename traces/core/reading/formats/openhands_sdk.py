@@ -63,39 +63,14 @@ from ...model import Exchange, LineError, Message, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import openhands_sdk as scoring
+from ._index.openhands_sdk import _is_base_state, _is_event
 from .base import Adapter, AdapterEvent, Detection
 from .chat_results import answer_timing, normalize_message
 from .registry import register
 
-KINDS = frozenset(
-    {
-        "SystemPromptEvent",
-        "MessageEvent",
-        "ActionEvent",
-        "ObservationEvent",
-        "AgentErrorEvent",
-        "ConversationStateUpdateEvent",
-        "UserRejectObservation",
-        "PauseEvent",
-        "CondensationRequest",
-        "Condensation",
-    }
-)
 FINISH_TOOLS = ("finish",)
 _SEQ = re.compile(r"event-(\d+)-[^/\\]*$")
-
-
-def _is_event(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("kind") in KINDS and "timestamp" in value
-
-
-def _is_base_state(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("agent"), dict)
-        and "llm" in value["agent"]
-        and any(k in value for k in ("execution_status", "stats", "persistence_dir"))
-    )
 
 
 @dataclass
@@ -162,12 +137,7 @@ class OpenHandsSdkAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            if _is_base_state(value):
-                return Detection(0.9, "OpenHands SDK base_state.json (agent.llm, stats)")
-            if _is_event(value):
-                return Detection(0.9, "OpenHands SDK events (kind, timestamp, source)")
-        return None
+        return scoring.sniff(values)
 
     # -- records -------------------------------------------------------------------------
     def feed(self, record: Record) -> Iterator[AdapterEvent]:

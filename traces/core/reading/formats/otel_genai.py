@@ -27,6 +27,7 @@ from ...coerce import parse_arguments
 from ...model import Exchange, LineError, ToolTiming
 from ..dialects import otel_genai as otel
 from ..records import Record
+from ._index import otel_genai as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .otel_gemini_cli import gemini_cli_tool
 from .otel_layers import CallLayers
@@ -45,8 +46,6 @@ from .otel_spans import (
     Span,
     chronological,
     extract_spans,
-    is_attribute_map,
-    is_span,
     span_ids,
 )
 from .registry import register
@@ -86,11 +85,7 @@ class OtelGenAIAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            claim = _recognise(value)
-            if claim is not None:
-                return claim
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         spans, problems = extract_spans(record.value)
@@ -260,21 +255,3 @@ def _timing(line: int, span: Span) -> ToolTiming | None:
         result_text=None if result is None else otel.result_text(result),
         input=None if arguments is None else parse_arguments(arguments),
     )
-
-
-# -- detection ----------------------------------------------------------------------------
-def _recognise(value: Any) -> Detection | None:
-    if not isinstance(value, dict):
-        return None
-    if isinstance(value.get("resourceSpans"), list):
-        return Detection(0.95, "an OTLP JSON trace export (resourceSpans)")
-    if isinstance(value.get("resourceLogs"), list):
-        return Detection(0.6, "an OTLP JSON log export (resourceLogs)")
-    if is_span(value):
-        attrs = otel.attributes(value.get("attributes"))
-        if is_attribute_map(attrs) or any(k.startswith("ai.") for k in attrs):
-            return Detection(0.9, "OpenTelemetry span objects with GenAI attributes")
-        return None
-    if is_attribute_map(value):
-        return Detection(0.85, "a span attribute map with gen_ai / OpenInference attributes")
-    return None

@@ -10,6 +10,9 @@ from typing import Any
 
 from ..dialects import otel_genai as otel
 from ..timeparse import to_epoch_seconds
+from ._index.otel_genai import SIGNATURE_PREFIXES as SIGNATURE_PREFIXES
+from ._index.otel_genai import is_attribute_map as is_attribute_map
+from ._index.otel_genai import is_span as is_span
 from .otel_logs import as_resource_spans
 
 CONTENT_EVENTS = {
@@ -18,7 +21,6 @@ CONTENT_EVENTS = {
     "gen_ai.client.inference.operation.details",
 }
 """Span events that carry the prompt and completion instead of span attributes."""
-SIGNATURE_PREFIXES = ("gen_ai.", "llm.", "openinference.")
 ERROR_CODES = {2, "2", "STATUS_CODE_ERROR", "ERROR", "error"}
 
 
@@ -124,21 +126,6 @@ def read_span(raw: dict[str, Any], index: int, service: Any) -> Span:
 
 def _attribute_span(attrs: dict[str, Any]) -> Span:
     return Span(0, None, None, None, None, None, None, dict(attrs), _status_error(None, attrs))
-
-
-def is_span(value: dict[str, Any]) -> bool:
-    has_identity = any(
-        key in value for key in ("spanContext", "context", "traceId", "spanId", "startTimeUnixNano")
-    )
-    return has_identity and ("attributes" in value or "name" in value)
-
-
-def is_attribute_map(value: dict[str, Any]) -> bool:
-    return any(
-        key.startswith(SIGNATURE_PREFIXES) or key == "ai.operationId"
-        for key in value
-        if isinstance(key, str)
-    )
 
 
 def _time(raw: dict[str, Any], *keys: str) -> float | None:

@@ -60,6 +60,7 @@ from ...model import Block, Exchange, LineError, Message, ToolTiming, Usage
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import pi_session as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
@@ -174,24 +175,6 @@ def _usage(raw: Any) -> Usage | None:
     )
 
 
-def _is_pi_record(value: Any) -> str | None:
-    if not isinstance(value, dict):
-        return None
-    kind = value.get("type")
-    if kind == "session" and "cwd" in value and ("modelId" in value or "version" in value):
-        return "a pi session header (type session, cwd, modelId/version)"
-    message = value.get("message")
-    if kind == "message" and isinstance(message, dict) and "timestamp" in value:
-        if message.get("role") == "assistant" and "stopReason" in message and "api" in message:
-            return "pi message records (assistant with api and stopReason)"
-        if message.get("role") in ("toolResult", "bashExecution"):
-            return "pi message records (toolResult / bashExecution roles)"
-    settings = kind in ("thinking_level_change", "model_change") and "timestamp" in value
-    if settings and ("thinkingLevel" in value or "modelId" in value):
-        return "pi settings records (thinking_level_change / model_change)"
-    return None
-
-
 @register
 class PiSessionAdapter(Adapter):
     name = "pi-session"
@@ -222,11 +205,7 @@ class PiSessionAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            reason = _is_pi_record(value)
-            if reason:
-                return Detection(0.9, reason)
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value

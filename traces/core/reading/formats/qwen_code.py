@@ -50,26 +50,12 @@ from ..dialects import gemini
 from ..records import Record
 from ..timeparse import to_epoch_seconds
 from ..transcript import TranscriptView
+from ._index import qwen_code as scoring
+from ._index.qwen_code import _has_parts, _is_record
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
 AGENT = "Qwen Code"
-RECORD_TYPES = ("user", "assistant", "tool_result", "system")
-
-
-def _is_record(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("type") in RECORD_TYPES
-        and isinstance(value.get("uuid"), str)
-        and "parentUuid" in value
-        and "sessionId" in value
-    )
-
-
-def _has_parts(value: dict[str, Any]) -> bool:
-    message = value.get("message")
-    return isinstance(message, dict) and isinstance(message.get("parts"), list)
 
 
 @dataclass(slots=True)
@@ -115,12 +101,7 @@ class QwenCodeAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values:
-            if _is_record(value) and (_has_parts(value) or value["type"] == "tool_result"):
-                # above Claude Code's claim: its lines share uuid/parentUuid/sessionId,
-                # but their messages hold `content`, never Gemini `parts`
-                return Detection(0.97, "Qwen Code records (uuid chain, Gemini Content parts)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         value = record.value

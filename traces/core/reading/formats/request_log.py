@@ -19,6 +19,7 @@ from ...model import Exchange, LineError, Pairing
 from ..dialects.base import Dialect
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import best_claim
 from .base import Adapter, AdapterEvent, Detection
 from .http_record import (
     Outcome,
@@ -84,12 +85,7 @@ class RequestLogAdapter(Adapter):
     # -- detection -------------------------------------------------------------------------
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        best: Detection | None = None
-        for value in values:
-            claim = cls.recognise(value)
-            if claim is not None and (best is None or claim.score > best.score):
-                best = claim
-        return best
+        return best_claim(cls.recognise, values)
 
     @classmethod
     def recognise(cls, value: Any) -> Detection | None:

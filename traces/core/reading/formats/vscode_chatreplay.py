@@ -49,6 +49,8 @@ from ...model import Exchange, LineError, ToolTiming
 from ..dialects import openai_chat
 from ..records import Record
 from ..timeparse import to_epoch_seconds
+from ._index import vscode_chatreplay as scoring
+from ._index.vscode_chatreplay import _prompts_of
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 
@@ -60,17 +62,6 @@ SUFFIX = re.compile(r"__vscode-\d+$")
 def plain_id(tool_id: str) -> str:
     """A toolCall log's id as later requests' history writes it (no `__vscode-<n>`)."""
     return SUFFIX.sub("", tool_id)
-
-
-def _prompts_of(value: Any) -> list[Any] | None:
-    if not isinstance(value, dict):
-        return None
-    prompts = value.get("prompts")
-    if isinstance(prompts, list):
-        return prompts
-    if isinstance(value.get("logs"), list) and "prompt" in value:
-        return [value]  # one prompt's logs
-    return None
 
 
 @register
@@ -92,16 +83,7 @@ class VscodeChatReplayAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        for value in values[:1]:
-            prompts = _prompts_of(value)
-            if prompts is None:
-                continue
-            if "totalLogEntries" in value or "exportedAt" in value:
-                return Detection(0.95, "a Copilot Chat prompt-log export (prompts[].logs[])")
-            logs = [log for p in prompts[:5] if isinstance(p, dict) for log in p.get("logs") or []]
-            if any(isinstance(log, dict) and log.get("kind") == "request" for log in logs):
-                return Detection(0.85, "Copilot Chat prompt logs (logs of kind request)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         prompts = _prompts_of(record.value)

@@ -46,20 +46,13 @@ from ...model import Exchange, LineError, ToolTiming
 from ..dialects import openai_chat
 from ..records import Record
 from ..transcript import TranscriptView
+from ._index import vscode_sessions as scoring
+from ._index.vscode_sessions import _is_session
 from .base import Adapter, AdapterEvent, Detection
 from .registry import register
 from .vscode_chatreplay import CACHE_BREAKPOINT, plain_id
 
 AGENT = "VS Code Copilot Chat"
-
-
-def _is_session(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("requests"), list)
-        and ("requesterUsername" in value or "responderUsername" in value)
-        and ("sessionId" in value or "version" in value)
-    )
 
 
 @register
@@ -83,9 +76,7 @@ class VscodeSessionsAdapter(Adapter):
 
     @classmethod
     def sniff(cls, values: Sequence[Any]) -> Detection | None:
-        if values and _is_session(values[0]):
-            return Detection(0.9, "a VS Code chat session (sessionId, requesterUsername, requests)")
-        return None
+        return scoring.sniff(values)
 
     def feed(self, record: Record) -> Iterator[AdapterEvent]:
         session = record.value
