@@ -116,3 +116,37 @@ def test_the_default_what_if_in_a_summary_is_the_report_panel(corpus_report):
         assert summary["report"]["what_if"] == stored(
             without_scenario_calls(corpus_report["what_if"])
         )
+
+
+@pytest.fixture(scope="module")
+def long_report() -> dict:
+    """A just-built report of a generated session (every rule and what-if lever has
+    something to find), as `store_report_parts` is given it."""
+    from tests.core.long_session import make_session
+
+    return build_report(analyze_files([("session.jsonl", make_session(600))]))
+
+
+def test_summary_of_a_just_built_report_is_the_one_computed_from_scratch(long_report) -> None:
+    """Storing parts reuses the report's default what-if and its diagram index
+    (`current`, `index`): the summary stored is the one computed again from the stored
+    report, whole."""
+    reused = page_summary(long_report, index=diagram_index(long_report), current=True)
+    assert stored(reused) == stored(page_summary(stored(long_report)))
+    assert reused["what_if"] is not None
+    assert reused["what_if"]["what_if"]["scenarios"]
+
+
+def test_a_stored_reports_what_if_is_computed_again(long_report) -> None:
+    """Without `current` (a report read back, maybe of older code) the report's own
+    what-if is never taken as the panel's: it is computed from the report again."""
+    stale = stored(long_report)
+    scenarios = [{**scenario, "stale": True} for scenario in stale["what_if"]["scenarios"]]
+    stale["what_if"] = {**stale["what_if"], "scenarios": scenarios}
+    panel = default_what_if(stale)
+    assert panel is not None
+    expected = without_scenario_calls(stored(long_report)["what_if"])["scenarios"]
+    assert panel["what_if"]["scenarios"] == expected
+    reused = default_what_if(stale, current=True)  # trusted, as a caller that just built it
+    assert reused is not None
+    assert all(scenario["stale"] for scenario in reused["what_if"]["scenarios"])

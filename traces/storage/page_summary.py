@@ -13,15 +13,24 @@ from typing import Any, cast
 
 from traces import models
 from traces.core.outputs.page_summary import SUMMARY_VERSION, PageSummary, page_summary
+from traces.core.outputs.render.sequence.index import DiagramIndex
 
 
-def store_page_summary(trace: models.Trace, report: dict[str, Any], *, with_parts: bool) -> None:
+def store_page_summary(
+    trace: models.Trace,
+    report: dict[str, Any],
+    *,
+    with_parts: bool,
+    index: DiagramIndex | None = None,
+) -> None:
     """Replace the trace's summary with that of `report` (the row's current report, of
-    version `trace.report_version`); none when the report has no parts."""
+    version `trace.report_version`, just built: its default what-if is reused); none when
+    the report has no parts. `index`: the report's diagram index, when built already."""
     models.PageSummary.objects.filter(trace=trace).delete()
     if with_parts:
+        summary = page_summary(report, index=index, current=True)
         models.PageSummary.objects.create(
-            trace=trace, report_version=int(trace.report_version), data=page_summary(report)
+            trace=trace, report_version=int(trace.report_version), data=summary
         )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from traces import models
+from traces.core.outputs.render.sequence.index import diagram_index
 from traces.core.outputs.render.sequence.window_parts import (
     WindowHead,
     WindowPart,
@@ -28,17 +29,18 @@ page draws from the cached report)."""
 
 def store_report_parts(trace: models.Trace, report: dict[str, Any]) -> int:
     """Replace the trace's parts with those of `report` (the row's current report, of
-    version `trace.report_version`), and its page summary (the page reads the two
-    together); returns how many parts were written."""
+    version `trace.report_version`, just made by `build_report`: every caller stores the
+    report it built), and its page summary (the page reads the two together); returns
+    how many parts were written. The report's diagram index is built once for both."""
     models.ReportPart.objects.filter(trace=trace).delete()
     with_parts = len(report.get("calls") or ()) > PARTS_FROM_CALLS
-    store_page_summary(trace, report, with_parts=with_parts)
+    index = diagram_index(report) if with_parts else None
+    store_page_summary(trace, report, with_parts=with_parts, index=index)
     if not with_parts:
         return 0
     version = int(trace.report_version)
-    rows = [
-        models.ReportPart(trace=trace, number=0, report_version=version, data=window_head(report))
-    ]
+    head = window_head(report, index)
+    rows = [models.ReportPart(trace=trace, number=0, report_version=version, data=head)]
     rows += [
         models.ReportPart(trace=trace, number=number, report_version=version, data=part)
         for number, part in window_parts(report).items()

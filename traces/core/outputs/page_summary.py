@@ -24,7 +24,7 @@ from traces.core.analysis.whatif import basis_from_report, build_what_if, parse_
 from traces.core.analysis.whatif.params import median_result, tool_names
 
 from .page_figures import ReportDigest, report_digest
-from .render.sequence.index import diagram_index
+from .render.sequence.index import DiagramIndex, diagram_index
 from .render.sequence.overview import OverviewMarks, overview_marks
 
 SUMMARY_VERSION = 1
@@ -122,13 +122,22 @@ def accounting_facts(report: Mapping[str, Any]) -> AccountingFacts:
     }
 
 
-def default_what_if(report: Mapping[str, Any]) -> WhatIfPanel | None:
-    """The what-if panel's scenarios and inputs with the default parameters."""
+def default_what_if(report: Mapping[str, Any], *, current: bool = False) -> WhatIfPanel | None:
+    """The what-if panel's scenarios and inputs with the default parameters.
+
+    `current`: `report` was just made by this code's `build_report`, whose `what_if` is
+    `build_what_if(report)` with the defaults: it is taken as it is when its parameters
+    are the defaults, not computed a second time (a third of storing a long trace's
+    parts). A report read back from storage may hold an older version's scenarios, which
+    the page would not print: it is always computed again."""
     if "what_if" not in report:
         return None
     basis = basis_from_report(report)
     chosen = parse_params(basis, None)
-    what_if = build_what_if(report, chosen, basis=basis)
+    what_if = report["what_if"]
+    reusable = isinstance(what_if, Mapping) and what_if.get("parameters") == chosen.as_dict()
+    if not (current and reusable):
+        what_if = build_what_if(report, chosen, basis=basis)
     cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
     return {
         "what_if": without_scenario_calls(what_if),
@@ -180,11 +189,14 @@ def side_call_facts(report: Mapping[str, Any]) -> dict[str, CallFacts]:
     return {str(index): entry for index, entry in facts.items()}
 
 
-def loop_overviews(report: Mapping[str, Any]) -> dict[str, OverviewMarks]:
+def loop_overviews(
+    report: Mapping[str, Any], index: DiagramIndex | None = None
+) -> dict[str, OverviewMarks]:
     """Each loop's overview strip marks (loops of more than one call: a single call's
     loop is drawn from the whole report). Read from each loop's own call list: looking
-    each loop up again (`sequence_window`) made 8,000 short loops take 8.6 s."""
-    index = diagram_index(report)
+    each loop up again (`sequence_window`) made 8,000 short loops take 8.6 s. `index`:
+    the report's `diagram_index` when the caller has it (the window head needs it too)."""
+    index = index or diagram_index(report)
     marks: dict[str, OverviewMarks] = {}
     for loop in report.get("loops") or ():
         calls = loop.get("calls") or ()
@@ -193,8 +205,13 @@ def loop_overviews(report: Mapping[str, Any]) -> dict[str, OverviewMarks]:
     return marks
 
 
-def page_summary(report: Mapping[str, Any]) -> PageSummary:
-    """The summary of `report` the trace page reads instead of it (see the module)."""
+def page_summary(
+    report: Mapping[str, Any], *, index: DiagramIndex | None = None, current: bool = False
+) -> PageSummary:
+    """The summary of `report` the trace page reads instead of it (see the module).
+    `index`: the report's `diagram_index`, when the caller built it already; `current`:
+    the report is `build_report`'s, just made (see `default_what_if`). Neither changes
+    the summary, only what is computed twice."""
     facts = accounting_facts(report)
     traffic: Sequence[Any] = report.get("other_traffic") or []
     runs = report.get("tool_runs")
@@ -213,6 +230,6 @@ def page_summary(report: Mapping[str, Any]) -> PageSummary:
         "other_traffic_count": len(traffic),
         "runs_not_by_id": any(r.get("pairing") for r in runs) if isinstance(runs, list) else False,
         "side_calls": side_call_facts(report),
-        "overview": loop_overviews(report),
-        "what_if": default_what_if(report),
+        "overview": loop_overviews(report, index),
+        "what_if": default_what_if(report, current=current),
     }
