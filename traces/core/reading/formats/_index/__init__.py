@@ -5,7 +5,7 @@ importing all of them to score it (53 modules with their dialects, dataclasses a
 regexes) was an eighth of a short `report --html`. So each registered adapter's `sniff`
 (and the predicates it calls) lives in `_index/<module>.py`, next to nothing else, and
 the reader's `sniff` calls it: one piece of code, so the index and the reader cannot
-disagree. `registry.index()` imports these modules alone; `get_adapter` then imports
+disagree. `registry.scorers()` imports these modules alone; `get_adapter` then imports
 the one reader chosen. `tests/core/test_format_index.py` checks that every reader has
 its index (same name, same claim on every corpus file) and that `HELPERS` holds exactly
 the modules that register none.
