@@ -12,9 +12,10 @@ from traces import models
 from traces.access.rules import Principal, local_mode
 from traces.core.analysis.rules.registry import rules
 from traces.core.outputs.listquery import OUTCOME_CHOICES, SEVERITIES, ListQuery
+from traces.selectors.broad_search import COUNT_CAP
 from traces.selectors.content import search_content
 from traces.selectors.list_page import list_page
-from traces.selectors.traces import LIST_COLUMNS, list_choices, trace_search
+from traces.selectors.traces import LIST_COLUMNS, list_choices, search_is_broad, trace_search
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("date", "cost", "calls", "findings")
@@ -34,8 +35,16 @@ def list_context(
     query = ListQuery.parse(params)
     if fixed_set:
         query = query.with_changes(set=fixed_set, page=query.page)
-    matching = who.traces(trace_search(query=query))
-    shown = list_page(matching, query.page, PAGE_SIZE, LIST_COLUMNS, searched=bool(query.q))
+    broad = search_is_broad(query.q)
+    matching = who.traces(trace_search(query=query, broad=broad))
+    shown = list_page(
+        matching,
+        query.page,
+        PAGE_SIZE,
+        LIST_COLUMNS,
+        searched=bool(query.q),
+        count_cap=COUNT_CAP if broad else None,
+    )
     rows, paginator, page = shown.rows, shown.paginator, shown.page
     # Unpriced rows link to their project's prices form: the slugs in one query, if any.
     unpriced = {row.project_id for row in rows if row.cost_usd is None and row.model}
@@ -87,7 +96,7 @@ def list_context(
         ),
         "last": (
             href(query.with_changes(page=paginator.num_pages), base)
-            if page.number < paginator.num_pages
+            if page.number < paginator.num_pages and not shown.capped
             else None
         ),
     }
@@ -98,6 +107,7 @@ def list_context(
         "traces": rows,
         "page": page,
         "paginator": paginator,
+        "count_capped": shown.capped,
         "pages": pages,
         "sorts": sorts,
         "chips": chips,

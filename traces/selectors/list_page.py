@@ -40,6 +40,8 @@ class ListPage:
     rows: list[models.Trace]
     paginator: Paginator
     page: Page
+    capped: bool = False
+    """The count stopped at `paginator.count`: more match than that (`count_cap`)."""
 
 
 def page_ids(matching: QuerySet[models.Trace], number: int, size: int) -> tuple[list[Any], int]:
@@ -60,6 +62,7 @@ def list_page(
     size: int,
     columns: tuple[str, ...],
     searched: bool = True,
+    count_cap: int | None = None,
 ) -> ListPage:
     """Page `number` of `matching` (Paginator.get_page's: past the end, the last page),
     its rows with `columns`, their run set and labels.
@@ -67,7 +70,13 @@ def list_page(
     `searched=False` (no search box text): the Paginator's own two queries, which the
     filters' indexes make short, a count read from an index and a page that stops after
     its rows in the sort's index order, where a count beside the ids would have every
-    row of the table found and held before the first was given."""
+    row of the table found and held before the first was given.
+
+    `count_cap` (a search matching thousands, traces.selectors.broad_search): the page
+    as the query's order gives it, stopping after its rows, and the matches counted up
+    to `count_cap` past the page's end; `capped` says when more match."""
+    if count_cap is not None:
+        return _capped_page(matching, number, size, columns, count_cap)
     if not searched:
         paginator = Paginator(matching, size)
         page = paginator.get_page(number)
@@ -84,6 +93,26 @@ def list_page(
     rows = _with_sets_and_labels(models.Trace.objects.only(*columns).filter(pk__in=ids))
     by_id = {row.pk: row for row in rows}
     return ListPage(rows=[by_id[pk] for pk in ids if pk in by_id], paginator=paginator, page=page)
+
+
+def _capped_page(
+    matching: QuerySet[models.Trace], number: int, size: int, columns: tuple[str, ...], cap: int
+) -> ListPage:
+    start = (number - 1) * size
+    ids = list(matching.values_list("pk", flat=True)[start : start + size])
+    limit = start + size + cap
+    count = matching.order_by().values("pk")[: limit + 1].count()
+    capped = count > limit
+    paginator = CountedPaginator(matching, size, limit if capped else count)
+    page = paginator.get_page(number)
+    if page.number != number:  # past the end: the last page, as Paginator.get_page gives
+        start = (page.number - 1) * size
+        ids = list(matching.values_list("pk", flat=True)[start : start + size])
+    rows = _with_sets_and_labels(models.Trace.objects.only(*columns).filter(pk__in=ids))
+    by_id = {row.pk: row for row in rows}
+    return ListPage(
+        rows=[by_id[pk] for pk in ids if pk in by_id], paginator=paginator, page=page, capped=capped
+    )
 
 
 def _with_sets_and_labels(rows: QuerySet[models.Trace]) -> QuerySet[models.Trace]:

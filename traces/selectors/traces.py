@@ -21,6 +21,7 @@ from traces.core.outputs.listquery import GROUPS, SORTS, ListQuery
 from traces.core.reading import blobs
 from traces.core.reading.credentials import mask_secrets
 from traces.core.stored_message import message_from_json
+from traces.selectors.broad_search import broad_match, is_broad
 from traces.selectors.content import matching_traces
 from traces.selectors.trace_text import indexed, text_holds, text_matches
 from traces.storage import originals
@@ -55,14 +56,24 @@ def trace_list() -> QuerySet[models.Trace]:
     return models.Trace.objects.defer("report").order_by("-created_at")
 
 
-def trace_search(*, query: ListQuery) -> QuerySet[models.Trace]:
+def search_is_broad(q: str) -> bool:
+    """Whether the search for `q` is walked trace by trace in the sort's order, its count
+    capped (traces.selectors.broad_search): on SQLite, when thousands match."""
+    return bool(q) and indexed(q) and is_broad(q, search_terms(q))
+
+
+def trace_search(*, query: ListQuery, broad: bool | None = None) -> QuerySet[models.Trace]:
     """Traces matching the list's search and filters, in its sort order (summary columns
     only; an index for each filter and sort keeps this fast at 50,000 rows, and
     tests/web/test_list_plans.py checks that each query's plan uses one).
-    The search matches names, ids, models and tool names, and the calls' text."""
+    The search matches names, ids, models and tool names, and the calls' text.
+    `broad`: `search_is_broad(query.q)`, when the caller has asked it already."""
     traces = models.Trace.objects.only(*LIST_COLUMNS)
     if query.q:
-        traces = traces.filter(_search_match(query.q))
+        if search_is_broad(query.q) if broad is None else broad:
+            traces = traces.filter(broad_match(query.q, search_terms(query.q)))
+        else:
+            traces = traces.filter(_search_match(query.q))
     if query.format:
         traces = traces.filter(format=query.format)
     if query.outcome == "live":
