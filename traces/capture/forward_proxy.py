@@ -5,8 +5,10 @@ for this. mitmproxy 11 (the last for Python 3.11) pins asgiref and cryptography 
 channels and daphne need, so it runs from its own environment: `make forward` creates
 `.venv-forward`; INSPECTOR_MITMDUMP names another mitmdump (pipx, uv tool, a venv).
 
-Its addon (`traces.capture.forward_addon`) sends the known vendor hosts' calls to the
-reverse proxy, where they are recorded by the same code as any proxied call; every other
+Its addon (`traces.capture.forward_addon`) sends the known vendor hosts' calls straight
+to their upstream and hands each finished exchange to the server, which records it with
+the reverse proxy's code (`traces.capture.forwarded`); where the server says where they
+go (`fetch_routes`, once at start), else through the reverse proxy as before. Every other
 host is tunnelled untouched. Its local CA is generated on first use in mitmproxy's confdir
 under INSPECTOR_DATA_DIR; only the child `record --forward` starts is told to trust it
 (`child_environment`), never the system.
@@ -14,6 +16,7 @@ under INSPECTOR_DATA_DIR; only the child `record --forward` starts is told to tr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -25,7 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from traces.capture.forward_addon import TOKEN_VARIABLE, allow_patterns
+import httpx
+
+from traces.capture.forward_addon import TOKEN_HEADER, TOKEN_VARIABLE, allow_patterns
+from traces.capture.forward_handover import PATH as HANDOVER_PATH
 
 ADDON = Path(__file__).with_name("forward_addon.py")
 CONFDIR = "forward-proxy"
@@ -35,6 +41,10 @@ BUNDLE = "ca-bundle.pem"
 """The usual public roots plus the local CA: SSL_CERT_FILE replaces a client's roots, and
 the hosts tunnelled untouched still show their own certificates."""
 LOG = "mitmdump.log"
+ROUTES = "routes.json"
+"""The server's routes (`forwarded.routes`), as the addon reads them (`forward_direct`)."""
+UPSTREAM_BUNDLE = "upstream-ca-bundle.pem"
+"""The public roots plus INSPECTOR_UPSTREAM_CA_BUNDLE's, as the reverse proxy trusts them."""
 INSTALL_HINT = (
     "The forward proxy needs mitmdump (mitmproxy 11.0.2, in its own environment: it cannot "
     "share Loop Inspector's). Install it with `make forward` (creates .venv-forward), or "
@@ -81,11 +91,19 @@ def mitmdump_path(environ: Mapping[str, str] | None = None) -> str:
 
 
 def mitmdump_command(
-    mitmdump: str, *, port: int, server: str, session: str, confdir: Path
+    mitmdump: str,
+    *,
+    port: int,
+    server: str,
+    session: str,
+    confdir: Path,
+    routes: Path | None = None,
+    upstream_bundle: Path | None = None,
 ) -> list[str]:
-    """mitmdump on loopback with our addon: lazy upstream connections (a vendor host is
-    never contacted by mitmproxy itself: its requests go to `server`), no upstream
-    certificate sniffing, no onboarding app, no flow printed (a URL may carry a key)."""
+    """mitmdump on loopback with our addon: lazy upstream connections (an upstream is
+    contacted only for a request, never to sniff its certificate), no onboarding app, no
+    flow printed (a URL may carry a key). `routes`: the server's routes file (calls in
+    one hop); `upstream_bundle`: the roots an upstream's certificate is checked with."""
     command = [
         mitmdump,
         "--quiet",
@@ -100,6 +118,10 @@ def mitmdump_command(
         "--set", f"inspector_server={server.rstrip('/')}",
         "--set", f"inspector_session={session}",
     ]  # fmt: skip
+    if routes is not None:
+        command += ["--set", f"inspector_routes={routes}"]
+    if upstream_bundle is not None:
+        command += ["--set", f"ssl_verify_upstream_trusted_ca={upstream_bundle}"]
     for pattern in allow_patterns():
         command += ["--allow-hosts", pattern]
     return command
@@ -140,7 +162,16 @@ def forward_proxy(
     confdir.mkdir(parents=True, exist_ok=True)
     confdir.chmod(0o700)  # the CA's private key is in there
     port = port or free_port()
-    command = mitmdump_command(mitmdump, port=port, server=server, session=session, confdir=confdir)
+    routes, bundle = write_routes(confdir, fetch_routes(server, token))
+    command = mitmdump_command(
+        mitmdump,
+        port=port,
+        server=server,
+        session=session,
+        confdir=confdir,
+        routes=routes,
+        upstream_bundle=bundle,
+    )
     log = confdir / LOG
     with open(log, "ab") as log_file:
         process = subprocess.Popen(
@@ -162,6 +193,43 @@ def forward_proxy(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def fetch_routes(server: str, token: str) -> dict[str, object] | None:
+    """The server's routes for calls made in one hop, or None: it refused (no token of
+    ingest scope on a shared server), an older server without the hand-over, or none
+    answered (every call then goes through the reverse proxy, which says why)."""
+    headers = {TOKEN_HEADER: token} if token else {}
+    try:
+        reply = httpx.get(
+            server.rstrip("/") + HANDOVER_PATH, headers=headers, timeout=10, trust_env=False
+        )
+        found = reply.json() if reply.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def write_routes(
+    confdir: Path, routes: dict[str, object] | None
+) -> tuple[Path | None, Path | None]:
+    """The routes file for the addon and, when the server trusts an extra CA for its
+    upstreams, the bundle mitmproxy checks them with (public roots plus that CA, as
+    `proxy_upstream._trusted_roots`); (None, None) without routes."""
+    path = confdir / ROUTES
+    path.unlink(missing_ok=True)
+    if routes is None:
+        return None, None
+    path.write_text(json.dumps(routes))
+    extra = str(routes.get("ca_bundle") or "")
+    if not extra or not Path(extra).is_file():
+        return path, None
+    import certifi
+
+    bundle = confdir / UPSTREAM_BUNDLE
+    roots = Path(certifi.where()).read_text().rstrip("\n")
+    bundle.write_text(roots + "\n" + Path(extra).read_text())
+    return path, bundle
 
 
 def _wait_ready(process: subprocess.Popen[bytes], port: int, ca_cert: Path, log: Path) -> None:
