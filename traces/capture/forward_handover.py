@@ -77,7 +77,7 @@ class Handover:
                 status = self._post(data)
             except (OSError, http.client.HTTPException) as exc:
                 log.warning(
-                    "Loop Inspector did not get a %s call to record: %s (%s)",
+                    "Loop Inspector did not get a call to %s to record: %s (%s)",
                     vendor,
                     exc.__class__.__name__,
                     _reason(exc),
@@ -85,14 +85,14 @@ class Handover:
                 continue
             if status in (401, 403):
                 log.warning(
-                    "Loop Inspector refused a %s call to record (HTTP %d): the next calls "
+                    "Loop Inspector refused a call to %s to record (HTTP %d): the next calls "
                     "go through its reverse proxy",
                     vendor,
                     status,
                 )
                 self.on_refused()
             elif status >= 300:
-                log.warning("Loop Inspector did not record a %s call (HTTP %d)", vendor, status)
+                log.warning("Loop Inspector did not record a call to %s (HTTP %d)", vendor, status)
         if self.connection is not None:
             self.connection.close()
 

@@ -99,6 +99,7 @@ def mitmdump_command(
     confdir: Path,
     routes: Path | None = None,
     upstream_bundle: Path | None = None,
+    addon: Path = ADDON,
 ) -> list[str]:
     """mitmdump on loopback with our addon: lazy upstream connections (an upstream is
     contacted only for a request, never to sniff its certificate), no onboarding app, no
@@ -114,7 +115,7 @@ def mitmdump_command(
         "--set", "upstream_cert=false",
         "--set", "onboarding=false",
         "--set", "flow_detail=0",
-        "-s", str(ADDON),
+        "-s", str(addon),
         "--set", f"inspector_server={server.rstrip('/')}",
         "--set", f"inspector_session={session}",
     ]  # fmt: skip
@@ -152,11 +153,12 @@ def forward_proxy(
     output: IO[bytes] | None = None,
     environ: Mapping[str, str] | None = None,
     token: str = "",
+    addon: Path = ADDON,
 ) -> Iterator[ForwardProxy]:
     """mitmdump running for the block, listening on 127.0.0.1:`port` (0: a free one),
     its output to `output` (default: the log file in its confdir); stopped after.
     `token`: the API token the recorded calls carry to a shared server (in mitmdump's
-    environment only)."""
+    environment only). `addon`: another tree's (a benchmark's before)."""
     mitmdump = mitmdump_path(environ)
     confdir = Path(data_dir) / CONFDIR
     confdir.mkdir(parents=True, exist_ok=True)
@@ -171,6 +173,7 @@ def forward_proxy(
         confdir=confdir,
         routes=routes,
         upstream_bundle=bundle,
+        addon=addon,
     )
     log = confdir / LOG
     with open(log, "ab") as log_file:
