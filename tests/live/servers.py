@@ -46,7 +46,7 @@ def migrate(env: dict[str, str], root: Path = ROOT) -> None:
         cwd=root,
         env=env,
         check=True,
-        timeout=120,
+        timeout=300,  # a loaded shared machine (load 13) took over 120 s
     )
 
 

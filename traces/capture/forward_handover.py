@@ -2,9 +2,10 @@
 
 One thread posts them (`forward_exchange`'s bytes) over one kept-alive loopback
 connection, in the order the exchanges ended, so the server stores a session's calls in
-that order, as the reverse proxy does. A hand-over that fails is logged (what failed and
-the call's vendor, never its URL, headers or body: nothing of a credential) and dropped:
-the client had its answer already. A refusal (401, 403) turns the one-hop path off:
+that order, as the reverse proxy does. A hand-over that fails is logged as an error
+(mitmdump runs `--quiet`, which shows errors only) with what failed and the call's
+vendor, never its URL, headers or body (nothing of a credential), and dropped: the
+client had its answer already. A refusal (401, 403) turns the one-hop path off:
 `on_refused` sends the next calls through the reverse proxy, which answers them as it
 should. `close` waits for what is queued, so a stopping mitmdump loses no call.
 Standard library only: mitmdump loads this beside its script.
@@ -76,7 +77,7 @@ class Handover:
             try:
                 status = self._post(data)
             except (OSError, http.client.HTTPException) as exc:
-                log.warning(
+                log.error(
                     "Loop Inspector did not get a call to %s to record: %s (%s)",
                     vendor,
                     exc.__class__.__name__,
@@ -84,7 +85,7 @@ class Handover:
                 )
                 continue
             if status in (401, 403):
-                log.warning(
+                log.error(
                     "Loop Inspector refused a call to %s to record (HTTP %d): the next calls "
                     "go through its reverse proxy",
                     vendor,
@@ -92,7 +93,7 @@ class Handover:
                 )
                 self.on_refused()
             elif status >= 300:
-                log.warning("Loop Inspector did not record a call to %s (HTTP %d)", vendor, status)
+                log.error("Loop Inspector did not record a call to %s (HTTP %d)", vendor, status)
         if self.connection is not None:
             self.connection.close()
 
