@@ -462,8 +462,11 @@ def main() -> int:
             if before is not None:
                 print(f"the previous tree {args.before}: daphne at {before}")
                 servers = {"before": before, "after": base}
+            previous = None if before is None else (before, args.before)
             if args.forward_only:
-                verdicts = forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
+                verdicts = forward_section(
+                    base, upstream.base, Path(folder), args.calls, args.gap, previous
+                )
                 verdicts += bedrock_section(base, bedrock, Path(folder), args.calls, args.gap)
                 print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
                 print("\n".join(verdicts))
@@ -492,7 +495,9 @@ def main() -> int:
                 if gap:
                     verdicts.append(verdict("socket first event", first_d, first_p))
             if not args.only:
-                verdicts += forward_section(base, upstream.base, Path(folder), args.calls, args.gap)
+                verdicts += forward_section(
+                    base, upstream.base, Path(folder), args.calls, args.gap, previous
+                )
                 verdicts += bedrock_section(base, bedrock, Path(folder), args.calls, args.gap)
             print(f"\nthe target, calls {args.gap * 1000:.0f} ms apart:")
             print("\n".join(verdicts))

@@ -95,6 +95,7 @@ EXPECTED_RULES = {
     "capture:otlp-metrics": Access.INGEST,
     "capture:api-otlp-metrics": Access.INGEST,
     "capture:session-status": Access.READ,
+    "capture:forwarded": Access.INGEST,
     "capture:session-page": Access.READ,
     "traces:machine": Access.LOCAL,
 }

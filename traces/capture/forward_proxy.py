@@ -6,7 +6,15 @@ channels and daphne need, so it runs from its own environment: `make forward` cr
 `.venv-forward`; INSPECTOR_MITMDUMP names another mitmdump (pipx, uv tool, a venv).
 
 Its addon (`traces.capture.forward_addon`) sends the known vendor hosts' calls to the
-reverse proxy, where they are recorded by the same code as any proxied call; every other
+reverse proxy, where they are recorded by the same code as any proxied call. With
+`one_hop` (`--one-hop`, opt-in) it sends them straight to their upstream where the server
+says where they go (`fetch_routes`, once at start) and hands each finished exchange to
+the server, which records it with the reverse proxy's code (`traces.capture.forwarded`):
+9 / 14 ms added p50 / p95 against 18 / 25 ms in two hops (bench/proxy.py --forward-only),
+but three answers then differ from the reverse proxy's, which issue 23 asks of every
+route: an unreachable upstream gets mitmproxy's own 502 (not the vendor's error shape),
+mitmproxy has no read timeout (PROXY_READ_TIMEOUT), and a wrong URL reaches the vendor's
+404 instead of our hint. So two hops stay the default. Every other
 host is tunnelled untouched. Its local CA is generated on first use in mitmproxy's confdir
 under INSPECTOR_DATA_DIR; only the child `record --forward` starts is told to trust it
 (`child_environment`), never the system.
@@ -14,6 +22,7 @@ under INSPECTOR_DATA_DIR; only the child `record --forward` starts is told to tr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -25,7 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from traces.capture.forward_addon import TOKEN_VARIABLE, allow_patterns
+import httpx
+
+from traces.capture.forward_addon import TOKEN_HEADER, TOKEN_VARIABLE, allow_patterns
+from traces.capture.forward_handover import PATH as HANDOVER_PATH
 
 ADDON = Path(__file__).with_name("forward_addon.py")
 CONFDIR = "forward-proxy"
@@ -35,6 +47,10 @@ BUNDLE = "ca-bundle.pem"
 """The usual public roots plus the local CA: SSL_CERT_FILE replaces a client's roots, and
 the hosts tunnelled untouched still show their own certificates."""
 LOG = "mitmdump.log"
+ROUTES = "routes.json"
+"""The server's routes (`forwarded.routes`), as the addon reads them (`forward_direct`)."""
+UPSTREAM_BUNDLE = "upstream-ca-bundle.pem"
+"""The public roots plus INSPECTOR_UPSTREAM_CA_BUNDLE's, as the reverse proxy trusts them."""
 INSTALL_HINT = (
     "The forward proxy needs mitmdump (mitmproxy 11.0.2, in its own environment: it cannot "
     "share Loop Inspector's). Install it with `make forward` (creates .venv-forward), or "
@@ -81,11 +97,20 @@ def mitmdump_path(environ: Mapping[str, str] | None = None) -> str:
 
 
 def mitmdump_command(
-    mitmdump: str, *, port: int, server: str, session: str, confdir: Path
+    mitmdump: str,
+    *,
+    port: int,
+    server: str,
+    session: str,
+    confdir: Path,
+    routes: Path | None = None,
+    upstream_bundle: Path | None = None,
+    addon: Path = ADDON,
 ) -> list[str]:
-    """mitmdump on loopback with our addon: lazy upstream connections (a vendor host is
-    never contacted by mitmproxy itself: its requests go to `server`), no upstream
-    certificate sniffing, no onboarding app, no flow printed (a URL may carry a key)."""
+    """mitmdump on loopback with our addon: lazy upstream connections (an upstream is
+    contacted only for a request, never to sniff its certificate), no onboarding app, no
+    flow printed (a URL may carry a key). `routes`: the server's routes file (calls in
+    one hop); `upstream_bundle`: the roots an upstream's certificate is checked with."""
     command = [
         mitmdump,
         "--quiet",
@@ -96,10 +121,14 @@ def mitmdump_command(
         "--set", "upstream_cert=false",
         "--set", "onboarding=false",
         "--set", "flow_detail=0",
-        "-s", str(ADDON),
+        "-s", str(addon),
         "--set", f"inspector_server={server.rstrip('/')}",
         "--set", f"inspector_session={session}",
     ]  # fmt: skip
+    if routes is not None:
+        command += ["--set", f"inspector_routes={routes}"]
+    if upstream_bundle is not None:
+        command += ["--set", f"ssl_verify_upstream_trusted_ca={upstream_bundle}"]
     for pattern in allow_patterns():
         command += ["--allow-hosts", pattern]
     return command
@@ -130,17 +159,30 @@ def forward_proxy(
     output: IO[bytes] | None = None,
     environ: Mapping[str, str] | None = None,
     token: str = "",
+    addon: Path = ADDON,
+    one_hop: bool = False,
 ) -> Iterator[ForwardProxy]:
     """mitmdump running for the block, listening on 127.0.0.1:`port` (0: a free one),
     its output to `output` (default: the log file in its confdir); stopped after.
     `token`: the API token the recorded calls carry to a shared server (in mitmdump's
-    environment only)."""
+    environment only). `addon`: another tree's (a benchmark's before). `one_hop`: calls
+    go straight to their upstream where the server gives its routes (see above)."""
     mitmdump = mitmdump_path(environ)
     confdir = Path(data_dir) / CONFDIR
     confdir.mkdir(parents=True, exist_ok=True)
     confdir.chmod(0o700)  # the CA's private key is in there
     port = port or free_port()
-    command = mitmdump_command(mitmdump, port=port, server=server, session=session, confdir=confdir)
+    routes, bundle = write_routes(confdir, fetch_routes(server, token) if one_hop else None)
+    command = mitmdump_command(
+        mitmdump,
+        port=port,
+        server=server,
+        session=session,
+        confdir=confdir,
+        routes=routes,
+        upstream_bundle=bundle,
+        addon=addon,
+    )
     log = confdir / LOG
     with open(log, "ab") as log_file:
         process = subprocess.Popen(
@@ -162,6 +204,43 @@ def forward_proxy(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def fetch_routes(server: str, token: str) -> dict[str, object] | None:
+    """The server's routes for calls made in one hop, or None: it refused (no token of
+    ingest scope on a shared server), an older server without the hand-over, or none
+    answered (every call then goes through the reverse proxy, which says why)."""
+    headers = {TOKEN_HEADER: token} if token else {}
+    try:
+        reply = httpx.get(
+            server.rstrip("/") + HANDOVER_PATH, headers=headers, timeout=10, trust_env=False
+        )
+        found = reply.json() if reply.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def write_routes(
+    confdir: Path, routes: dict[str, object] | None
+) -> tuple[Path | None, Path | None]:
+    """The routes file for the addon and, when the server trusts an extra CA for its
+    upstreams, the bundle mitmproxy checks them with (public roots plus that CA, as
+    `proxy_upstream._trusted_roots`); (None, None) without routes."""
+    path = confdir / ROUTES
+    path.unlink(missing_ok=True)
+    if routes is None:
+        return None, None
+    path.write_text(json.dumps(routes))
+    extra = str(routes.get("ca_bundle") or "")
+    if not extra or not Path(extra).is_file():
+        return path, None
+    import certifi
+
+    bundle = confdir / UPSTREAM_BUNDLE
+    roots = Path(certifi.where()).read_text().rstrip("\n")
+    bundle.write_text(roots + "\n" + Path(extra).read_text())
+    return path, bundle
 
 
 def _wait_ready(process: subprocess.Popen[bytes], port: int, ca_cert: Path, log: Path) -> None:

@@ -60,7 +60,7 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
     try:
         outgoing = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
-        return _failed(
+        return failed_call(
             recording,
             plan.vendor,
             400,
@@ -81,11 +81,11 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
             else "PROXY_READ_TIMEOUT"
         )
         seconds = inspector_settings()[setting]
-        return _failed(
+        return failed_call(
             recording, plan.vendor, 504, f"the upstream did not answer within {seconds} s", TIMEOUT
         )
     except httpx.HTTPError as exc:
-        return _failed(
+        return failed_call(
             recording,
             plan.vendor,
             502,
@@ -93,10 +93,16 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
             UPSTREAM_UNREACHABLE,
         )
     if recording is not None:
-        recording.exchange.status = upstream.status_code
-        recording.exchange.response_headers = dict(upstream.headers)
-        recording.exchange.streamed = is_streamed(upstream.headers.get("content-type", ""))
+        note_answer(recording, upstream.status_code, dict(upstream.headers))
     return upstream
+
+
+def note_answer(recording: ExchangeRecording, status: int, headers: dict[str, str]) -> None:
+    """The upstream's answer began: its status and headers (lowercase names, as httpx
+    gives them) go in the copy. The forward proxy's hand-over (`forwarded`) too."""
+    recording.exchange.status = status
+    recording.exchange.response_headers = headers
+    recording.exchange.streamed = is_streamed(headers.get("content-type", ""))
 
 
 def passed_headers(upstream: httpx.Response) -> list[tuple[str, str]]:
@@ -117,7 +123,7 @@ def vendor_error(vendor: str, status: int, kind: str, message: str) -> JsonRespo
     return vendor_json(vendor, status, kind, message)
 
 
-def _failed(
+def failed_call(
     recording: ExchangeRecording | None,
     vendor: str,
     status: int,

@@ -43,6 +43,9 @@ class ExchangeRecording:
         self.held_back = False
         """Set by the fast path: the recording starts once the response is sent (`release`)."""
         self.line: bytes | None = None
+        self.ended_at: float | None = None
+        """When the exchange ended, if it ended elsewhere (the forward proxy's hand-over):
+        else the time `finish` is called."""
 
     def keep(self, chunk: bytes) -> None:
         if self.exchange.truncated_at is not None:
@@ -73,7 +76,7 @@ class ExchangeRecording:
             return
         self.done = True
         exchange = self.exchange
-        exchange.ended_at = time.time()
+        exchange.ended_at = self.ended_at or time.time()
         exchange.response_body = exchange.response_body or bytes(self.body)
         exchange.interrupted = interrupted
         exchange.problem = problem

@@ -3,7 +3,7 @@ metrics)."""
 
 from django.urls import path
 
-from traces.capture import otlp, proxy
+from traces.capture import forwarded, otlp, proxy
 from traces.capture.api import session_page, session_status
 
 app_name = "capture"
@@ -51,6 +51,7 @@ urlpatterns = [
     ),
     path("proxy/s/<str:session>/", session_page, name="session-page"),
     path("api/captures/<str:session>", session_status, name="session-status"),
+    path("api/forward/exchanges", forwarded.exchanges, name="forwarded"),
     path("proxy/<path:rest>", proxy.unknown_vendor, name="unknown"),
     path("v1/traces", otlp.receive, name="otlp"),
     path("api/otlp/v1/traces", otlp.receive, name="api-otlp"),

@@ -47,13 +47,21 @@ class Command(RecordCommand):
             help=f"the forward proxy's port on 127.0.0.1 (default {DEFAULT_LISTEN_PORT})",
         )
         parser.add_argument(
+            "--one-hop",
+            action="store_true",
+            help="with --forward: send the vendors' calls straight to their upstream and record "
+            "them after (faster; an unreachable upstream gets mitmproxy's own 502)",
+        )
+        parser.add_argument(
             "--token",
             default=os.environ.get("LOOP_INSPECTOR_TOKEN", ""),
             help="on a shared server: an API token of ingest scope, added to every recorded "
             "call (default: $LOOP_INSPECTOR_TOKEN)",
         )
 
-    def handle(self, *args, server, session, port, listen_port, forward, token="", **_):
+    def handle(
+        self, *args, server, session, port, listen_port, forward, token="", one_hop=False, **_
+    ):
         if not forward:
             raise CommandError(
                 "Say --forward: the reverse proxy needs no command (point base URLs at "
@@ -70,6 +78,7 @@ class Command(RecordCommand):
                     data_dir=settings.INSPECTOR_DATA_DIR,
                     port=listen_port,
                     token=token,
+                    one_hop=one_hop,
                 ) as proxy:
                     self.stdout.write(
                         f"forward proxy on {proxy.url}, recording session {session}: live "

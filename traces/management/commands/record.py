@@ -92,6 +92,12 @@ class Command(BaseCommand):
             "forward proxy (HTTPS_PROXY, trusting its local CA) instead of setting base URLs",
         )
         parser.add_argument(
+            "--one-hop",
+            action="store_true",
+            help="with --forward: send the vendors' calls straight to their upstream and record "
+            "them after (faster; an unreachable upstream gets mitmproxy's own 502)",
+        )
+        parser.add_argument(
             "--token",
             default=os.environ.get("LOOP_INSPECTOR_TOKEN", ""),
             help="on a shared server: an API token of ingest scope, sent with every recorded "
@@ -99,7 +105,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("command", nargs=argparse.REMAINDER)
 
-    def handle(self, *args, server, session, port, command, forward=False, token="", **_):
+    def handle(
+        self, *args, server, session, port, command, forward=False, token="", one_hop=False, **_
+    ):
         command = command[1:] if command[:1] == ["--"] else command
         if not command:
             raise CommandError("Say what to run: manage.py record -- COMMAND ARGS...")
@@ -117,6 +125,7 @@ class Command(BaseCommand):
                             session=session,
                             data_dir=settings.INSPECTOR_DATA_DIR,
                             token=token,
+                            one_hop=one_hop,
                         )
                     )
                 except ForwardProxyUnavailable as exc:
