@@ -150,3 +150,13 @@ def test_the_size_limit_is_the_same_one_check_either_way(settings):
     declared = [(b"content-length", b"100000")]
     status, _, body = served(cookie=False, body=b"{}", headers=declared)
     assert status == 413 and b"64-byte limit" in body
+
+
+def test_the_route_cache_follows_the_url_configuration(settings):
+    """`relay_route` resolves a path once, then answers from its cache: a changed
+    ROOT_URLCONF empties it, so a path no longer routed to the relay goes to Django."""
+    assert fast()
+    settings.ROOT_URLCONF = "tests.capture.no_proxy_urls"
+    assert not fast()
+    settings.ROOT_URLCONF = "inspector.urls"
+    assert fast()

@@ -50,3 +50,27 @@ def test_a_failing_batch_is_retried_line_by_line(monkeypatch):
     lines = [b"1", b"2", b"bad", b"4"]
     batches = run_schedules(monkeypatch, lines, fail_on=b"bad")
     assert batches == [[b"1"], [b"2", b"bad", b"4"], [b"2"], [b"bad"], [b"4"]]
+
+
+def test_a_line_given_as_a_callable_is_made_on_the_writer_thread(monkeypatch):
+    """The HTTP relay hands over the finished exchange's `line` method: the JSON work of
+    masking and decoding runs on the writer's thread, never on the event loop."""
+    made_on: list[str] = []
+
+    def line() -> bytes:
+        made_on.append(threading.current_thread().name)
+        return b"made"
+
+    loop_thread = threading.current_thread().name
+    batches = run_schedules(monkeypatch, [b"1", line, b"3"])  # type: ignore[list-item]
+    assert batches == [[b"1"], [b"made", b"3"]]
+    assert made_on and made_on[0] != loop_thread
+
+
+def test_a_line_that_cannot_be_made_loses_no_other(monkeypatch, caplog):
+    def broken() -> bytes:
+        raise ValueError("a body the recorder cannot read")
+
+    batches = run_schedules(monkeypatch, [b"1", b"2", broken, b"4"])  # type: ignore[list-item]
+    assert batches == [[b"1"], [b"2", b"4"]]
+    assert "could not record a proxied call in session batches" in caplog.text

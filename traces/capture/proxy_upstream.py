@@ -1,7 +1,7 @@
 """The recording proxy's upstream side: one call sent on, its answer relayed and recorded.
 
 `traces.capture.proxy` decides what to send (`plan_call`, a `Plan`); this module sends it
-through one pooled httpx client per event loop, answers failures as the vendor would
+through one pooled httpx transport per event loop, answers failures as the vendor would
 (`vendor_error`), and yields the upstream's bytes as they arrive while keeping the copy
 that is recorded however the exchange ends. Both the Django view (`proxy.relay`) and the
 ASGI fast path (traces.capture.proxy_asgi) relay through here.
@@ -10,12 +10,11 @@ ASGI fast path (traces.capture.proxy_asgi) relay through here.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from http.cookiejar import Cookie, CookieJar
-from typing import Any
 
 import httpx
 from django.conf import settings
@@ -53,12 +52,18 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
     """The upstream's answer, its body not read yet; or the vendor-shaped error when it
     could not be reached (recorded as a failed call)."""
     recording = plan.recording
-    client = _client()
+    transport, timeouts = _transport()
     # The header bytes as the client sent them (Django and the fast path read them as
     # Latin-1): httpx would refuse any value that is not ASCII text.
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in plan.headers.items()]
     try:
-        outgoing = client.build_request(plan.method, plan.url, headers=headers, content=plan.body)
+        outgoing = httpx.Request(
+            plan.method,
+            _parsed_url(plan.url),
+            headers=headers,
+            content=plan.body,
+            extensions={"timeout": timeouts},
+        )
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
         return failed_call(
             recording,
@@ -69,7 +74,7 @@ async def open_upstream(plan: Plan) -> httpx.Response | JsonResponse:
             "invalid_request_error",
         )
     try:
-        upstream = await client.send(outgoing, stream=True)
+        upstream = await transport.handle_async_request(outgoing)
     except asyncio.CancelledError:  # the client left before the upstream answered
         if recording is not None:
             recording.client_left("the client disconnected before the answer")
@@ -184,30 +189,18 @@ async def relay_body(
         await upstream.aclose()
 
 
-# -- the HTTP client ------------------------------------------------------------------------
+# -- the HTTP transport ---------------------------------------------------------------------
 class UpstreamClients:
-    """The pooled upstream client of each event loop (`_client`)."""
+    """The pooled upstream transport of each event loop, with its timeouts (`_transport`)."""
 
     def __init__(self) -> None:
-        self.by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.by_loop: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[httpx.AsyncHTTPTransport, dict[str, float]]
+        ] = weakref.WeakKeyDictionary()
 
     def clear(self) -> None:
-        """Forget the clients (each goes with its loop's last reference)."""
+        """Forget the transports (each goes with its loop's last reference)."""
         self.by_loop.clear()
-
-
-class _NoCookies(CookieJar):
-    """The pooled client serves every caller, so it keeps no cookie: one the upstream sets
-    (Cloudflare's `__cf_bm` in front of a vendor's API, say) goes to the caller that got
-    it, in the response's headers, and never rides on another caller's next call."""
-
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        return None
-
-    def set_cookie(self, cookie: Cookie) -> None:
-        return None
 
 
 def _trusted_roots() -> ssl.SSLContext | bool:
@@ -222,28 +215,41 @@ def _trusted_roots() -> ssl.SSLContext | bool:
     return context
 
 
-def _client() -> httpx.AsyncClient:
-    """One pooled client per event loop (daphne runs one). It adds nothing of its own to
-    a call: no cookie (`_NoCookies`) and none of httpx's default headers (its
-    `User-Agent` and `Accept`), so the upstream sees the caller's headers."""
+@functools.lru_cache(maxsize=256)
+def _url_of(url: str) -> httpx.URL:
+    return httpx.URL(url)
+
+
+def _parsed_url(url: str) -> httpx.URL:
+    """The upstream URL parsed once per distinct address (parsing it is a third of what
+    building the request costs); one with a query (Gemini's may hold `?key=`) is parsed
+    each time, so no credential is kept past its call."""
+    return httpx.URL(url) if "?" in url else _url_of(url)
+
+
+def _transport() -> tuple[httpx.AsyncHTTPTransport, dict[str, float]]:
+    """One connection pool per event loop (daphne runs one), used as a transport: the
+    proxy sends a request it built itself, so none of `httpx.AsyncClient`'s layers
+    (auth, redirects, cookies, default headers, its per-request log line, which names
+    the URL) run, nor its per-chunk stream wrapper. It adds nothing of its own to a call:
+    no cookie is kept (a transport has no jar: one the upstream sets goes to the caller
+    that got it, in the response's headers, and never rides on another caller's next
+    call), and no `User-Agent` or `Accept` of httpx's, so the upstream sees the caller's
+    headers."""
     loop = asyncio.get_running_loop()
-    clients = store(UpstreamClients).by_loop
-    client = clients.get(loop)
-    if client is None:
-        timeout = httpx.Timeout(
+    transports = store(UpstreamClients).by_loop
+    found = transports.get(loop)
+    if found is None:
+        timeouts = httpx.Timeout(
             connect=float(inspector_settings()["PROXY_CONNECT_TIMEOUT"]),
             read=float(inspector_settings()["PROXY_READ_TIMEOUT"]),
             write=60.0,
             pool=60.0,
-        )
-        client = httpx.AsyncClient(
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
-            follow_redirects=False,
-            trust_env=False,
+        ).as_dict()
+        transport = httpx.AsyncHTTPTransport(
             verify=_trusted_roots(),
-            cookies=_NoCookies(),
+            trust_env=False,
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
         )
-        client.headers.clear()
-        clients[loop] = client
-    return client
+        found = transports[loop] = (transport, timeouts)
+    return found

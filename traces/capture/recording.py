@@ -1,7 +1,9 @@
 """Proxied exchanges into live traces, off the response path.
 
-`ExchangeRecording` keeps the copy of one HTTP exchange while it is relayed and turns it
-into one line when it ends, however it ends; `schedule_recording` stores lines (the HTTP
+`ExchangeRecording` keeps the copy of one HTTP exchange while it is relayed and, when it
+ends, however it ends, hands it on to be turned into one line on the writer's thread
+(masking the credentials and decoding the bodies is JSON work that would otherwise hold
+the event loop before the response's last byte); `schedule_recording` stores lines (the HTTP
 relay's and the Responses socket relay's) with one writer task per session, in the order
 the exchanges ended, through `capture.lines.record_lines`, the live tail's own path.
 `recording(session)` says whether any are still waiting (`manage.py record` and
@@ -15,6 +17,7 @@ import collections
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -25,6 +28,9 @@ from traces.core.reading.capture import CLIENT_LEFT, CapturedExchange
 from traces.stores import store
 
 log = logging.getLogger(__name__)
+
+Line = bytes | Callable[[], bytes]
+"""A line to record, or what makes it (on the writer's thread, off the event loop)."""
 
 
 class ExchangeRecording:
@@ -42,7 +48,8 @@ class ExchangeRecording:
         self.done = False
         self.held_back = False
         """Set by the fast path: the recording starts once the response is sent (`release`)."""
-        self.line: bytes | None = None
+        self.line: Callable[[], bytes] | None = None
+        """The finished exchange's line, made when the writer stores it (`_store`)."""
         self.ended_at: float | None = None
         """When the exchange ended, if it ended elsewhere (the forward proxy's hand-over):
         else the time `finish` is called."""
@@ -81,7 +88,7 @@ class ExchangeRecording:
         exchange.interrupted = interrupted
         exchange.problem = problem
         exchange.outcome = outcome
-        self.line = exchange.line()
+        self.line = exchange.line
         if not self.held_back:
             self.release()
 
@@ -99,7 +106,7 @@ class RecordingQueue:
 
     def __init__(self) -> None:
         self.waiting: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, list[bytes]]
+            asyncio.AbstractEventLoop, dict[str, list[Line]]
         ] = weakref.WeakKeyDictionary()
         """Loop -> capture key -> the lines its writer takes next."""
         self.sessions: collections.Counter[str] = collections.Counter()
@@ -124,10 +131,11 @@ class RecordingQueue:
         self._writers.clear()
 
 
-def schedule_recording(format_name: str, session: str, line: bytes, project: Any = None) -> None:
+def schedule_recording(format_name: str, session: str, line: Line, project: Any = None) -> None:
     """Record off the response path; lines of one session are stored in the order their
-    exchanges ended. One task per session writes them: lines that end while it is busy
-    are stored together in its next batch (calls made back to back share one append)."""
+    exchanges ended; `line` may be a callable that makes it, run on the writer's thread.
+    One task per session writes them: lines that end while it is busy are stored
+    together in its next batch (calls made back to back share one append)."""
     loop = asyncio.get_running_loop()
     key = capture_lines.proxy_key(format_name, session, project)
     queue = store(RecordingQueue)
@@ -144,7 +152,7 @@ def schedule_recording(format_name: str, session: str, line: bytes, project: Any
 
 async def _record(
     queue: RecordingQueue,
-    queues: dict[str, list[bytes]],
+    queues: dict[str, list[Line]],
     key: str,
     format_name: str,
     session: str,
@@ -169,9 +177,12 @@ def recording(session: str) -> bool:
     return store(RecordingQueue).recording(session)
 
 
-def _store(key: str, format_name: str, session: str, lines: list[bytes], project: Any) -> None:
-    """Append a batch of lines; one that fails is retried line by line, so one bad line
-    (too large, say) does not lose the others."""
+def _store(key: str, format_name: str, session: str, pending: list[Line], project: Any) -> None:
+    """Make the batch's lines, then append them; one that fails is retried line by line,
+    so one bad line (too large, say) does not lose the others."""
+    lines = _made(pending, session)
+    if not lines:
+        return
     batches = [lines] if len(lines) == 1 else [lines, *([line] for line in lines)]
     for batch in batches:
         try:
@@ -188,3 +199,18 @@ def _store(key: str, format_name: str, session: str, lines: list[bytes], project
             continue
         if batch is lines:
             return
+
+
+def _made(pending: list[Line], session: str) -> list[bytes]:
+    """The lines of a batch, made now where given as callables; one that cannot be made
+    is logged and left out (the others are stored)."""
+    lines = []
+    for line in pending:
+        if isinstance(line, bytes):
+            lines.append(line)
+            continue
+        try:
+            lines.append(line())
+        except Exception:
+            log.exception("could not record a proxied call in session %s", session)
+    return lines
