@@ -262,3 +262,16 @@ def test_a_failed_hand_over_leaves_the_call_alone_and_is_logged_without_secrets(
     logged = log.read_bytes()
     assert b"did not record a call to anthropic (HTTP 500)" in logged
     assert SECRET.encode() not in logged
+
+
+def test_an_upstream_with_a_password_in_its_url_is_not_handed_out(settings):
+    """The routes go to the forward proxy: a base URL holding a user and password (a
+    gateway's basic auth) stays on the server, and that vendor takes the two hops."""
+    from traces.capture.forwarded import routes
+
+    settings.INSPECTOR_UPSTREAM_ANTHROPIC = "https://user:s3cret-pass@gateway.example/anthropic"
+    settings.INSPECTOR_UPSTREAM_OPENAI = "https://api.openai.com"
+    given = routes()
+    assert given["upstreams"]["anthropic"]["base"] == ""
+    assert "s3cret-pass" not in json.dumps(given)
+    assert given["upstreams"]["openai"]["base"] == "https://api.openai.com"

@@ -20,7 +20,7 @@ anything reads the headers or the query.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -52,7 +52,7 @@ def routes() -> dict[str, Any]:
     values `proxy.plan_call` uses, so a call sent in one hop is the call it would make."""
     return {
         "upstreams": {
-            vendor: {"fixed": ROUTES[vendor].fixed, "base": proxy.upstream_base(vendor)}
+            vendor: {"fixed": ROUTES[vendor].fixed, "base": _shareable(proxy.upstream_base(vendor))}
             for vendor in VENDORS
         },
         "methods": list(proxy.VENDOR_METHODS),
@@ -168,6 +168,17 @@ def record(meta: dict[str, Any], sent: bytes, answer: bytes, project: Any) -> bo
     else:
         recording.finish()
     return True
+
+
+def _shareable(base: str) -> str:
+    """An upstream base the forward proxy may be told: one with a user or password in it
+    ('' instead: that vendor's calls take the two hops, the credential stays here)."""
+    try:
+        parts = urlsplit(base)
+        has_userinfo = parts.username is not None or parts.password is not None
+    except ValueError:
+        return ""
+    return "" if has_userinfo else base
 
 
 def _response_limit() -> int:
