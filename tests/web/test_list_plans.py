@@ -25,8 +25,8 @@ from traces.access.rules import Principal
 from traces.core.outputs.listquery import ListQuery
 from traces.pages import listing
 from traces.pages.listing import list_context
-from traces.selectors import broad_search
-from traces.selectors.traces import search_is_broad, trace_search
+from traces.selectors import broad_search, column_values
+from traces.selectors.traces import MENU_COLUMNS, list_choices, search_is_broad, trace_search
 from traces.storage.row_writer import insert_rows
 from traces.storage.trace_text_index import KEY_TABLE, TEXT_TABLE, trigram_ready
 
@@ -157,6 +157,7 @@ def full_scans(params: dict[str, str]) -> list[str]:
         for line in plan(sql)
         if (found := FULL_SCAN.search(line.strip()))
         and found.group(1) not in SMALL_TABLES
+        and found.group(1) != column_values.FOUND  # a menu's CTE: its own few rows
         and found.group(1) != "subquery"  # SQLite's own rows of a subquery (a capped count)
     ]
 
@@ -170,6 +171,36 @@ def test_every_filter_of_the_list_uses_an_index(stored):
         name: scans for name, params in views(stored).items() if (scans := full_scans(params))
     }
     assert scanned == {}
+
+
+def test_the_menus_offer_every_distinct_value_in_order(stored):
+    menus = list_choices()
+    for name, field, skip_empty in MENU_COLUMNS:
+        rows = models.Trace.objects.exclude(**{field: ""}) if skip_empty else models.Trace.objects
+        expected = list(rows.order_by(field).values_list(field, flat=True).distinct())
+        assert menus[name] == expected, name
+        assert len(expected) >= 2, name  # the fixture varies each column
+    # The path for a caller who may not read every trace gives the same menus.
+    assert list_choices(visible=models.Trace.objects.all()) == menus
+
+
+def test_the_menus_skip_through_each_columns_index(stored):
+    """One index entry a value, not the whole index (`column_values`): every menu query
+    searches an index of traces_trace, none reads the table or an index whole."""
+    with CaptureQueriesContext(connection) as queries:
+        list_choices()
+    menus = [q["sql"] for q in queries.captured_queries if column_values.FOUND in q["sql"]]
+    assert len(menus) == len(MENU_COLUMNS)
+    for sql in menus:
+        lines = plan(sql)
+        text = "\n".join(lines)
+        if POSTGRES:
+            assert "Index Only Scan using trace_" in text, text
+            assert "Seq Scan" not in text, text
+        else:
+            reads = [line for line in lines if "traces_trace" in line]
+            assert reads and all("USING COVERING INDEX trace_" in line for line in reads), text
+            assert all(">?" in line for line in reads), text  # a search from a value on
 
 
 def test_the_search_box_is_served_by_the_trigram_index(stored):

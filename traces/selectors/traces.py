@@ -22,6 +22,7 @@ from traces.core.reading import blobs
 from traces.core.reading.credentials import mask_secrets
 from traces.core.stored_message import message_from_json
 from traces.selectors.broad_search import broad_match, is_broad
+from traces.selectors.column_values import distinct_values
 from traces.selectors.content import matching_traces
 from traces.selectors.trace_text import indexed, text_holds, text_matches
 from traces.storage import originals
@@ -167,30 +168,41 @@ def _day_start(day: dt.date) -> dt.datetime:
 
 def list_choices(*, visible: QuerySet[models.Trace] | None = None) -> dict[str, list[Any]]:
     """Values the list's filter menus offer: formats, models, labels and sets in use (of
-    the `visible` traces only, when the caller may not read them all)."""
-    traces = models.Trace.objects.all() if visible is None else visible
+    the `visible` traces only, when the caller may not read them all). Of every trace,
+    each column's values are read by skipping through its index (`column_values`)."""
     labels = models.Label.objects.all()
     sets = models.RunSet.objects.all()
-    if visible is not None:
+    if visible is None:
+        menus = {
+            name: distinct_values(models.Trace, field, skip_empty=skip_empty)
+            for name, field, skip_empty in MENU_COLUMNS
+        }
+    else:
         labels = labels.filter(traces__in=visible.values("pk")).distinct()
         sets = sets.filter(runs__in=visible.values("pk")).distinct()
+        menus = {
+            name: list(
+                (visible.exclude(**{field: ""}) if skip_empty else visible)
+                .order_by(field)
+                .values_list(field, flat=True)
+                .distinct()
+            )
+            for name, field, skip_empty in MENU_COLUMNS
+        }
     return {
-        "formats": list(traces.order_by("format").values_list("format", flat=True).distinct()),
-        "models": list(
-            traces.exclude(model="").order_by("model").values_list("model", flat=True).distinct()
-        ),
-        "agents": list(
-            traces.exclude(agent="").order_by("agent").values_list("agent", flat=True).distinct()
-        ),
-        "projects": list(
-            traces.exclude(working_dir="")
-            .order_by("working_dir")
-            .values_list("working_dir", flat=True)
-            .distinct()
-        ),
+        **menus,
         "labels": list(labels.values_list("name", flat=True)),
         "sets": list(sets.order_by("name").values_list("pk", "name")),
     }
+
+
+MENU_COLUMNS = (
+    ("formats", "format", False),
+    ("models", "model", True),
+    ("agents", "agent", True),
+    ("projects", "working_dir", True),
+)
+"""(menu, column, whether '' is left out) of the list's filter menus of trace columns."""
 
 
 def trace_get(*, trace_id: Any, with_report: bool = True) -> models.Trace:
