@@ -177,10 +177,12 @@ def test_a_zip_and_separate_files_become_runs_and_duplicates_are_recognised(clie
     run_set = models.RunSet.objects.get(name="nightly")
     assert run_set.runs.count() == 2
     assert set(run_set.runs.values_list("labels__name", flat=True)) == {"zip"}
-    rules = {
-        row["rule"]: row
-        for row in client.get(reverse("traces:set", args=[run_set.pk])).context["rules"]
-    }
+    page = client.get(reverse("traces:set", args=[run_set.pk])).context
+    rules = {row["rule"]: row for row in page["rules"]}
+    # Each point of the set's charts links to its own run's page.
+    run_pages = {run.name: reverse("traces:detail", args=[run.pk]) for run in run_set.runs.all()}
+    calls = page["figures"]["calls"]["data"][0]
+    assert sorted(zip(calls["text"], calls["customdata"], strict=True)) == sorted(run_pages.items())
     assert rules["dangling-tool-call"]["runs"] == 1
     filtered = client.get(rules["dangling-tool-call"]["href"])
     assert [t.name for t in filtered.context["traces"]] == ["dangling.jsonl"]

@@ -7,6 +7,7 @@ never from whole reports, so a set of hundreds of runs opens quickly.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -97,6 +98,7 @@ def _wall_time(run: models.Trace) -> float | None:
 
 def distributions(runs: list[models.Trace], theme: str = "light") -> dict[str, Any]:
     figures = {}
+    urls = detail_urls(runs)
     for key, title, unit, value_format in MEASURES:
         values = []
         for run in runs:
@@ -109,12 +111,19 @@ def distributions(runs: list[models.Trace], theme: str = "light") -> dict[str, A
             else:
                 value = _wall_time(run)
             if value is not None:
-                url = reverse("traces:detail", args=[run.pk])
-                values.append(RunValue(run.name, url, value))
+                values.append(RunValue(run.name, urls[run.pk], value))
         figure = distribution_figure(values, title, unit, value_format, theme)  # type: ignore[arg-type]
         if figure is not None:
             figures[key] = figure
     return figures
+
+
+def detail_urls(runs: list[models.Trace]) -> dict[Any, str]:
+    """Each run's page by its id, from one `reverse()`: the paths differ only by the id
+    (a reverse per run and chart was two-thirds of a 2,500-run set page's time)."""
+    marker = uuid.UUID(int=0)
+    head, tail = reverse("traces:detail", args=[marker]).split(str(marker))
+    return {run.pk: f"{head}{run.pk}{tail}" for run in runs}
 
 
 def heaviest_results(runs: list[models.Trace]) -> list[dict[str, Any]]:
