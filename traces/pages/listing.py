@@ -16,6 +16,7 @@ from traces.selectors.broad_search import COUNT_CAP
 from traces.selectors.content import search_content
 from traces.selectors.list_page import list_page
 from traces.selectors.traces import LIST_COLUMNS, list_choices, search_is_broad, trace_search
+from traces.web.id_paths import path_maker
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("date", "cost", "calls", "findings")
@@ -53,8 +54,11 @@ def list_context(
         if unpriced
         else {}
     )
+    page_path, set_path = path_maker("traces:detail"), path_maker("traces:set")
     for row in rows:
         row.project_slug = slugs.get(row.project_id, "")
+        row.page_href = page_path(row.pk)
+        row.set_href = set_path(row.run_set_id) if row.run_set_id else ""
     if query.q and rows:
         # The snippet of each listed trace whose calls' text matched (others matched by name).
         listed = who.traces(models.Trace.objects.filter(pk__in=[row.pk for row in rows]))

@@ -7,7 +7,6 @@ never from whole reports, so a set of hundreds of runs opens quickly.
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from typing import Any
 
@@ -21,6 +20,7 @@ from traces.core.outputs.compare import RunPoint, compare_sets
 from traces.core.outputs.render import charts as render_charts
 from traces.core.outputs.render.set_charts import MEASURES, RunValue, distribution_figure
 from traces.core.outputs.summary import OUTCOME_LABELS
+from traces.web.id_paths import paths_by_id
 
 SET_COLUMNS = (
     "id",
@@ -98,7 +98,7 @@ def _wall_time(run: models.Trace) -> float | None:
 
 def distributions(runs: list[models.Trace], theme: str = "light") -> dict[str, Any]:
     figures = {}
-    urls = detail_urls(runs)
+    urls = paths_by_id("traces:detail", (run.pk for run in runs))
     for key, title, unit, value_format in MEASURES:
         values = []
         for run in runs:
@@ -116,14 +116,6 @@ def distributions(runs: list[models.Trace], theme: str = "light") -> dict[str, A
         if figure is not None:
             figures[key] = figure
     return figures
-
-
-def detail_urls(runs: list[models.Trace]) -> dict[Any, str]:
-    """Each run's page by its id, from one `reverse()`: the paths differ only by the id
-    (a reverse per run and chart was two-thirds of a 2,500-run set page's time)."""
-    marker = uuid.UUID(int=0)
-    head, tail = reverse("traces:detail", args=[marker]).split(str(marker))
-    return {run.pk: f"{head}{run.pk}{tail}" for run in runs}
 
 
 def heaviest_results(runs: list[models.Trace]) -> list[dict[str, Any]]:
