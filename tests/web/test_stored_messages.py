@@ -4,9 +4,13 @@ reading of the raw messages with an adapter (which saw less than ingest did)."""
 from __future__ import annotations
 
 import io
+import re
 
+import orjson
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from tests.golden import golden_input
@@ -114,3 +118,36 @@ def test_a_response_that_is_a_list_of_items_shows_as_a_message(client):
     response = page.split('id="response-title"', 1)[1]
     assert '<code class="id">call_a</code>' in response
     assert '<details class="raw-json"><summary>Response JSON</summary>' in page
+
+
+def test_a_long_requests_page_reads_only_the_messages_its_call_appended(client):
+    """Past the messages the page folds inline, the call page reads the blobs of the
+    messages its call appended, not of every message the request carried."""
+    messages: list[dict] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix the test."},
+    ]
+    for n in range(90):
+        call = {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": "grep", "arguments": "{}"},
+        }
+        messages.append({"role": "assistant", "content": f"Step {n}.", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": f"found {n}"})
+    messages.append({"role": "assistant", "content": "Done."})
+    data = orjson.dumps({"messages": messages})
+    trace = trace_upload(files=[("long.json", data)], name="long").trace
+    last = trace.calls.order_by("-index").first()
+    assert last.prefix_len == 180  # it appended the last step and its result
+    with CaptureQueriesContext(connection) as queries:
+        page = _page(trace, last.index, client)
+    assert "All 182 messages: too many to fold here." in page
+    assert "found 89" in page and "Step 89." in page
+    assert "found 88" not in page  # in the prefix: not shown, and not read
+    digests_read = sum(
+        len(re.findall(r"'[0-9a-f]{32,}'", q["sql"]))
+        for q in queries.captured_queries
+        if "traces_blob" in q["sql"]
+    )
+    assert 2 <= digests_read <= 8, digests_read

@@ -55,10 +55,10 @@ def message_role(raw: Any, message: Message | None) -> str:
 
 
 def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
-    request = call_request(trace=trace, call=call)
+    request = call_request(trace=trace, call=call, whole_up_to=MESSAGES_INLINE)
     response = call_response(call=call)
     shown = call_messages(call=call)  # None: stored before; raw JSON is shown
-    appended_raw = request.messages[call.prefix_len :]
+    appended_raw = request.messages[call.prefix_len - request.first_message :]
     normalised = shown.appended if shown is not None else []
     appended = []
     for offset, raw in enumerate(appended_raw):
@@ -81,7 +81,7 @@ def call_context(trace: models.Trace, call: models.Call) -> dict[str, Any]:
     report: StoredReport = trace.report
     annotate_runs(asked + answered, report)
     accounting = accounting_context(report)
-    messages_inline = len(request.messages) <= MESSAGES_INLINE
+    messages_inline = request.message_count <= MESSAGES_INLINE
     return {
         "messages_inline": messages_inline,
         "call_account": accounting["call_reports"].get(call.index, {}),
