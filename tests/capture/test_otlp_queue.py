@@ -224,11 +224,11 @@ def test_an_export_that_comes_while_reports_are_built_is_stored_before_the_rest(
     settings.INSPECTOR_DATA_DIR = tmp_path
     settings.INSPECTOR = {**getattr(settings, "INSPECTOR", {}), "OTLP_BATCH_TRACES": 1}
     order: list[tuple[str, list[str]]] = []
-    real_create, real_report = otlp_queue.create_live_traces, otlp_queue.report_live_traces
+    real_insert, real_report = otlp_queue.insert_live_rows, otlp_queue.report_live_traces
 
-    def create(used, project):
-        order.append(("stored", [entry.item.key for entry in used]))
-        return real_create(used, project)
+    def insert(built):  # the new traces' rows, built before the transaction, written
+        order.append(("stored", list(built.keys)))
+        return real_insert(built)
 
     def report(created, prices):
         order.append(("reported", [item.key for _, item in created]))
@@ -236,7 +236,7 @@ def test_an_export_that_comes_while_reports_are_built_is_stored_before_the_rest(
             _queued_without_running(export_of(*loop_spans("03" * 16, 0, 1)))
         return real_report(created, prices)
 
-    monkeypatch.setattr(otlp_queue, "create_live_traces", create)
+    monkeypatch.setattr(otlp_queue, "insert_live_rows", insert)
     monkeypatch.setattr(otlp_queue, "report_live_traces", report)
     _queued_without_running(export_of(*loop_spans("01" * 16, 0, 1), *loop_spans("02" * 16, 0, 1)))
     otlp_queue._store_queued()
@@ -252,3 +252,43 @@ def test_an_export_that_comes_while_reports_are_built_is_stored_before_the_rest(
     traces = models.Trace.objects.filter(capture_key__in=[first, second, third])
     assert sorted(t.report_lines for t in traces) == [1, 1, 1]
     assert not otlp_queue.pending_exports()
+
+
+def test_a_trace_that_turns_live_while_its_rows_are_built_gets_its_spans_appended(
+    settings, tmp_path, monkeypatch
+):
+    """The new traces' rows are built before the storing transaction: one that another
+    writer made live in between is appended to instead, the others stored from the rows
+    built for them, and none stored twice."""
+    from traces.capture.lines import record_lines
+
+    settings.INSPECTOR_DATA_DIR = tmp_path
+    first, second = "0a" * 16, "0b" * 16
+    body = export_of(*loop_spans(first, 0, 1), *loop_spans(second, 0, 1))
+    real_prepare = otlp_queue.prepare_live_rows
+
+    def prepare(staged, project):
+        built = real_prepare(staged, project)
+        (group,) = otlp.split_by_trace(
+            json.loads(export_of(*loop_spans(second, 2, 2)))
+        ).groups.values()
+        record_lines(
+            key=f"otlp:{second}",
+            format_name="otel-genai",
+            name="made live meanwhile",
+            lines=[otlp.export_line(group)],
+            sweep=False,
+        )
+        return built
+
+    monkeypatch.setattr(otlp_queue, "prepare_live_rows", prepare)
+    _queued_without_running(body)
+    otlp_queue._store_queued()
+    one = models.Trace.objects.get(capture_key=f"otlp:{first}")
+    two = models.Trace.objects.get(capture_key=f"otlp:{second}")
+    assert (one.lines_total, one.calls_count, one.report_lines) == (1, 2, 1)
+    assert two.name == "made live meanwhile" and (two.lines_total, two.calls_count) == (2, 3)
+    assert [c[0] for c in rows_of(one)[0]] == [1, 2]
+    assert [c[0] for c in rows_of(two)[0]] == [1, 2, 3]
+    assert Call.objects.count() == 5 and models.Trace.objects.count() == 2
+    assert models.Job.objects.get(kind=models.Job.Kind.OTLP).state == "done"

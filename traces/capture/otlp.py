@@ -2,9 +2,9 @@
 same under `/api/otlp/`).
 
 Point an OpenTelemetry SDK's OTLP/HTTP exporter here (protobuf or JSON, gzip or not).
-The export is decoded and split by trace id in the ingest pool, written to disk and
-queued (traces.capture.otlp_queue), and answered then: the exporter waits for no
-database write of its spans (issue 25). The queue appends each trace id's spans as one
+The export is decoded and split by trace id, written to disk and queued, all on one
+thread of the ingest pool (traces.capture.otlp_queue), and answered then: the exporter
+waits for no database write of its spans (issue 25). The queue appends each trace id's spans as one
 line to its own live trace (`otlp:<trace id>`), read by the `otel-genai` adapter like
 an uploaded export: the trace page shows the loop while the agent runs, and the trace closes after
 `LIVE_IDLE_SECONDS` without spans. Traces with no GenAI span (no `gen_ai.*`, `llm.*`,
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -65,8 +64,6 @@ async def receive_metrics(request: HttpRequest) -> HttpResponse:
 async def _receive(request: HttpRequest, signal: otlp.Signal) -> HttpResponse:
     if request.method != "POST":
         return JsonResponse({"error": f"POST OTLP {signal.name} exports here."}, status=405)
-    content_type = request.headers.get("Content-Type", "")
-    protobuf = otlp.media_type(content_type) == otlp.PROTOBUF
     limit = int(inspector_settings()["OTLP_MAX_BYTES"])
     declared = request.headers.get("Content-Length", "")
     if (declared.isdigit() and int(declared) > limit) or len(request.body) > limit:
@@ -76,34 +73,38 @@ async def _receive(request: HttpRequest, signal: otlp.Signal) -> HttpResponse:
             "lower the exporter's batch size.",
         )
     # Decoding takes a while for a big batch: in the ingest pool, off the event loop.
-    split = await off_thread(
-        _split,
-        request.body,
-        content_type,
-        request.headers.get("Content-Encoding", ""),
-        signal,
-    )
+    return await off_thread(_accept, request, signal)
+
+
+def _accept(request: HttpRequest, signal: otlp.Signal) -> HttpResponse:
+    """Decode, keep, spool and queue an export, and its answer, all on one ingest
+    thread. Each step used to hop to a thread of its own (decoding and spooling in the
+    pool, the project, the keep and the queue through `sync_to_async`): five handovers
+    an export, each waiting for its thread and for the event loop while the exporter
+    waited. The database work runs in one `connection_scope`."""
+    content_type = request.headers.get("Content-Type", "")
+    protobuf = otlp.media_type(content_type) == otlp.PROTOBUF
+    encoding = request.headers.get("Content-Encoding", "")
+    split = _split(request.body, content_type, encoding, signal)
     if isinstance(split, otlp.OtlpRejected):
         return _error(split.status, str(split))
-    project = await sync_to_async(ingest_project)(request)
-    if project is None:
-        return _error(403, "This Loop Inspector token cannot record here.")
-    if signal is otlp.METRICS:  # decoded (a bad body is a 400) and dropped
-        body = otlp.response_body(protobuf=protobuf, rejected=0, message="", signal=signal)
-        return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
-    token = getattr(getattr(request, "_principal", None), "token", None)
-    kept = await sync_to_async(_keep, thread_sensitive=False)(
-        split, project, token.pk if token is not None else None
-    )
-    if isinstance(kept, int):  # the token's traces per minute are used up: nothing stored
-        response = _error(429, f"Rate limit of this API token reached: retry in {kept} s.")
-        response["Retry-After"] = str(kept)
-        return response
-    if kept.traces:
-        # Answered once the export is durable (fsynced file, committed job): the queue
-        # stores it (traces.capture.otlp_queue).
-        received = await off_thread(_spool, kept.traces)
-        await sync_to_async(_queue, thread_sensitive=False)(received, project, len(kept.traces))
+    with connection_scope():
+        project = ingest_project(request)
+        if project is None:
+            return _error(403, "This Loop Inspector token cannot record here.")
+        if signal is otlp.METRICS:  # decoded (a bad body is a 400) and dropped
+            body = otlp.response_body(protobuf=protobuf, rejected=0, message="", signal=signal)
+            return HttpResponse(body, content_type=otlp.PROTOBUF if protobuf else otlp.JSON)
+        token = getattr(getattr(request, "_principal", None), "token", None)
+        kept = _keep(split, project, token.pk if token is not None else None)
+        if isinstance(kept, int):  # the token's traces per minute are used up: nothing stored
+            response = _error(429, f"Rate limit of this API token reached: retry in {kept} s.")
+            response["Retry-After"] = str(kept)
+            return response
+        if kept.traces:
+            # Answered once the export is durable (fsynced file, committed job): the
+            # queue stores it (traces.capture.otlp_queue).
+            otlp_queue.queue_export(_spool(kept.traces), project, len(kept.traces))
     body = otlp.response_body(
         protobuf=protobuf, rejected=kept.rejected, message="; ".join(kept.problems), signal=signal
     )
@@ -150,16 +151,15 @@ def _keep(
     export creating 10,000 traces counted as one).
 
     Traces with no GenAI span are kept only when their key has a live trace now (one
-    query for the whole export)."""
+    query for the whole export). In the caller's `connection_scope`."""
     rejected = split.rejected
     problems = list(split.problems)
     ignored = 0
     groups = list(split.groups.values())
     keys = {group.key: in_project(group.key, project) for group in groups}
-    with connection_scope():
-        live_now = capturing(list(keys.values()))
-        created = sum(1 for g in groups if g.genai and keys[g.key] not in live_now)
-        wait = rate_limited(token_id, Access.INGEST, "POST", 0, uploads=created)
+    live_now = capturing(list(keys.values()))
+    created = sum(1 for g in groups if g.genai and keys[g.key] not in live_now)
+    wait = rate_limited(token_id, Access.INGEST, "POST", 0, uploads=created)
     if wait:
         return wait
     kept: list[tuple[str, str, otlp.TraceGroup]] = []
@@ -188,11 +188,6 @@ def _spool(traces: list[tuple[str, str, otlp.TraceGroup]]) -> jobs.ReceivedUploa
             for key, name, group in traces
         ]
     )
-
-
-def _queue(received: jobs.ReceivedUpload, project: models.Project, traces: int) -> None:
-    with connection_scope():
-        otlp_queue.queue_export(received, project, traces)
 
 
 def _short(group: otlp.TraceGroup) -> str:

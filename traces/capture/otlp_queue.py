@@ -43,6 +43,8 @@ from traces.live.bulk import (
     StagedLive,
     create_live_traces,
     discard_staged,
+    insert_live_rows,
+    prepare_live_rows,
     prepare_live_trace,
     report_live_traces,
     stage_live_traces,
@@ -304,11 +306,14 @@ def _store_batch(
 ) -> list[tuple[models.Trace, PreparedLive]]:
     """One transaction: the new traces in bulk, the live ones appended, and the job's
     count of stored traces moved on (so a recovery never stores them again). The new
-    traces, each with what it was made of. Their chunk objects are written before the
-    transaction: the receiver's job row waits for no file write."""
+    traces, each with what it was made of. Their chunk objects are written, and their
+    rows built, before the transaction: the receiver's job row waits for no file write,
+    and the write lock is held for the INSERTs alone (bench/otlp.py: the exporter's
+    answers waited for it)."""
     staged = {entry.item.key: entry for entry in stage_live_traces(list(prepared.values()))}
     used: list[StagedLive] = []
     try:
+        built = prepare_live_rows(list(staged.values()), project) if staged else None
         with transaction.atomic():
             if connection.vendor == "postgresql":  # two workers never create one key twice
                 with connection.cursor() as cursor:
@@ -325,7 +330,10 @@ def _store_batch(
                         late = stage_live_traces([made])
                         staged[made.key] = late[0]
                         used += late
-            traces = create_live_traces(used, project)
+            if built is not None and [entry.item.key for entry in used] == built.keys:
+                traces = insert_live_rows(built)
+            else:  # some became live since, or closed: the rows of those used, now
+                traces = create_live_traces(used, project)
             if not rows.update(**progress):
                 raise TakenOver
     except BaseException:

@@ -47,7 +47,14 @@ from traces.live.events import (
 from traces.live.reports import empty_report
 from traces.live.sessions import parse_lines, terminated
 from traces.storage import originals
-from traces.storage.row_writer import insert_instances, insert_rows
+from traces.storage.row_writer import (
+    PreparedRows,
+    insert_instances,
+    prepare_new_instances,
+    prepare_rows,
+    write_instances,
+    write_rows,
+)
 from traces.storage.rows import BlobBatch, call_values, store_line_errors, tool_run_values
 from traces.storage.usage import store_new_usage_rows
 
@@ -133,12 +140,37 @@ def discard_staged(staged: list[StagedLive]) -> None:
     originals.discard(entry.chunk.key for entry in staged)
 
 
+@dataclass(frozen=True, eq=False)
+class LiveRows:
+    """Staged live traces' rows, every value ready for the driver: their Trace rows and
+    chunks, the calls' and tool runs' blobs (packed) and rows, the search text. Built
+    before the storing transaction (`prepare_live_rows`); `insert_live_rows` then runs
+    only the INSERTs in it, so the write lock (all of SQLite's) is held for them alone:
+    the receiver's job row, and the pages, wait less for the store."""
+
+    keys: list[str]
+    traces: list[models.Trace]
+    trace_rows: PreparedRows
+    chunks: list[models.SourceChunk]
+    blobs: BlobBatch
+    calls: PreparedRows | None
+    runs: PreparedRows | None
+    search: PreparedRows
+    line_errors: list[tuple[models.Trace, list[Any]]]
+
+
 def create_live_traces(staged: list[StagedLive], project: models.Project) -> list[models.Trace]:
     """Store the staged live traces in the caller's transaction, their rows written in
     bulk; their reports follow (`report_live_traces`), as a live append's do. The caller
     discards the staged objects if its transaction fails."""
     if not staged:
         return []
+    return insert_live_rows(prepare_live_rows(staged, project))
+
+
+def prepare_live_rows(staged: list[StagedLive], project: models.Project) -> LiveRows:
+    """What `create_live_traces` writes, built without writing (no transaction needed):
+    the Trace instances, and every row's values as `insert_rows` would convert them."""
     now = timezone.now()
     traces = [
         models.Trace(
@@ -157,15 +189,7 @@ def create_live_traces(staged: list[StagedLive], project: models.Project) -> lis
         )
         for entry in staged
     ]
-    models.Trace.objects.bulk_create(traces)
-    models.SourceChunk.objects.bulk_create([entry.chunk for entry in staged])
-    _store_rows(traces, [entry.item for entry in staged])
-    return traces
-
-
-def _store_rows(traces: list[models.Trace], prepared: list[PreparedLive]) -> None:
-    """Every trace's calls and tool runs in one blob batch and one insert per table (the
-    upload's row functions, traces.storage.rows); search text and line errors."""
+    prepared = [entry.item for entry in staged]
     batch = BlobBatch()
     call_rows: list[list[Any]] = []
     run_rows: list[list[Any]] = []
@@ -180,21 +204,49 @@ def _store_rows(traces: list[models.Trace], prepared: list[PreparedLive]) -> Non
             values = tool_run_values(position, run, batch)
             run_columns = run_columns or ["trace_id", *values]
             run_rows.append([trace.pk, *values.values()])
-    batch.save()
-    if call_rows:
-        insert_rows(models.Call, call_columns, call_rows)
-    if run_rows:
-        insert_rows(models.ToolRun, run_columns, run_rows)
     search_rows = [
         (trace.pk, call.index, text)
         for trace, item in zip(traces, prepared, strict=True)
         for call in item.core.calls
         if (text := call_text(call))
     ]
-    insert_rows(models.SearchEntry, ["trace_id", "call_index", "body"], search_rows)
-    for trace, item in zip(traces, prepared, strict=True):
-        if item.core.line_errors:
-            store_line_errors(trace, item.core.line_errors)
+    return LiveRows(
+        keys=[item.key for item in prepared],
+        traces=traces,
+        trace_rows=prepare_new_instances(models.Trace, traces),
+        chunks=[entry.chunk for entry in staged],
+        blobs=batch,
+        calls=prepare_rows(models.Call, call_columns, call_rows) if call_rows else None,
+        runs=prepare_rows(models.ToolRun, run_columns, run_rows) if run_rows else None,
+        search=prepare_rows(
+            models.SearchEntry,
+            ["trace_id", "call_index", "body"],
+            search_rows,
+            # Many rows a statement: SQLite's FTS5 trigger index writes a segment per
+            # statement (traces.storage.search_index).
+            rows_per_statement=500,
+        ),
+        line_errors=[
+            (trace, list(item.core.line_errors))
+            for trace, item in zip(traces, prepared, strict=True)
+            if item.core.line_errors
+        ],
+    )
+
+
+def insert_live_rows(rows: LiveRows) -> list[models.Trace]:
+    """Write `prepare_live_rows`' rows in the caller's transaction: the new traces."""
+    write_instances(rows.trace_rows, rows.traces)
+    models.SourceChunk.objects.bulk_create(rows.chunks)
+    rows.blobs.save()
+    if rows.calls is not None:
+        write_rows(rows.calls)
+    if rows.runs is not None:
+        write_rows(rows.runs)
+    write_rows(rows.search)
+    for trace, errors in rows.line_errors:
+        store_line_errors(trace, errors)
+    return rows.traces
 
 
 @without_cycle_collection

@@ -3,8 +3,10 @@
 Parsing and rebuilding an upload is CPU-bound and can take seconds and gigabytes; the
 pool (INSPECTOR["INGEST_WORKERS"], default 2) bounds how many run at once (the others
 wait their turn) and keeps that work out of the event loop and out of the threads that
-serve pages. The work handed here never touches the database: views store its result
-afterwards through Django's own thread-sensitive `sync_to_async`.
+serve pages. The work handed here does not touch the database: views store its result
+afterwards through Django's own thread-sensitive `sync_to_async`. The one exception is
+the OTLP receiver (traces.capture.otlp), whose few queries and one insert an export
+follow its decoding on the same thread, in a `connection_scope`, rather than hop.
 """
 
 from __future__ import annotations

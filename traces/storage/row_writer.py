@@ -11,8 +11,10 @@ exactly what the ORM would store. SQLite and PostgreSQL take the same SQL.
 from __future__ import annotations
 
 import datetime
+import functools
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -90,6 +92,71 @@ def _sqlite_json(field: models.JSONField) -> Callable[[Any], Any]:
     return prepare
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedRows:
+    """An INSERT and its rows, every value already as the driver takes it: built before
+    the storing transaction opens (`prepare_rows`), written inside it (`write_rows`), so
+    the write lock is held for the statements alone."""
+
+    sql: str
+    rows: list[Sequence[Any]]
+    per_statement: int
+
+
+def prepare_rows(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    rows_per_statement: int = 1,
+) -> PreparedRows:
+    """`insert_rows`' statement and converted rows, without writing them."""
+    meta = model._meta
+    fields = [meta.get_field(name) for name in columns]  # attnames ("trace_id") resolve too
+    return _prepared(
+        meta.db_table, fields, [_converter(f) for f in fields], rows, rows_per_statement
+    )
+
+
+def _prepared(
+    table: str,
+    fields: Sequence[Any],
+    converters: Sequence[Callable[[Any], Any] | None],
+    rows: Iterable[Sequence[Any]],
+    rows_per_statement: int,
+) -> PreparedRows:
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {quote(table)} "
+        f"({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    convert = [(index, fn) for index, fn in enumerate(converters) if fn is not None]
+    per_statement = min(rows_per_statement, _max_params() // len(fields)) or 1
+    converted: list[Sequence[Any]] = []
+    for row in rows:
+        if convert:
+            values = list(row)
+            for index, fn in convert:
+                values[index] = fn(values[index])
+            row = values
+        converted.append(row)
+    return PreparedRows(sql, converted, per_statement)
+
+
+def write_rows(prepared: PreparedRows, *, batch: int = 2000) -> int:
+    """Run a prepared INSERT for its rows in the current transaction; the count."""
+    rows = prepared.rows
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), batch):
+            part = rows[start : start + batch]
+            if prepared.per_statement > 1:
+                multi_row_statements(cursor, prepared.sql, part, prepared.per_statement)
+            else:
+                cursor.executemany(prepared.sql, part)
+    return len(rows)
+
+
 def insert_rows(
     model: type[models.Model],
     columns: Sequence[str],
@@ -104,41 +171,43 @@ def insert_rows(
     `rows_per_statement` > 1 writes each batch as multi-row `INSERT ... VALUES (...), (...)`
     statements (as many rows as the database's parameter limit allows) instead of one
     statement a row: see `multi_row_statements`."""
-    meta = model._meta
-    fields = [meta.get_field(name) for name in columns]  # attnames ("trace_id") resolve too
-    converters = [_converter(field) for field in fields]
-    quote = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} "
-        f"({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
-    )
-    convert = [(index, fn) for index, fn in enumerate(converters) if fn is not None]
-    per_statement = min(rows_per_statement, _max_params() // len(fields)) or 1
-    count = 0
-    pending: list[Sequence[Any]] = []
-    with connection.cursor() as cursor:
+    prepared = prepare_rows(model, columns, rows, rows_per_statement=rows_per_statement)
+    return write_rows(prepared, batch=batch)
 
-        def flush() -> None:
-            if per_statement > 1:
-                multi_row_statements(cursor, sql, pending, per_statement)
-            else:
-                cursor.executemany(sql, pending)
 
-        for row in rows:
-            if convert:
-                values = list(row)
-                for index, fn in convert:
-                    values[index] = fn(values[index])
-                row = values
-            pending.append(row)
-            if len(pending) >= batch:
-                flush()
-                count += len(pending)
-                pending = []
-        if pending:
-            flush()
-            count += len(pending)
+def prepare_new_instances(
+    model: type[models.Model], instances: Sequence[models.Model]
+) -> PreparedRows:
+    """The INSERT `bulk_create` would run for unsaved instances whose primary key is set
+    (a UUID): every concrete column, each value through its field's `pre_save(add=True)`
+    (`auto_now_add` stamps the instance, as `bulk_create` does) and `get_db_prep_save`.
+    Written by `write_instances`, which marks them saved."""
+    sqlite = connection.vendor == "sqlite"
+    fields = [field for field in model._meta.concrete_fields if not field.generated]
+    converters: list[Callable[[Any], Any] | None] = [
+        None
+        if type(field) in _PLAIN or (type(field) in _NUL_SAFE and sqlite)
+        else functools.partial(_db_prep_save, field)
+        for field in fields
+    ]
+    for instance in instances:
+        if instance.pk is None:
+            raise ValueError("prepare_new_instances needs each instance's primary key set")
+    rows = ([field.pre_save(instance, True) for field in fields] for instance in instances)
+    return _prepared(model._meta.db_table, fields, converters, rows, 1)
+
+
+def _db_prep_save(field: models.Field, value: Any) -> Any:
+    return field.get_db_prep_save(value, connection)
+
+
+def write_instances(prepared: PreparedRows, instances: Sequence[models.Model]) -> int:
+    """Write `prepare_new_instances`' INSERT; the instances are then saved ones (as
+    `bulk_create` leaves them: not adding, in this database)."""
+    count = write_rows(prepared)
+    for instance in instances:
+        instance._state.adding = False
+        instance._state.db = connection.alias
     return count
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 REDACTED = b"[redacted]"
@@ -93,9 +94,21 @@ def squash(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "")
 
 
+NAMES_REMEMBERED = 4096
+"""Names whose verdict `secret_name` and `secret_field` remember: a trace repeats the
+same few attribute and header keys at every span (an OTLP export of 2,000 spans asked
+about 4,000 keys, a dozen distinct; two regex passes each). Only names are kept, never
+values, and the verdict is a pure function of the name."""
+
+
 def secret_name(name: Any) -> bool:
     """Whether a header, attribute or query parameter of this name holds a credential."""
-    text = OTEL_HEADER.sub("", str(name)).lower()
+    return _secret_name(name if type(name) is str else str(name))
+
+
+@lru_cache(maxsize=NAMES_REMEMBERED)
+def _secret_name(name: str) -> bool:
+    text = OTEL_HEADER.sub("", name).lower()
     return (
         text in ACCOUNT_HEADERS or squash(text) in SECRET_FIELDS or bool(SECRET_WORDS.search(text))
     )
@@ -105,11 +118,15 @@ def secret_field(name: Any) -> bool:
     """Whether a field of this name holds a credential wherever it appears: a name of
     `SECRET_FIELDS`, a header-style name (`x-custom-token`) or an OTel header attribute
     that `secret_name` marks."""
-    text = str(name)
+    return _secret_field(name if type(name) is str else str(name))
+
+
+@lru_cache(maxsize=NAMES_REMEMBERED)
+def _secret_field(text: str) -> bool:
     if squash(text) in SECRET_FIELDS:
         return True
     if OTEL_HEADER.match(text) or HEADER_STYLE.fullmatch(text):
-        return secret_name(text)
+        return _secret_name(text)
     return False
 
 
