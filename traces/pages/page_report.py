@@ -113,10 +113,11 @@ def findings_by_call(positioned: Iterable[tuple[int, Any]]) -> dict[int, list[di
     return grouped
 
 
-def summary_report(trace: models.Trace) -> PageReport | None:
+def summary_report(trace: models.Trace, *, cached_too: bool = False) -> PageReport | None:
     """The page's report from the trace's summary and parts, or None when it has none
-    (a short, live or older trace) or this process keeps its report decoded."""
-    if trace.state == models.Trace.State.LIVE or report_cached(trace):
+    (a short, live or older trace) or this process keeps its report decoded (unless
+    `cached_too`)."""
+    if trace.state == models.Trace.State.LIVE or (report_cached(trace) and not cached_too):
         return None
     summary = stored_page_summary(trace)
     head = report_head(trace) if summary is not None else None
