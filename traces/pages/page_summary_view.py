@@ -1,8 +1,8 @@
 """Whether the trace page of a request is built from its trace's page summary and window
 parts (traces.pages.page_report) and the diagram window drawn from those parts: a long
-trace whose report this process does not keep decoded, asked for a view the summary
-holds (the first page of findings, the default what-if panel, a long loop whose strip
-marks it keeps and whose figures the page fetches). Any other view reads the report;
+trace (its report decoded in this process or not) asked for a view the summary holds
+(the first page of findings, the default what-if panel, a long loop whose strip marks it
+keeps and whose figures the page fetches). Any other view reads the report;
 diagram.json reads the summary more often (`json_summary_page`)."""
 
 from __future__ import annotations
@@ -35,11 +35,9 @@ def summary_page(trace: models.Trace, params: Any) -> PageReport | None:
 
 def json_summary_page(trace: models.Trace, params: Any) -> PageReport | None:
     """The summary page report diagram.json draws from for this request, or None: read
-    the whole report. Unlike the page's, whenever the trace has a summary that serves the
-    query, its report decoded in this process or not, and for a short loop too: its
-    charts are kept beside the report (traces.storage.report_views), and the summary and
-    parts are read in less time than a 20,000-call report's strip and tables take."""
-    page = summary_report(trace, cached_too=True)
+    the whole report. Unlike the page's, for a short loop too: diagram.json sends the
+    charts of any loop, and those are kept beside the report (traces.storage.report_views)."""
+    page = summary_report(trace)
     if page is None or not summary_serves(page, params, bool(what_if_params(params))):
         return None
     if not page.report.get("loops") or page.overview(window_loop(page.report, params)) is None:
