@@ -100,7 +100,7 @@ def test_a_summary_of_an_older_report_is_not_read(client, long_trace):
 def test_the_page_reads_the_summary_even_with_its_report_decoded(client, long_trace):
     """Drawn from the decoded report, the page walked every call for its strip, figures
     and tables (238 ms of CPU at 20,000 calls, 69 ms from the summary)."""
-    trace, url = long_trace
+    _, url = long_trace
     report_cache.clear()
     alone = CSRF.sub(b"", client.get(url).content)
     assert client.get(f"{url}postmortem").status_code == 200

@@ -10,10 +10,11 @@ never read, but computed again and replaced.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, transaction
 
 from traces import models
 from traces.core.analysis.whatif import Basis
@@ -25,6 +26,7 @@ from traces.core.outputs.report_views import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 VIEWS_FROM_CALLS = 500
 """Traces of more calls keep their views (report_parts cuts the same reports into parts):
@@ -64,7 +66,9 @@ def stored_view(trace: models.Trace, name: str, compute: Callable[[], T]) -> T:
 
 def _keep(trace: models.Trace, views: list[tuple[str, Any]]) -> None:
     """Write `views` of the trace's current report, replacing those of the same names.
-    A trace deleted meanwhile keeps nothing (the request still answers)."""
+    A view is a cache: when it cannot be written (the trace deleted meanwhile, SQLite's
+    one writer busy past its timeout), the request still answers and a later one tries
+    again."""
     rows = [
         models.ReportView(
             trace_id=trace.pk,
@@ -82,8 +86,8 @@ def _keep(trace: models.Trace, views: list[tuple[str, Any]]) -> None:
                 unique_fields=["trace", "name"],
                 update_fields=["report_version", "data"],
             )
-    except IntegrityError:
-        pass
+    except DatabaseError:
+        log.info("trace %s: views not kept this time", trace.pk, exc_info=True)
 
 
 def store_report_views(
