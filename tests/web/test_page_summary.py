@@ -95,3 +95,17 @@ def test_a_summary_of_an_older_report_is_not_read(client, long_trace):
         assert len(report_cache.store(report_cache.DecodedReports)) == 1
     finally:
         models.PageSummary.objects.filter(trace=trace).update(report_version=trace.report_version)
+
+
+def test_the_page_reads_the_summary_even_with_its_report_decoded(client, long_trace):
+    """Drawn from the decoded report, the page walked every call for its strip, figures
+    and tables (238 ms of CPU at 20,000 calls, 69 ms from the summary)."""
+    _, url = long_trace
+    report_cache.clear()
+    alone = CSRF.sub(b"", client.get(url).content)
+    assert client.get(f"{url}postmortem").status_code == 200
+    assert len(report_cache.store(report_cache.DecodedReports)) == 1  # kept decoded
+    with CaptureQueriesContext(connection) as queries:
+        reply = client.get(url)
+    assert any('"traces_pagesummary"' in q["sql"] for q in queries.captured_queries)
+    assert CSRF.sub(b"", reply.content) == alone

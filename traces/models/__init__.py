@@ -315,6 +315,22 @@ class PageSummary(models.Model):
     data = PackedJSONField(default=dict)
 
 
+class ReportView(models.Model):
+    """A JSON answer computed from a trace's whole report and kept beside it
+    (traces.storage.report_views): a long loop's charts and its default what-if, which
+    diagram.json, figures.json and what-if.json send as they are, so a request on a
+    20,000-call trace reads some hundred kilobytes instead of decoding the report.
+    `report_version` says which report it was made from: another version is never read."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="report_views")
+    name = models.CharField(max_length=100)
+    report_version = models.PositiveBigIntegerField()
+    data = PackedJSONField(default=dict)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["trace", "name"], name="report_view_unique")]
+
+
 class LiveEvent(models.Model):
     """One message pushed to the viewers of a live trace, kept so late viewers catch up.
 

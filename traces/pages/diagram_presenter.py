@@ -20,10 +20,12 @@ from traces.core.outputs.render.sequence.window_parts import (
     parts_for_window,
     window_report,
 )
+from traces.core.outputs.report_views import loop_figures
 from traces.core.report_types import StoredReport
 from traces.pages.links import TraceLinks
 from traces.storage.report_cache import derived, load_report, report_cached
 from traces.storage.report_parts import report_head, report_window_parts
+from traces.storage.report_views import figures_name, keeps_views, stored_view
 
 SPACINGS = ("step", "time")
 CHART_KEYS = ("growth", "cost", "timeline", "resend_results", "resend_by_tool")
@@ -215,9 +217,43 @@ def diagram_context(
 
 def _figures(trace: models.Trace, report: StoredReport, loop: int, always: bool) -> dict[str, Any]:
     if always or figures_inline(report, loop):
-        return {"figures": render.figures(report, theme="light", loop=loop), "figures_src": None}
+        return {"figures": chart_figures(trace, report, loop), "figures_src": None}
     src = reverse("traces:figures-json", args=[trace.pk]) + f"?loop={loop}"
     return {"figures": dict.fromkeys(CHART_KEYS), "figures_src": src}
+
+
+def chart_source(trace: models.Trace) -> Mapping[str, Any]:
+    """What the charts' loop is chosen from (the report's loops and outcome): for a long
+    trace fetched without its report that this process does not keep decoded, the head
+    of its parts (traces.storage.report_parts); else the report, loaded if need be."""
+    deferred = "report" in trace.get_deferred_fields()
+    if deferred and keeps_views(trace) and not report_cached(trace):
+        head = report_head(trace)
+        if head is not None:
+            return head
+    return whole_report_of(trace, {})
+
+
+def whole_report_of(trace: models.Trace, source: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`source` when it is the trace's whole report (it has calls), else the report."""
+    if "calls" in source:
+        return source
+    if "report" in trace.get_deferred_fields():
+        load_report(trace)
+    return trace.report or {}
+
+
+def chart_figures(
+    trace: models.Trace, source: Mapping[str, Any], loop: int | None
+) -> dict[str, Any]:
+    """The charts of `loop`: a long trace's kept beside its report (computed from the
+    report on their first request, traces.storage.report_views), any other's computed
+    from `source` (the report, or its head: the report is then read)."""
+    if not keeps_views(trace):
+        return loop_figures(whole_report_of(trace, source), loop)
+    return stored_view(
+        trace, figures_name(loop), lambda: loop_figures(whole_report_of(trace, source), loop)
+    )
 
 
 def _window_parts_source(trace: models.Trace) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""Where the trace page reads its report from: the whole report, or, for a long trace
-whose report this process does not keep decoded, its page summary and its window's
-parts (traces.storage.page_summary, traces.storage.report_parts), so a 20,000-call
-page reads a few kilobytes and two or three parts instead of decoding 34 MB.
+"""Where the trace page reads its report from: the whole report, or, for a long trace,
+its page summary and its window's parts (traces.storage.page_summary,
+traces.storage.report_parts), so a 20,000-call page reads a few kilobytes and two or
+three parts instead of decoding 34 MB.
 
 Both sources answer the same questions (`PageReport`) with the facts the core computes
 (traces.core.outputs.page_summary): the page built from either is the same page.
@@ -30,7 +30,7 @@ from traces.core.outputs.render.sequence.window_parts import (
     part_number,
 )
 from traces.storage.page_summary import stored_page_summary
-from traces.storage.report_cache import load_report, report_cached
+from traces.storage.report_cache import load_report
 from traces.storage.report_parts import report_head, report_window_parts
 
 
@@ -115,8 +115,11 @@ def findings_by_call(positioned: Iterable[tuple[int, Any]]) -> dict[int, list[di
 
 def summary_report(trace: models.Trace) -> PageReport | None:
     """The page's report from the trace's summary and parts, or None when it has none
-    (a short, live or older trace) or this process keeps its report decoded."""
-    if trace.state == models.Trace.State.LIVE or report_cached(trace):
+    (a short, live or older trace). Read even when this process keeps the report
+    decoded: at 20,000 calls the page took 238 ms of CPU from the decoded report (its
+    strip, accounting and window facts walk every call), 69 ms from the summary, and
+    less from the summary at 600 and 2,000 calls too."""
+    if trace.state == models.Trace.State.LIVE:
         return None
     summary = stored_page_summary(trace)
     head = report_head(trace) if summary is not None else None

@@ -23,15 +23,20 @@ from traces.core.labels import clean_labels
 from traces.core.outputs.export_html import render_export
 from traces.core.outputs.export_md import render_markdown
 from traces.core.outputs.postmortem import build_postmortem
-from traces.core.outputs.render import figures as render_figures
 from traces.core.reading.limits import InputRejected
 from traces.pages.accounting_presenter import FINDINGS_PER_PAGE, findings_page
-from traces.pages.diagram_presenter import LAYOUTS, PAGE_LAYOUTS, figures_inline
+from traces.pages.diagram_presenter import (
+    LAYOUTS,
+    PAGE_LAYOUTS,
+    chart_figures,
+    chart_source,
+    figures_inline,
+)
 from traces.pages.forms import UploadForm, format_options
 from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
 from traces.pages.page_report import PageReport
-from traces.pages.page_summary_view import page_window_source, summary_page
+from traces.pages.page_summary_view import json_summary_page, page_window_source, summary_page
 from traces.pages.postmortem_findings import rule_groups
 from traces.pages.presenters import (
     DiagramView,
@@ -307,11 +312,14 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
         return JsonResponse(
             window_move(trace_get(trace_id=trace_id, with_report=False), request.GET)
         )
-    trace = trace_get(trace_id=trace_id)
-    context, diagram = _diagram(request, trace, always_figures=True)
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    page = json_summary_page(trace, request.GET)  # a long trace: its summary, parts and views
+    if page is None:
+        load_report(trace)
+    context, diagram = _diagram(request, trace, always_figures=True, page=page)
     if diagram is None:
         return JsonResponse({"svg": None, "figures": {}})
-    tables = _window_tables(trace, diagram)
+    tables = _window_tables(trace, diagram, page)
     live = {}
     if trace.state == "live":  # the what-if charts follow the stream too
         inline = figures_inline(trace.report or {}, diagram.loop)
@@ -334,9 +342,10 @@ def diagram_json(request: HttpRequest, trace_id) -> JsonResponse:
 def figures_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The charts of one loop (`?loop=`, else the outcome's), fetched by a trace page too
     long to embed them (see `diagram_presenter.LONG_LOOP_CALLS`)."""
-    trace = trace_get(trace_id=trace_id)
-    loop = chart_loop(trace, request.GET.get("loop"))
-    return JsonResponse({"figures": render_figures(trace.report or {}, loop=loop)})
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    source = chart_source(trace)
+    loop = chart_loop(source, request.GET.get("loop"))
+    return JsonResponse({"figures": chart_figures(trace, source, loop)})
 
 
 @access(Access.READ)

@@ -8,7 +8,7 @@ script swaps in the endpoint's server-rendered fragment and redraws two charts).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from django.http import HttpRequest, JsonResponse, QueryDict
@@ -29,9 +29,13 @@ from traces.core.analysis.whatif.params import (
 from traces.core.analysis.whatif.series import Series
 from traces.core.outputs.page_summary import TOOLS_SHOWN, WhatIfPanel
 from traces.core.outputs.render import whatif_charts
+from traces.core.outputs.report_views import WhatIfView, what_if_view
+from traces.core.outputs.report_views import chart_loop as report_chart_loop
+from traces.pages.diagram_presenter import chart_source, whole_report_of
 from traces.pages.window_figures import what_if_note
 from traces.selectors.traces import trace_get
 from traces.storage.report_cache import derived
+from traces.storage.report_views import keeps_views, stored_view, what_if_name
 
 PARAM_NAMES = ("clear_after", "cache_lifetime", "drop_unused", "batch")
 
@@ -48,16 +52,21 @@ def what_if_context(
     *,
     figures_inline: bool = True,
     panel: WhatIfPanel | Literal[False] | None = False,
+    view: WhatIfView | None = None,
 ) -> dict[str, Any]:
     """The panel: every scenario with the chosen parameters, the inputs to change them,
     and the growth and cost figures with the simulated series beside the actual. Without
     `figures_inline` (a long loop) each figure is None and `what_if_figures_src` names
     this very query on `what-if.json`, which charts.js fetches. Given the default
     `panel` of a page summary (None: the report has no what-if; only for a query of no
-    what-if parameters and a long loop), the report is not read."""
+    what-if parameters and a long loop), the report is not read; nor given the `view`
+    kept beside a long report for the loop (traces.storage.report_views), which holds
+    the default panel with its scenarios whole, and its figures."""
     values = what_if_params(params)
+    if view is not None:
+        panel = view["panel"]
     if panel is not False:
-        if values or figures_inline:
+        if values or (figures_inline and view is None):
             raise ValueError("a summary's panel holds the defaults and no series")
         if panel is None:
             return {"what_if": None}
@@ -100,13 +109,10 @@ def what_if_context(
         "what_if_tools": tools,
         "what_if_threshold": threshold,
         "what_if_lifetimes": list(LIFETIME_LABELS.items()),
-        **_figures(
-            trace,
-            params,
-            loop,
-            figures_inline,
-            series_of,
-            chosen.cache_lifetime,
+        **(
+            {"what_if_figures": view["figures"], "what_if_figures_src": None}
+            if view is not None
+            else _figures(trace, params, loop, figures_inline, series_of, chosen.cache_lifetime)
         ),
         "what_if_loop": loop,
     }
@@ -158,9 +164,17 @@ class _QueryValues(dict):
 def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     """The scenarios recomputed with the query's parameters, the panel's results
     fragment (rendered and escaped by the template) and the two figures."""
-    trace = trace_get(trace_id=trace_id)
-    loop = chart_loop(trace, request.GET.get("loop"))
-    context = what_if_context(trace, request.GET, loop)
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    source = chart_source(trace)
+    loop = chart_loop(source, request.GET.get("loop"))
+    if keeps_views(trace) and not what_if_params(request.GET):  # kept beside the report
+        view = stored_view(trace, what_if_name(loop), lambda: _what_if_view(trace, source, loop))
+        context = {"what_if": None}  # analysed before what-if existed
+        if view is not None:
+            context = what_if_context(trace, request.GET, loop, view=view)
+    else:
+        whole_report_of(trace, source)
+        context = what_if_context(trace, request.GET, loop)
     if context["what_if"] is None:
         return JsonResponse(
             {"error": "this trace was analysed before what-if existed; run manage.py reanalyze"},
@@ -195,17 +209,25 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
     )
 
 
-def chart_loop(trace: models.Trace, wanted: str | None) -> int | None:
-    """The loop the query names when the trace has it, else the outcome's, else the first."""
-    loops = [entry["index"] for entry in (trace.report or {}).get("loops", [])]
+def chart_loop(source: Mapping[str, Any], wanted: str | None) -> int | None:
+    """The loop the query names when the trace has it, else the outcome's, else the first
+    (`source`: the trace's report or its head, `diagram_presenter.chart_source`)."""
     try:
         number = int(wanted) if wanted else None
     except ValueError:
         number = None
-    if number in loops:
-        return number
-    default = ((trace.report or {}).get("outcome") or {}).get("loop")
-    return default if default in loops else (loops[0] if loops else None)
+    return report_chart_loop(source, number)
+
+
+def _what_if_view(
+    trace: models.Trace, source: Mapping[str, Any], loop: int | None
+) -> WhatIfView | None:
+    """The default what-if of the trace's report with the figures of `loop`, computed."""
+    report = whole_report_of(trace, source)
+    if "what_if" not in report:
+        return None
+    basis = derived(trace, "what-if basis", lambda: basis_from_report(report))
+    return what_if_view(report, loop, basis=basis)
 
 
 def live_what_if_figures(trace: models.Trace, loop: int | None, *, inline: bool) -> dict[str, Any]:

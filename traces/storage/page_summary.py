@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from traces import models
+from traces.core.analysis.whatif import Basis
 from traces.core.outputs.page_summary import SUMMARY_VERSION, PageSummary, page_summary
 from traces.core.outputs.render.sequence.index import DiagramIndex
 
@@ -22,13 +23,15 @@ def store_page_summary(
     *,
     with_parts: bool,
     index: DiagramIndex | None = None,
+    basis: Basis | None = None,
 ) -> None:
     """Replace the trace's summary with that of `report` (the row's current report, of
     version `trace.report_version`, just built: its default what-if is reused); none when
-    the report has no parts. `index`: the report's diagram index, when built already."""
+    the report has no parts. `index`, `basis`: the report's diagram index and what-if
+    basis, when built already."""
     models.PageSummary.objects.filter(trace=trace).delete()
     if with_parts:
-        summary = page_summary(report, index=index, current=True)
+        summary = page_summary(report, index=index, current=True, basis=basis)
         models.PageSummary.objects.create(
             trace=trace, report_version=int(trace.report_version), data=summary
         )

@@ -20,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from traces.core.analysis.whatif import basis_from_report, build_what_if, parse_params
-from traces.core.analysis.whatif.params import median_result, tool_names
+from traces.core.analysis.whatif import Basis, basis_from_report, build_what_if, parse_params
+from traces.core.analysis.whatif.params import Params, median_result, tool_names
 
 from .page_figures import ReportDigest, report_digest
 from .render.sequence.index import DiagramIndex, diagram_index
@@ -122,25 +122,36 @@ def accounting_facts(report: Mapping[str, Any]) -> AccountingFacts:
     }
 
 
-def default_what_if(report: Mapping[str, Any], *, current: bool = False) -> WhatIfPanel | None:
-    """The what-if panel's scenarios and inputs with the default parameters.
+def default_what_if(
+    report: Mapping[str, Any], *, current: bool = False, basis: Basis | None = None
+) -> WhatIfPanel | None:
+    """The what-if panel's scenarios and inputs with the default parameters, without the
+    scenarios' per-call figures (see `default_panel`; `basis`: the report's, if built)."""
+    if "what_if" not in report:
+        return None
+    panel, _ = default_panel(report, basis or basis_from_report(report), current=current)
+    return {**panel, "what_if": without_scenario_calls(panel["what_if"])}
+
+
+def default_panel(
+    report: Mapping[str, Any], basis: Basis, *, current: bool = False
+) -> tuple[WhatIfPanel, Params]:
+    """The what-if panel with the default parameters (its scenarios whole) and those
+    parameters, for a report that has a what-if; `basis` is the report's.
 
     `current`: `report` was just made by this code's `build_report`, whose `what_if` is
     `build_what_if(report)` with the defaults: it is taken as it is when its parameters
     are the defaults, not computed a second time (a third of storing a long trace's
     parts). A report read back from storage may hold an older version's scenarios, which
     the page would not print: it is always computed again."""
-    if "what_if" not in report:
-        return None
-    basis = basis_from_report(report)
     chosen = parse_params(basis, None)
     what_if = report["what_if"]
     reusable = isinstance(what_if, Mapping) and what_if.get("parameters") == chosen.as_dict()
     if not (current and reusable):
         what_if = build_what_if(report, chosen, basis=basis)
     cap_items = {item["tool"]: item for item in what_if["scenarios"][0]["items"]}
-    return {
-        "what_if": without_scenario_calls(what_if),
+    panel: WhatIfPanel = {
+        "what_if": what_if,
         "params": chosen.as_dict(),
         "tools": [
             {
@@ -153,6 +164,7 @@ def default_what_if(report: Mapping[str, Any], *, current: bool = False) -> What
         ],
         "threshold": basis.oversized_threshold,
     }
+    return panel, chosen
 
 
 def without_scenario_calls(what_if: Any) -> Any:
@@ -206,12 +218,16 @@ def loop_overviews(
 
 
 def page_summary(
-    report: Mapping[str, Any], *, index: DiagramIndex | None = None, current: bool = False
+    report: Mapping[str, Any],
+    *,
+    index: DiagramIndex | None = None,
+    current: bool = False,
+    basis: Basis | None = None,
 ) -> PageSummary:
     """The summary of `report` the trace page reads instead of it (see the module).
-    `index`: the report's `diagram_index`, when the caller built it already; `current`:
-    the report is `build_report`'s, just made (see `default_what_if`). Neither changes
-    the summary, only what is computed twice."""
+    `index` and `basis`: the report's `diagram_index` and what-if basis, when the caller
+    built them already; `current`: the report is `build_report`'s, just made (see
+    `default_panel`). None changes the summary, only what is computed twice."""
     facts = accounting_facts(report)
     traffic: Sequence[Any] = report.get("other_traffic") or []
     runs = report.get("tool_runs")
@@ -231,5 +247,5 @@ def page_summary(
         "runs_not_by_id": any(r.get("pairing") for r in runs) if isinstance(runs, list) else False,
         "side_calls": side_call_facts(report),
         "overview": loop_overviews(report, index),
-        "what_if": default_what_if(report, current=current),
+        "what_if": default_what_if(report, current=current, basis=basis),
     }

@@ -1,0 +1,103 @@
+"""A long trace's charts and default what-if are kept beside its report
+(traces.storage.report_views): diagram.json, figures.json and what-if.json answer from
+them without decoding the report, with the JSON they computed from the whole report;
+a trace stored without them (or with those of another report) computes and keeps them
+on its first request."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.web.long_trace import uploaded_long_session
+from traces import models
+from traces.storage import report_cache
+
+pytestmark = pytest.mark.django_db
+
+ENDPOINTS = [
+    "diagram.json",
+    "diagram.json?start=101&window=60&spacing=time",
+    "figures.json",
+    "figures.json?loop=999",
+    "what-if.json",
+]
+
+
+@pytest.fixture(scope="module")
+def long_trace(django_db_setup, django_db_blocker):
+    with uploaded_long_session(django_db_blocker) as made:
+        yield made
+
+
+def answers(client, url: str) -> list[bytes]:
+    found = []
+    for endpoint in ENDPOINTS:
+        report_cache.clear()
+        reply = client.get(f"{url}{endpoint}")
+        assert reply.status_code == 200, endpoint
+        found.append(reply.content)
+    return found
+
+
+def decoded_reports() -> int:
+    return len(report_cache.store(report_cache.DecodedReports))
+
+
+def test_the_default_loops_views_are_stored_with_the_parts(long_trace):
+    trace, _ = long_trace
+    loop = trace.report["outcome"]["loop"]
+    views = models.ReportView.objects.filter(trace=trace)
+    assert {view.name for view in views} == {f"figures {loop}", f"what-if {loop}"}
+    assert {view.report_version for view in views} == {trace.report_version}
+
+
+def test_the_endpoints_never_read_the_whole_report(client, long_trace):
+    _, url = long_trace
+    for endpoint in ENDPOINTS:
+        report_cache.clear()
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"{url}{endpoint}").status_code == 200
+        assert decoded_reports() == 0, endpoint
+        reads = [
+            q["sql"] for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]
+        ]
+        assert reads == [], endpoint
+
+
+def test_kept_answers_are_the_answers_computed_from_the_report(client, long_trace):
+    trace, url = long_trace
+    kept = answers(client, url)
+    models.ReportView.objects.filter(trace=trace).delete()
+    computed = answers(client, url)  # from the decoded report, and kept again
+    assert models.ReportView.objects.filter(trace=trace).count() == 2
+    again = answers(client, url)
+    for endpoint, *each in zip(ENDPOINTS, kept, computed, again, strict=True):
+        assert each[0] == each[1] == each[2], endpoint
+
+
+def test_the_kept_what_if_is_the_what_if_of_the_same_parameters_asked(client, long_trace):
+    """`clear_after=3` (the default) is asked with a parameter, so computed per request."""
+    _, url = long_trace
+    report_cache.clear()
+    kept = client.get(f"{url}what-if.json").json()
+    asked = client.get(f"{url}what-if.json?clear_after=3").json()
+    assert decoded_reports() == 1
+    assert kept == asked
+    assert any(s["calls"] for s in kept["what_if"]["scenarios"])  # whole, not a summary's
+
+
+def test_views_of_another_report_or_code_are_computed_again(client, long_trace):
+    trace, url = long_trace
+    views = models.ReportView.objects.filter(trace=trace)
+    before = answers(client, url)
+    for change in ({"report_version": 0}, {"data": {"version": 0, "value": {"figures": 1}}}):
+        views.update(**change)
+        report_cache.clear()
+        assert client.get(f"{url}figures.json").content == before[2]
+        assert decoded_reports() == 1
+        figures = views.get(name__startswith="figures")
+        assert figures.report_version == trace.report_version
+        assert figures.data["value"] == client.get(f"{url}figures.json").json()["figures"]
+    assert answers(client, url) == before
