@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
+
+from traces.core.records import dataclass, replace
 
 from ..gcpause import without_cycle_collection
 from ..model import Exchange, HttpTraffic, LineError, Score, ToolTiming, Trace

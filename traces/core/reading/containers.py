@@ -28,7 +28,8 @@ import re
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from traces.core.records import dataclass
 
 from .limits import InputRejected, Limits
 

@@ -29,8 +29,9 @@ and UUIDs never match it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 REDACTED = b"[redacted]"
 """What a credential's value becomes in a stored original."""

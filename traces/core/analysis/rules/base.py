@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
+
+from traces.core.records import dataclass, field
 
 from ...model import Call, Message, Trace
 from ...report_types import FindingEntry, Severity

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from traces.core.records import dataclass
 
 from ._common import name_of, quote, sent_results
 from .base import Finding, LintContext, Rule
