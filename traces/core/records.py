@@ -182,50 +182,58 @@ def _all_fields(cls: type, own: list[Field]) -> tuple[Field, ...]:
 
 
 def _init_source(cls: type, specs: tuple[Field, ...], frozen: bool) -> tuple[str, dict[str, Any]]:
-    """The source of `__init__` and the names it reads (defaults, factories)."""
-    names: dict[str, Any] = {"_object": object, "_HAS_FACTORY": _HAS_FACTORY}
-    positional, keywords, body = ["self"], [], []
-    seen_default = False
-    for spec in specs:
+    """The source of `__init__` and the names it reads (defaults, factories, setters), kept
+    short: compiling it is most of what a record class costs (~1 M instructions a class).
+    A frozen slotted record sets its fields through their slot descriptors, which its
+    refusing `__setattr__` does not guard."""
+    names: dict[str, Any] = {"_F": _HAS_FACTORY, "_o": object.__setattr__}
+    positional, keywords, body = ["self"], list[str](), list[str]()
+    for i, spec in enumerate(specs):
+        name = spec.name
         if spec.init:
             if spec.default_factory is not MISSING:
-                parameter = f"{spec.name}=_HAS_FACTORY"
+                parameter = f"{name}=_F"
             elif spec.default is not MISSING:
-                names[f"_d_{spec.name}"] = spec.default
-                parameter = f"{spec.name}=_d_{spec.name}"
+                names[f"_d{i}"] = spec.default
+                parameter = f"{name}=_d{i}"
             else:
-                parameter = spec.name
-            if spec.kw_only:
-                keywords.append(parameter)
-            else:
-                if "=" in parameter:
-                    seen_default = True
-                elif seen_default:
-                    raise TypeError(f"non-default argument {spec.name!r} follows default argument")
-                positional.append(parameter)
+                parameter = name
+            (keywords if spec.kw_only else positional).append(parameter)
         if spec.default_factory is not MISSING:
-            names[f"_f_{spec.name}"] = spec.default_factory
-            value = (
-                f"_f_{spec.name}() if {spec.name} is _HAS_FACTORY else {spec.name}"
-                if spec.init
-                else f"_f_{spec.name}()"
-            )
+            names[f"_f{i}"] = spec.default_factory
+            value = f"_f{i}() if {name} is _F else {name}" if spec.init else f"_f{i}()"
         elif spec.init:
-            value = spec.name
+            value = name
         elif spec.default is not MISSING:
-            names[f"_d_{spec.name}"] = spec.default
-            value = f"_d_{spec.name}"
+            names[f"_d{i}"] = spec.default
+            value = f"_d{i}"
         else:
             continue
-        if frozen:
-            body.append(f"  _object.__setattr__(self, {spec.name!r}, {value})")
+        if not frozen:
+            body.append(f"self.{name}={value}")
+            continue
+        slot = cls.__dict__.get("__slots__") and getattr(cls, name, None)
+        if type(slot).__name__ == "member_descriptor":
+            names[f"_s{i}"] = slot.__set__  # type: ignore[union-attr]
+            body.append(f"_s{i}(self,{value})")
         else:
-            body.append(f"  self.{spec.name} = {value}")
+            body.append(f"_o(self,{name!r},{value})")
     if hasattr(cls, "__post_init__"):
-        body.append("  self.__post_init__()")
+        body.append("self.__post_init__()")
     parameters = positional + (["*", *keywords] if keywords else [])
-    source = f"def __init__({', '.join(parameters)}):\n" + ("\n".join(body) or "  pass") + "\n"
-    return source, names
+    return f"def __init__({','.join(parameters)}):\n " + (";".join(body) or "pass") + "\n", names
+
+
+def _check_order(specs: tuple[Field, ...]) -> None:
+    """No positional parameter without a default after one with (as `dataclasses`)."""
+    seen_default = False
+    for spec in specs:
+        if not spec.init or spec.kw_only:
+            continue
+        if spec.default is not MISSING or spec.default_factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {spec.name!r} follows default argument")
 
 
 def _lazy_init(holder: list[type], specs: tuple[Field, ...], frozen: bool) -> Callable[..., None]:
@@ -348,6 +356,7 @@ def _slotted(cls: type, specs: tuple[Field, ...]) -> type:
 
 def _process(cls: type, *, eq: bool, frozen: bool, slots: bool, kw_only: bool) -> type:
     specs = _all_fields(cls, _own_fields(cls, kw_only))
+    _check_order(specs)
     for spec in specs:
         if spec.name in cls.__dict__:
             if spec.default is MISSING or slots:
