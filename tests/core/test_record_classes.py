@@ -133,3 +133,21 @@ def test_a_mutable_default_is_refused_as_dataclasses_does():
         @records.dataclass
         class Bad:
             items: list[int] = []
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_the_generic_and_the_compiled_init_bind_arguments_alike(options):
+    standard, ours = both(**options)
+    calls = [
+        ((1,), {}),
+        ((1, 2), {"tags": ["a"]}),
+        ((), {"x": 3, "note": "n"}),
+        ((4, 5, [], "m"), {}),
+    ]
+    for _ in range(records.COMPILE_AFTER + 2):  # the first calls generic, the rest compiled
+        for args, kwargs in calls:
+            assert repr(ours(*args, **kwargs)) == repr(standard(*args, **kwargs))
+        for args, kwargs in (((), {}), ((1, 2, [], "", 5), {}), ((1,), {"x": 2}), ((1,), {"z": 2})):
+            with pytest.raises(TypeError):
+                ours(*args, **kwargs)
+    assert ours.__init__.__qualname__.endswith("Point.__init__")
