@@ -8,8 +8,9 @@ message shapes plus a normaliser); `rebuild` turns them into `Call`s, `ToolRun`s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from traces.core.records import dataclass, field
 
 JSON = Any
 BlockKind = Literal[

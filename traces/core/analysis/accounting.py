@@ -14,8 +14,9 @@ and, where a reported total exists, the estimates are scaled to it (the residual
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..model import Block, Call, Message, Trace
 from ..report_types import BucketsEntry, CostTotals

@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 
+from traces.core.patterns import lazy_compile
+
 from ..coerce import parse_arguments
 
-_FUNCTION_TAG = re.compile(
+_FUNCTION_TAG = lazy_compile(
     r"<function[=\s]*(?P<name>[\w.\-]+)\s*[>,(]?\s*(?P<args>\{.*?\})?\s*\)?\s*(?:</function>|>|$)",
     re.DOTALL,
 )

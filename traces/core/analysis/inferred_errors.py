@@ -13,21 +13,23 @@ import re
 
 import orjson
 
+from traces.core.patterns import lazy_compile
+
 LOOK_AT_CHARS = 2000
 """Failures announce themselves at the top (or in a small JSON envelope)."""
 
-_EXIT_LINE = re.compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
-_EXIT_FIELD = re.compile(r'"exit_?code"\s*:\s*(-?\d+)', re.IGNORECASE)
-_EXIT_TEXT = re.compile(r"^\W*exit(?:ed with)? code:?\s*(-?\d+)\b", re.IGNORECASE | re.MULTILINE)
-_SDK_FAILURE = re.compile(r"an error occurred while running the tool", re.IGNORECASE)
-_ERROR_START = re.compile(
+_EXIT_LINE = lazy_compile(r"^Process exited with code (-?\d+)\s*$", re.MULTILINE)
+_EXIT_FIELD = lazy_compile(r'"exit_?code"\s*:\s*(-?\d+)', re.IGNORECASE)
+_EXIT_TEXT = lazy_compile(r"^\W*exit(?:ed with)? code:?\s*(-?\d+)\b", re.IGNORECASE | re.MULTILINE)
+_SDK_FAILURE = lazy_compile(r"an error occurred while running the tool", re.IGNORECASE)
+_ERROR_START = lazy_compile(
     r"^\W*(?:(failed)\b|(error|exception|failure|fatal)\s*(?:[:!\-\u2014]|$))", re.IGNORECASE
 )
 """A failure announced first: "Error: …", "FAILED tests/…", "failed to parse …", "Exception",
 but not "error handling was added" or "Exceptions are logged"."""
-_EXCEPTION_NAME = re.compile(r"^\W*([A-Z]\w*(?:Error|Exception)):")
+_EXCEPTION_NAME = lazy_compile(r"^\W*([A-Z]\w*(?:Error|Exception)):")
 """A language's exception line: "ValueError: …", "FileNotFoundError: …"."""
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+_TRACEBACK = lazy_compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 
 
 def inferred_error(text: str) -> str | None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
+
+from traces.core.patterns import lazy_compile
+from traces.core.records import dataclass, replace
 
 from ..gcpause import without_cycle_collection
 from ..model import Exchange, HttpTraffic, LineError, Score, ToolTiming, Trace
@@ -225,7 +226,7 @@ def _peek(
     return chain(head, iterator), head
 
 
-_SUBAGENT_FILE = re.compile(r"(^|[/\\])(agent-[^/\\]*\.jsonl|subagents[/\\].*)$")
+_SUBAGENT_FILE = lazy_compile(r"(^|[/\\])(agent-[^/\\]*\.jsonl|subagents[/\\].*)$")
 
 
 def _is_subagent_file(name: str) -> bool:
@@ -234,7 +235,7 @@ def _is_subagent_file(name: str) -> bool:
     return bool(_SUBAGENT_FILE.search(name))
 
 
-_COMPANION_FILE = re.compile(r"(^|[/\\])(ui_messages|task_metadata|session)\.json$")
+_COMPANION_FILE = lazy_compile(r"(^|[/\\])(ui_messages|task_metadata|session)\.json$")
 
 
 def _read_order(name: str) -> int:

@@ -17,10 +17,11 @@ disk (`price_memo`): a later process prices the same models from there, without 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import cache
 from typing import TYPE_CHECKING
+
+from traces.core.records import dataclass, field
 
 from .price import Price
 from .price_memo import Known, Schedule, memo

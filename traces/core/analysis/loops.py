@@ -16,8 +16,9 @@ each loop's calls looked dangling (issue 23).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..model import Exchange
 from .prefixes import common_prefix, equal_prefix, key

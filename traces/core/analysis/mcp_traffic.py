@@ -8,7 +8,7 @@ with no execution yet), which it marks as run over MCP, with its `isError`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from traces.core.records import replace
 
 from ..model import HttpTraffic, ToolRun
 from .pairing import RESULT_TEXT_CHARS, ToolRuns

@@ -12,8 +12,9 @@ errors (`inferred_errors`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
+
+from traces.core.records import replace
 
 from ..model import Block, Call, IdCollision, Message, Pairing, ParallelBatch, ToolRun, ToolTiming
 from .inferred_errors import inferred_error

@@ -3,8 +3,9 @@ sets and what `library_prices` reads from the library; `pricing` prices a call w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

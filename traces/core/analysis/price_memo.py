@@ -23,10 +23,11 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from traces.core.records import dataclass
 
 from .price import Price
 

@@ -8,10 +8,11 @@ wins; otherwise the `genai-prices` library prices the call on the date it was ma
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import orjson
+
+from traces.core.records import dataclass, field
 
 from ..model import Usage
 from .library_prices import SOURCE, LibraryPrices, described

@@ -12,7 +12,7 @@ traffic on the run it executed. This module builds the `Call` and the final `Tra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from traces.core.records import dataclass, replace
 
 from ..model import (
     Call,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+
+from traces.core.records import dataclass, field
 
 from ..reading.folders import folder_files, is_left_out
 from .stores import INDEX_FILES, STORES, SessionKind, Store

@@ -15,8 +15,9 @@ history was found.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from traces.core.records import dataclass
 
 SessionKind = Literal["file", "folder", "opencode"]
 """How one session is kept: one file; a folder whose files are read together; an

@@ -15,8 +15,9 @@ import difflib
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..analysis.accounting import BUCKETS
 from ..model import Message, Trace

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+
+from traces.core.records import dataclass
 
 from ..model import Block, Call, Message
 

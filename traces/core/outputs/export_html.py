@@ -7,10 +7,10 @@ anchors in the file itself.
 
 from __future__ import annotations
 
-from html import escape as _escape
 from typing import Any
 
 from ..formatting import count, money, percent
+from .escaping import escape_html
 from .notes import Note, note_html
 from .postmortem import PostMortem, build_postmortem
 from .render import sequence_view
@@ -26,7 +26,7 @@ body { max-width: 1200px; margin: 0 auto; padding: 1.5rem; }
 
 
 def e(value: Any) -> str:
-    return _escape("" if value is None else str(value), quote=True)
+    return escape_html("" if value is None else str(value))
 
 
 def _anchor(call: Any) -> str:

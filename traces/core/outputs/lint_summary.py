@@ -4,8 +4,9 @@ and as text for `manage.py lint` over several files or a run set."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 from ..analysis.rules.base import SEVERITY_ORDER, Finding
 from .summary import OUTCOME_LABELS

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
 from typing import Any, get_args
+
+from traces.core.records import dataclass, field, fields, replace
 
 from ..report_types import Severity
 from .runstats import OUTCOME_FILTERS

@@ -14,9 +14,10 @@ a fenced block longer than any backtick run in it, so no viewer turns it into ma
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from traces.core.records import dataclass
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

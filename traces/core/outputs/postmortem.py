@@ -7,8 +7,9 @@ the Markdown summary and the self-contained HTML export all say the same thing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from .notes import Note
 

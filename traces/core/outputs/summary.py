@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from traces.core.records import dataclass
 
 from ..model import Call, Loop, Trace
 from ..report_types import OutcomeEntry

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from traces.core.records import dataclass
 
 from .usage_rows import BUCKETS, HOUR, KINDS
 

@@ -22,8 +22,9 @@ whatever the accounting priced it with (tiers, prices at the call's time).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..analysis.whatif.savings import candidates
 

@@ -8,8 +8,9 @@ error saying so; the call itself is kept.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
 from typing import Any
+
+from traces.core.records import fields, replace
 
 from ..model import Exchange, LineError, Usage
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import orjson
+
+from traces.core.records import dataclass, field
 
 from .call_outcomes import (
     API_ERROR as API_ERROR,

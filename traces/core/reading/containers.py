@@ -24,11 +24,12 @@ encryption, bad checksum) becomes a `LineError`; the rest of the archive is stil
 from __future__ import annotations
 
 import io
-import re
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from traces.core.patterns import lazy_compile
+from traces.core.records import dataclass
 
 from .limits import InputRejected, Limits
 
@@ -51,8 +52,8 @@ _STORED, _DEFLATED, _ZSTANDARD = 0, 8, 93
 _METHOD_NAMES = {9: "Deflate64", 12: "bzip2", 14: "LZMA", 95: "xz", 99: "AES encryption"}
 
 HEADER_MEMBERS = ("header.json", "_journal/start.json", "start.json", "results.json")
-SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>[^/]+)_epoch_(?P<epoch>\d+)\.json$")
-CHUNKED_SAMPLE = re.compile(r"^samples/[^/]+_epoch_\d+/sample\.json$")
+SAMPLE_MEMBER = lazy_compile(r"^samples/(?P<id>[^/]+)_epoch_(?P<epoch>\d+)\.json$")
+CHUNKED_SAMPLE = lazy_compile(r"^samples/[^/]+_epoch_\d+/sample\.json$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,9 @@ that is a JSON string (`expression_budget`). A record goes through them in that 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..coerce import parse_arguments, str_or_none
 from ..coerce import text_of as _text_of

@@ -12,10 +12,11 @@ null are never collapsed.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from traces.core.records import dataclass, field
 
 KEEPS = ("last", "first")
 

@@ -11,8 +11,9 @@ waits for gets an id of its own, so it shows as an orphan instead of vanishing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 RESULT_NAME = "_result_name"
 """Where a mapped tool_result block keeps its tool's name until it is paired."""

@@ -8,13 +8,14 @@ a log each stay one module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import jmespath
 import orjson
 from jmespath.exceptions import JMESPathError
+
+from traces.core.records import dataclass
 
 from .cassettes import no_alias_loader
 from .expression_budget import (

@@ -12,7 +12,6 @@ import base64
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -33,6 +32,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from traces.core.records import dataclass, field
 
 from .content_coding import ContentCodingError, decoded
 

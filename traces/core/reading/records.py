@@ -17,8 +17,9 @@ numbers). A line that is not UTF-8, holds a NUL byte or is over the line limit i
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 from ..model import LineError
 from .json_values import BOM, concatenated_values, parse_line

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from traces.core.records import dataclass
 
 from .redact_yaml import redact_yaml
 from .secret_rule import (

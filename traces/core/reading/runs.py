@@ -22,10 +22,11 @@ import hashlib
 import io
 import zipfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import orjson
+
+from traces.core.records import dataclass
 
 from .containers import (
     HEADER_MEMBERS,

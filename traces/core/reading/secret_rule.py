@@ -29,13 +29,15 @@ and UUIDs never match it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from traces.core.patterns import lazy_compile
+from traces.core.records import dataclass
+
 REDACTED = b"[redacted]"
 """What a credential's value becomes in a stored original."""
-SECRET_WORDS = re.compile(
+SECRET_WORDS = lazy_compile(
     r"key|auth|token(?!s|[-_.]?count)|secret|cookie|session(?![-_.]?id)|signature|"
     r"password|passwd|credential|^sig$|^code$|x-amz-security",
     re.IGNORECASE,

@@ -16,9 +16,10 @@ Pure bookkeeping: no sockets here, just frames in and finished lines out.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 
 import orjson
+
+from traces.core.records import dataclass, field
 
 from .capture import CapturedExchange
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 import orjson
+
+from traces.core.records import dataclass
 
 from ...model import Block, Call, Message, ToolRun
 from .base import LintContext

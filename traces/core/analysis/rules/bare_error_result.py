@@ -5,14 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from traces.core.patterns import lazy_compile
+
 from ._common import name_of, quote, sent_results
 from .base import Finding, LintContext, Rule
 from .registry import register
 
-ERROR_START = re.compile(r"^\W*(?:error|failed|failure|exception)\b", re.IGNORECASE)
+ERROR_START = lazy_compile(r"^\W*(?:error|failed|failure|exception)\b", re.IGNORECASE)
 """Result text that announces a failure even without `is_error`."""
-WORDS = re.compile(r"[a-z0-9_]+", re.IGNORECASE)
-TAGS = re.compile(r"</?[a-z_][\w-]*>", re.IGNORECASE)
+WORDS = lazy_compile(r"[a-z0-9_]+", re.IGNORECASE)
+TAGS = lazy_compile(r"</?[a-z_][\w-]*>", re.IGNORECASE)
 """Wrapper tags like Claude Code's `<tool_use_error>`, which carry no meaning."""
 GENERIC_WORDS = frozenset(
     [

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
+
+from traces.core.patterns import lazy_compile
+from traces.core.records import dataclass, field
 
 from ...model import Call, Message, Trace
 from ...report_types import FindingEntry, Severity
@@ -172,7 +174,7 @@ def _clip(value: Any) -> Any:
     return value
 
 
-_HEADING = re.compile(r"^(What it finds|Why it matters|Example|How to fix)\s*:?\s*$", re.I)
+_HEADING = lazy_compile(r"^(What it finds|Why it matters|Example|How to fix)\s*:?\s*$", re.I)
 
 
 def parse_sections(doc: str) -> dict[str, str]:

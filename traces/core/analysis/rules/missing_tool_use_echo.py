@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+
+from traces.core.records import dataclass, field
 
 from ...model import Message
 from .base import Finding, LintContext, Rule

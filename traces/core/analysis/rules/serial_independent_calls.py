@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...model import Block, Call, Message, ToolRun
 from ._common import asked_runs, canonical, tool_uses

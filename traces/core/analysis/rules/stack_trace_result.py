@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from traces.core.patterns import lazy_compile
+from traces.core.records import dataclass
 
 from ._common import name_of, quote, sent_results
 from .base import Finding, LintContext, Rule
@@ -22,18 +24,18 @@ class _TraceShape:
 SHAPES = (
     _TraceShape(
         "Python",
-        re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE),
-        re.compile(r'^\s+File "[^"\n]+", line \d+', re.MULTILINE),
+        lazy_compile(r"^Traceback \(most recent call last\):", re.MULTILINE),
+        lazy_compile(r'^\s+File "[^"\n]+", line \d+', re.MULTILINE),
     ),
     _TraceShape(
         "Go",
-        re.compile(r"^goroutine \d+ \[[^\]\n]+\]:", re.MULTILINE),
-        re.compile(r"^\t\S+\.go:\d+", re.MULTILINE),
+        lazy_compile(r"^goroutine \d+ \[[^\]\n]+\]:", re.MULTILINE),
+        lazy_compile(r"^\t\S+\.go:\d+", re.MULTILINE),
     ),
     _TraceShape(
         "Java",
         None,
-        re.compile(
+        lazy_compile(
             r"^\s+at [\w$.<>]+\((?:[\w$.-]+\.(?:java|kt|scala):\d+|Native Method|"
             r"Unknown Source)\)",
             re.MULTILINE,
@@ -42,12 +44,12 @@ SHAPES = (
     _TraceShape(
         "JavaScript",
         None,
-        re.compile(r"^[ \t]+at (?:[^\n]{1,300}? \()?[^\s()]+:\d+:\d+\)?$", re.MULTILINE),
+        lazy_compile(r"^[ \t]+at (?:[^\n]{1,300}? \()?[^\s()]+:\d+:\d+\)?$", re.MULTILINE),
     ),
 )
 """Traceback shapes, most specific first; a result counts as a trace with at least
 `min_frames` frame lines (and the header line, for languages that print one)."""
-_EXCEPTION_LINE = re.compile(r"^[\w.]*(?:Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
+_EXCEPTION_LINE = lazy_compile(r"^[\w.]*(?:Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
 
 
 @register

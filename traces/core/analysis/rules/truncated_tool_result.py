@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import orjson
 
+from traces.core.patterns import lazy_compile
+
 from ._common import name_of, sent_results
 from .base import Finding, LintContext, Rule
 from .registry import register
@@ -34,7 +36,7 @@ ROUND_SIZES = frozenset(
     }
 )
 """Lengths a tool cuts output to (characters or UTF-8 bytes)."""
-HONEST_MARKER = re.compile(
+HONEST_MARKER = lazy_compile(
     r"truncat|showing \d[\d,]* (?:of|out of) \d|\bmore results\b|\bnarrow\b|\bpage\b|"
     r"next_?cursor|next_?page|page_?token|\bhas_more\b|\bomitted\b|\bremaining\b|"
     r"\bfirst \d[\d,]* (?:of|lines|results|items|entries|bytes|characters)\b|"
@@ -49,7 +51,7 @@ MARKER_KEYS = (
 """A piece of text every branch of HONEST_MARKER contains (`has_more` holds "more",
 `page_token` "page"): ASCII text holding none of them cannot match, and scanning a long
 result for ten substrings is ~100 times cheaper than running the pattern over it."""
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\]]', re.DOTALL)
+_JSON_TOKENS = lazy_compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\]]', re.DOTALL)
 """JSON strings (escapes consumed, so a final quote always closes; possibly unterminated)
 and brackets, for the cut-record check."""
 

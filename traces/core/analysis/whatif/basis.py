@@ -13,9 +13,10 @@ positions and summed with prefix sums: a 2,000-call loop stays linear.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..pricing import Price, refused_by_api
 

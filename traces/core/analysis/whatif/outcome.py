@@ -8,8 +8,9 @@ cannot be computed is None and a note says why: no scenario guesses.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from .basis import Basis
 

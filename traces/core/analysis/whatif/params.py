@@ -8,8 +8,9 @@ so `?cap:get_order=340&clear_after=3&cache_lifetime=1h` and
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from .basis import Basis
 

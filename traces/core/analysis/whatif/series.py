@@ -9,8 +9,9 @@ prompt-cache scenario's per-call cost at the chosen lifetime.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 from .basis import Basis
 from .cap_results import capped_size

@@ -6,9 +6,10 @@ string (tool names, ids, model names) goes through `escape` before it reaches a 
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from typing import Any, Literal
+
+from ..escaping import escape_html
 
 Theme = Literal["light", "dark"]
 Figure = dict[str, Any]
@@ -66,7 +67,7 @@ def escape(value: Any, limit: int = 80) -> str:
     text = " ".join(str(value).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return html.escape(text, quote=False)
+    return escape_html(text, quote=False)
 
 
 # -- shared layout ---------------------------------------------------------------------

@@ -16,8 +16,9 @@ at each bucket's end).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
+
+from traces.core.records import dataclass
 
 POINT_BUDGET = 2000
 """Points per series at most: twice the pixels of a wide chart, a fraction of a second

@@ -7,8 +7,9 @@ inside its own file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
+
+from traces.core.records import dataclass
 
 
 class Links(Protocol):

@@ -8,7 +8,8 @@ Each point carries its run's URL in `customdata`, so clicking it opens the run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from traces.core.records import dataclass
 
 from ...formatting import plotly_money
 from .chart_style import COLOURS, Figure, Theme, _axis, _colours, _layout, escape

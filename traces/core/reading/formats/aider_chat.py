@@ -49,8 +49,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...model import Exchange, LineError, Usage
 from ..dialects.openai_chat import normalize_message

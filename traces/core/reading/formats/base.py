@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from traces.core.records import dataclass
 
 from ...model import Exchange, HttpTraffic, LineError, Message, Score, ToolTiming
 from ..records import Record

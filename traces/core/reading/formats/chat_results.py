@@ -5,8 +5,9 @@ flag the store recorded, tool output as text, and the timing of an answered call
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
+
+from traces.core.records import replace
 
 from ...model import Message, ToolTiming
 from ..dialects import openai_chat

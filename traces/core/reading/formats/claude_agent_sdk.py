@@ -34,8 +34,9 @@ against the recordings of SOURCES.md section 11.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import str_or_none, text_of
 from ...model import LineError, ToolTiming

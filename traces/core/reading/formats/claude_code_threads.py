@@ -10,8 +10,9 @@ agent can start from the conversation it summarises. What one file teaches the n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ..dialects import claude_code as cc
 from .claude_response import ClaudeResponse

@@ -12,8 +12,9 @@ calls with `ClaudeResponse`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Self
+
+from traces.core.records import dataclass
 
 from ...model import Exchange, Message
 from ..dialects import anthropic

@@ -18,8 +18,9 @@ All calls of a file share the session id as loop key.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import dict_or_empty
 from ...model import Exchange, LineError, Message, ToolTiming, Usage

@@ -45,10 +45,11 @@ follows it (results, permission prompts, an abort) can be noted on it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from traces.core.records import dataclass, field
 
 from ...coerce import dict_or_empty, int_or_none, str_or_none
 from ...model import Block, Exchange, LineError, Message, ToolTiming

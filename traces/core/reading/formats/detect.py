@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 from ..limits import InputRejected
 from .base import Adapter

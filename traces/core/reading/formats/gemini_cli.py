@@ -55,8 +55,9 @@ below was checked against the real sessions of ../shared/agents SOURCES.md secti
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import str_or_none
 from ...model import Exchange, LineError, Message, ToolTiming

@@ -4,8 +4,9 @@ small readings the adapter takes from a message (its latest time, a notice, a st
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
+
+from traces.core.records import replace
 
 from ...coerce import str_or_none
 from ...model import Block, LineError

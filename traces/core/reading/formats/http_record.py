@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
+
+from traces.core.records import dataclass, field, replace
 
 from ..credentials import mask_headers, mask_url
 from ..dialects.base import Dialect

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from traces.core.patterns import lazy_compile
+
 from ...coerce import dict_or_empty, str_or_none
 from ...model import HttpTraffic
 from ..credentials import mask_url
@@ -32,7 +34,7 @@ TELEMETRY_PATHS = re.compile(
 )
 AUTH_PATHS = re.compile(r"(/oauth2?/|/token$|/o/oauth2/|/login$|/authorize$)", re.IGNORECASE)
 AUTH_HOSTS = re.compile(r"^(sts\.|oauth2\.|login\.|metadata\.google\.internal)", re.IGNORECASE)
-A2A_METHODS = re.compile(
+A2A_METHODS = lazy_compile(
     r"^(message/(send|stream)|agent/\w+"
     r"|tasks/(send|sendSubscribe|resubscribe|pushNotificationConfig/\w+))$"
 )

@@ -31,8 +31,9 @@ section 21 (agentsview's iFlow test data, glm-4.7).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from typing import Any
+
+from traces.core.records import replace
 
 from ...model import Exchange
 from ..records import Record

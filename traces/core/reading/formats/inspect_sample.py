@@ -16,9 +16,10 @@ its samples (whether `input_tokens` includes the cached tokens depends on the ve
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import dict_or_empty, str_or_none
 from ...model import Exchange, LineError, Message, ToolTiming

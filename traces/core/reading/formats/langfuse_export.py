@@ -31,8 +31,9 @@ Every choice below was checked against the exports of SOURCES.md section 17.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import dict_or_empty, str_or_none
 from ...model import Exchange, LineError, Message, ToolTiming, Usage

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from traces.core.records import dataclass, replace
 
 from ...model import Exchange, LineError, ToolTiming
 from ..dialects import anthropic

@@ -34,11 +34,12 @@ model, usage (LiteLLM's, read as `openhands` reads it), stop reason and recorded
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
 import orjson
+
+from traces.core.records import dataclass, field, replace
 
 from ...coerce import dict_or_empty, text_of
 from ...model import Block, Exchange, LineError, ToolTiming

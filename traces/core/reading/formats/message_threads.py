@@ -17,8 +17,9 @@ which reply it continued, how many messages it inherited, or that the reply is m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import Any
+
+from traces.core.records import dataclass, replace
 
 from .request_log import RecordedCall
 

@@ -21,8 +21,9 @@ the turn a later request continues, and shown as other traffic, never as a model
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+
+from traces.core.records import dataclass, replace
 
 from ...coerce import dict_or_empty, list_or_empty
 from ...model import Exchange, HttpTraffic

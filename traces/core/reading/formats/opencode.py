@@ -43,8 +43,9 @@ their reason; a tree with no assistant message makes no call and says what was r
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import dict_or_empty
 from ...model import Exchange, LineError, ToolTiming, Usage

@@ -49,8 +49,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from ...coerce import (
     dict_or_empty,

@@ -27,8 +27,9 @@ and one read from a span of the same loop with the same token counts, ending wit
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from typing import Any
+
+from traces.core.records import dataclass, replace
 
 from ...model import Exchange
 from .otel_logs import LOG_SPAN_PREFIX

@@ -5,8 +5,9 @@ attribute map. `formats.otel_genai` decides what each span is."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 from ..dialects import otel_genai as otel
 from ..timeparse import to_epoch_seconds

@@ -41,8 +41,9 @@ of that shape only.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+from traces.core.records import dataclass, field, replace
 
 from ...coerce import str_or_none
 from ...model import Block, Exchange, LineError, Message, ToolTiming

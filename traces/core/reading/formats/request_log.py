@@ -12,8 +12,9 @@ prompt, the tools and the model, and which fields of its bodies are worth keepin
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from traces.core.records import dataclass
 
 from ...model import Exchange, LineError, Pairing
 from ..dialects.base import Dialect

@@ -11,8 +11,9 @@ report: it must be rebuilt when the report changes, and neither may be mutated.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 
 def call_input_tokens(call: Mapping[str, Any]) -> tuple[int, bool]:

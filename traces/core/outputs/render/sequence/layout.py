@@ -4,8 +4,9 @@ step or by real time."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from traces.core.records import dataclass, field
 
 from .scene import Scene
 from .style import FAN_SPREAD_MAX, FAN_STEP, HEADER_HEIGHT, ROW_HEIGHT, ROW_MIN_HEIGHT, Spacing

@@ -4,8 +4,9 @@ answered in it, the tool lanes, and which arrow each finding's badge goes on."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from traces.core.records import dataclass
 
 from ..links import Links
 from .index import DiagramIndex, lane_name, loop_facts

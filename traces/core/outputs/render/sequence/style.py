@@ -5,8 +5,9 @@ Colours are CSS variables with fallbacks, so the SVG works standalone and page r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Literal
+
+from traces.core.records import dataclass, replace
 
 Spacing = Literal["step", "time"]
 
