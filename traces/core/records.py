@@ -15,8 +15,8 @@ with `__slots__`), and frozen records refuse assignment at run time
 (`FrozenInstanceError`, an `AttributeError`). `dataclasses.fields`, `replace`, `asdict`
 and `is_dataclass` keep working on these classes: their `__dataclass_fields__` is built
 from the standard module on first access. A class using what this does not support
-(`InitVar`, `KW_ONLY`, `order`, `unsafe_hash`, a standard dataclass base) is handed to
-`dataclasses.dataclass` itself.
+(`InitVar`, `KW_ONLY`, a standard dataclass base) is handed to `dataclasses.dataclass`
+itself; `order` and `unsafe_hash` are not accepted (the core uses neither).
 """
 
 from __future__ import annotations
