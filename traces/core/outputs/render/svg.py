@@ -21,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from traces.core.outputs.escaping import escape_html
+
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
@@ -54,14 +56,7 @@ def xml_safe(value: str) -> str:
 
 def escape_text(value: str) -> str:
     """Text-node content: `&`, `<` and `>` escaped (so `]]>` is harmless too)."""
-    value = xml_safe(value)
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if "<" in value:
-        value = value.replace("<", "&lt;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
-    return value
+    return escape_html(xml_safe(value), quote=False)
 
 
 def escape_attribute(value: str) -> str:
