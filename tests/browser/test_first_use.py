@@ -99,8 +99,11 @@ def test_the_upload_forms_visible_file_field_is_the_trace(page):
     trace_field.set_input_files(
         files=[{"name": "run.jsonl", "mimeType": "application/x-ndjson", "buffer": sample_bytes()}]
     )
-    expect(page.locator(".upload-progress li")).to_contain_text("run.jsonl")
+    # The progress list is transient (a small upload can finish before it is
+    # looked at), so the lasting proof is where the upload lands: the trace's
+    # own page, named after the file given to the trace field.
     page.wait_for_url(lambda url: "/traces/" in url)
+    expect(page.get_by_role("heading", level=1)).to_have_text("run.jsonl")
     assert models.Trace.objects.count() == 1
 
 
