@@ -1,10 +1,13 @@
-"""A long trace's charts and default what-if are kept beside its report
-(traces.storage.report_views): diagram.json, figures.json and what-if.json answer from
-them without decoding the report, with the JSON they computed from the whole report;
+"""A long trace's charts, default what-if and post-mortem input are kept beside its report
+(traces.storage.report_views): diagram.json, figures.json, what-if.json and the
+post-mortem (page and Markdown) answer from them without decoding the report, with what
+they computed from the whole report;
 a trace stored without them (or with those of another report) computes and keeps them
 on its first request."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from django.db import connection
@@ -49,7 +52,7 @@ def test_the_default_loops_views_are_stored_with_the_parts(long_trace):
     trace, _ = long_trace
     loop = trace.report["outcome"]["loop"]
     views = models.ReportView.objects.filter(trace=trace)
-    assert {view.name for view in views} == {f"figures {loop}", f"what-if {loop}"}
+    assert {view.name for view in views} == {f"figures {loop}", f"what-if {loop}", "post-mortem"}
     assert {view.report_version for view in views} == {trace.report_version}
 
 
@@ -72,6 +75,9 @@ def test_kept_answers_are_the_answers_computed_from_the_report(client, long_trac
     models.ReportView.objects.filter(trace=trace).delete()
     computed = answers(client, url)  # from the decoded report, and kept again
     assert models.ReportView.objects.filter(trace=trace).count() == 2
+    report_cache.clear()
+    postmortem_page(client, url)
+    assert models.ReportView.objects.filter(trace=trace).count() == 3
     again = answers(client, url)
     for endpoint, *each in zip(ENDPOINTS, kept, computed, again, strict=True):
         assert each[0] == each[1] == each[2], endpoint
@@ -101,3 +107,40 @@ def test_views_of_another_report_or_code_are_computed_again(client, long_trace):
         assert figures.report_version == trace.report_version
         assert figures.data["value"] == client.get(f"{url}figures.json").json()["figures"]
     assert answers(client, url) == before
+
+
+POSTMORTEM = ["postmortem", "postmortem?rule=serial-independent-calls&findings=2", "export.md"]
+
+
+def postmortem_page(client, url: str, endpoint: str = "postmortem") -> str:
+    reply = client.get(f"{url}{endpoint}")
+    assert reply.status_code == 200, endpoint
+    # The form's CSRF token is masked anew in every answer.
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", reply.content.decode())
+
+
+def test_the_postmortem_never_reads_the_whole_report(client, long_trace):
+    _, url = long_trace
+    for endpoint in POSTMORTEM:
+        report_cache.clear()
+        with CaptureQueriesContext(connection) as queries:
+            postmortem_page(client, url, endpoint)
+        assert decoded_reports() == 0, endpoint
+        reads = [
+            q["sql"] for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]
+        ]
+        assert reads == [], endpoint
+
+
+def test_the_kept_postmortem_is_the_postmortem_of_the_whole_report(client, long_trace):
+    trace, url = long_trace
+    for endpoint in POSTMORTEM:
+        report_cache.clear()
+        kept = postmortem_page(client, url, endpoint)
+        models.ReportView.objects.filter(trace=trace, name="post-mortem").delete()
+        report_cache.clear()
+        computed = postmortem_page(client, url, endpoint)  # from the report, and kept
+        assert decoded_reports() == 1
+        whole = postmortem_page(client, url, endpoint)  # the report cached: read whole
+        assert kept == computed == whole, endpoint
+    assert "Serial independent calls" in kept or "serial-independent-calls" in kept

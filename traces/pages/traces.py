@@ -62,6 +62,7 @@ from traces.services.offload import off_thread
 from traces.services.upload import trace_upload_pooled
 from traces.storage.originals import OriginalMissing
 from traces.storage.report_cache import load_report
+from traces.storage.report_views import postmortem_input
 from traces.web.assets import app_css
 from traces.web.uploads import UploadRefused, parsed_form
 
@@ -401,10 +402,11 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
-    trace = trace_get(trace_id=trace_id)
-    pm = build_postmortem(trace.report, trace.name, trace_notes(trace_id=trace.pk))
+    trace = trace_get(trace_id=trace_id, with_report=False)
+    source = postmortem_input(trace)  # a long trace's kept input, not its whole report
+    pm = build_postmortem(source, trace.name, trace_notes(trace_id=trace.pk))
     notes = notes_context(request, trace, list(pm.notes), "postmortem")
-    groups = rule_groups(pm.findings_by_rule, trace.report.get("findings", []), request.GET)
+    groups = rule_groups(pm.findings_by_rule, source.get("findings", []), request.GET)
     context = {
         "trace": trace,
         "pm": pm,
@@ -417,7 +419,7 @@ def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
 @access(Access.READ)
 @require_safe
 def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
-    trace = trace_get(trace_id=trace_id)
+    trace = trace_get(trace_id=trace_id, with_report=False)
     url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
     text = render_markdown(postmortem_of(trace), url)
     response = HttpResponse(text, content_type="text/markdown; charset=utf-8")

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from traces import models
 from traces.core.outputs.notes import Note
 from traces.core.outputs.postmortem import PostMortem, build_postmortem
+from traces.storage.report_views import postmortem_input
 
 
 def _iso(moment) -> str:
@@ -56,4 +57,4 @@ def note_get(*, trace_id, note_id: int) -> models.Note:
 def postmortem_of(trace: models.Trace) -> PostMortem:
     """The post-mortem of a stored trace with its notes: what the Markdown export (and so
     the MCP server's `get_postmortem`) renders."""
-    return build_postmortem(trace.report, trace.name, trace_notes(trace_id=trace.pk))
+    return build_postmortem(postmortem_input(trace), trace.name, trace_notes(trace_id=trace.pk))

@@ -18,12 +18,14 @@ from django.db import DatabaseError, transaction
 
 from traces import models
 from traces.core.analysis.whatif import Basis
+from traces.core.outputs.postmortem import postmortem_source
 from traces.core.outputs.report_views import (
     VIEWS_VERSION,
     chart_loop,
     loop_figures,
     what_if_view,
 )
+from traces.storage.report_cache import load_report, report_cached
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -45,6 +47,27 @@ def figures_name(loop: int | None) -> str:
 
 def what_if_name(loop: int | None) -> str:
     return f"what-if {loop}"
+
+
+POSTMORTEM_VIEW = "post-mortem"
+"""The post-mortem's input (traces.core.outputs.postmortem `postmortem_source`): the
+findings, failed results and the few calls the page shows, not the 34 MB report."""
+
+
+def postmortem_input(trace: models.Trace) -> dict[str, Any]:
+    """What the trace's post-mortem is built from: a long trace's kept source when its
+    report was not fetched and this process does not hold it decoded (computed from the
+    report on the first request if it is not kept yet), else the report itself."""
+    deferred = "report" in trace.get_deferred_fields()
+    if deferred and keeps_views(trace) and not report_cached(trace):
+        return stored_view(trace, POSTMORTEM_VIEW, lambda: postmortem_source(_report_of(trace)))
+    return _report_of(trace)
+
+
+def _report_of(trace: models.Trace) -> dict[str, Any]:
+    if "report" in trace.get_deferred_fields():
+        load_report(trace)
+    return trace.report or {}
 
 
 def stored_view(trace: models.Trace, name: str, compute: Callable[[], T]) -> T:
@@ -105,4 +128,5 @@ def store_report_views(
     what_if = what_if_view(report, loop, basis=basis, current=True)
     if what_if is not None:
         views.append((what_if_name(loop), what_if))
+    views.append((POSTMORTEM_VIEW, postmortem_source(report)))
     _keep(trace, views)

@@ -106,3 +106,44 @@ def build_postmortem(
         notes=tuple(sorted(notes, key=lambda note: not note.root_cause)),
         unpriced_models=list((report.get("accounting") or {}).get("unpriced_models") or []),
     )
+
+
+def postmortem_source(report: dict[str, Any]) -> dict[str, Any]:
+    """The part of `report` that `build_postmortem` reads, and nothing else: every finding
+    and failed result, but of the calls only those it shows (around the first error and
+    the last of the outcome's loop), in the report's order. Kept beside a long trace's
+    report (traces.storage.report_views), it is the post-mortem's whole input: at 20,000
+    calls the page decoded a 34 MB report for the few calls it shows."""
+    calls = report.get("calls", [])
+    findings = report.get("findings", [])
+    shown: set[int] = set()
+    first_error = next((f for f in findings if f["severity"] == "error"), None)
+    if first_error is not None and first_error.get("call") is not None:
+        wanted = first_error["call"]
+        loop = next((c["loop"] for c in calls if c["index"] == wanted), None)
+        loop_calls = [c["index"] for c in calls if c["loop"] == loop]
+        if wanted in loop_calls:
+            position = loop_calls.index(wanted)
+            shown.update(
+                loop_calls[max(0, position - CONTEXT_CALLS) : position + CONTEXT_CALLS + 1]
+            )
+    main_loop = (report.get("outcome") or {}).get("loop")
+    main_calls = [c["index"] for c in calls if main_loop is None or c["loop"] == main_loop]
+    shown.update(main_calls[-LAST_CALLS:])
+    accounting = report.get("accounting") or {}
+    source: dict[str, Any] = {
+        key: report[key] for key in ("format", "outcome", "totals", "findings") if key in report
+    }
+    source["calls"] = [c for c in calls if c["index"] in shown]
+    source["tool_runs"] = [
+        run
+        for run in report.get("tool_runs", [])
+        if run.get("is_error") or run.get("error_inferred")
+    ]
+    source["lines"] = {"errors": report.get("lines", {}).get("errors", [])}
+    source["accounting"] = {
+        key: accounting[key] for key in ("estimated_calls", "unpriced_models") if key in accounting
+    }
+    if "what_if" in report:
+        source["what_if"] = {"top_savings": (report["what_if"] or {}).get("top_savings") or []}
+    return source
