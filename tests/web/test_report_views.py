@@ -52,7 +52,12 @@ def test_the_default_loops_views_are_stored_with_the_parts(long_trace):
     trace, _ = long_trace
     loop = trace.report["outcome"]["loop"]
     views = models.ReportView.objects.filter(trace=trace)
-    assert {view.name for view in views} == {f"figures {loop}", f"what-if {loop}", "post-mortem"}
+    assert {view.name for view in views} == {
+        f"figures {loop}",
+        f"what-if {loop}",
+        "what-if source",
+        "post-mortem",
+    }
     assert {view.report_version for view in views} == {trace.report_version}
 
 
@@ -77,7 +82,9 @@ def test_kept_answers_are_the_answers_computed_from_the_report(client, long_trac
     assert models.ReportView.objects.filter(trace=trace).count() == 2
     report_cache.clear()
     postmortem_page(client, url)
-    assert models.ReportView.objects.filter(trace=trace).count() == 3
+    report_cache.clear()
+    client.get(f"{url}what-if.json?clear_after=2")
+    assert models.ReportView.objects.filter(trace=trace).count() == 4
     again = answers(client, url)
     for endpoint, *each in zip(ENDPOINTS, kept, computed, again, strict=True):
         assert each[0] == each[1] == each[2], endpoint
@@ -89,7 +96,7 @@ def test_the_kept_what_if_is_the_what_if_of_the_same_parameters_asked(client, lo
     report_cache.clear()
     kept = client.get(f"{url}what-if.json").json()
     asked = client.get(f"{url}what-if.json?clear_after=3").json()
-    assert decoded_reports() == 1
+    assert decoded_reports() == 0  # recomputed from the what-if's kept input
     assert kept == asked
     assert any(s["calls"] for s in kept["what_if"]["scenarios"])  # whole, not a summary's
 
@@ -144,3 +151,23 @@ def test_the_kept_postmortem_is_the_postmortem_of_the_whole_report(client, long_
         whole = postmortem_page(client, url, endpoint)  # the report cached: read whole
         assert kept == computed == whole, endpoint
     assert "Serial independent calls" in kept or "serial-independent-calls" in kept
+
+
+ASKED = ["what-if.json?clear_after=1&cache_lifetime=1h", "what-if.json?batch=0&loop=1"]
+
+
+def test_other_parameters_are_answered_from_the_kept_input_as_from_the_report(client, long_trace):
+    trace, url = long_trace
+    for endpoint in ASKED:
+        report_cache.clear()
+        with CaptureQueriesContext(connection) as queries:
+            kept = client.get(f"{url}{endpoint}").json()
+        assert decoded_reports() == 0, endpoint
+        assert not [q for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]]
+        models.ReportView.objects.filter(trace=trace, name="what-if source").delete()
+        report_cache.clear()
+        computed = client.get(f"{url}{endpoint}").json()  # from the report, and kept
+        assert decoded_reports() == 1
+        whole = client.get(f"{url}{endpoint}").json()  # the report cached: read whole
+        assert kept == computed == whole, endpoint
+        assert kept["params"] != client.get(f"{url}what-if.json").json()["params"]

@@ -35,7 +35,7 @@ from traces.pages.diagram_presenter import chart_source, whole_report_of
 from traces.pages.window_figures import what_if_note
 from traces.selectors.traces import trace_get
 from traces.storage.report_cache import derived
-from traces.storage.report_views import keeps_views, stored_view, what_if_name
+from traces.storage.report_views import keeps_views, stored_view, what_if_input, what_if_name
 
 PARAM_NAMES = ("clear_after", "cache_lifetime", "drop_unused", "batch")
 
@@ -53,6 +53,7 @@ def what_if_context(
     figures_inline: bool = True,
     panel: WhatIfPanel | Literal[False] | None = False,
     view: WhatIfView | None = None,
+    report: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The panel: every scenario with the chosen parameters, the inputs to change them,
     and the growth and cost figures with the simulated series beside the actual. Without
@@ -61,7 +62,9 @@ def what_if_context(
     `panel` of a page summary (None: the report has no what-if; only for a query of no
     what-if parameters and a long loop), the report is not read; nor given the `view`
     kept beside a long report for the loop (traces.storage.report_views), which holds
-    the default panel with its scenarios whole, and its figures."""
+    the default panel with its scenarios whole, and its figures. `report`: what the
+    scenarios are computed from otherwise (the trace's report, or the what-if's input
+    kept beside it, `what_if_input`); the trace's report when None."""
     values = what_if_params(params)
     if view is not None:
         panel = view["panel"]
@@ -80,7 +83,8 @@ def what_if_context(
         threshold = panel["threshold"]
         series_of: Callable[[], Series] | None = None
     else:
-        report = trace.report or {}
+        if report is None:
+            report = trace.report or {}
         if "what_if" not in report:
             return {"what_if": None}
         basis = derived(trace, "what-if basis", lambda: basis_from_report(report))
@@ -172,9 +176,8 @@ def what_if_json(request: HttpRequest, trace_id) -> JsonResponse:
         context = {"what_if": None}  # analysed before what-if existed
         if view is not None:
             context = what_if_context(trace, request.GET, loop, view=view)
-    else:
-        whole_report_of(trace, source)
-        context = what_if_context(trace, request.GET, loop)
+    else:  # other parameters: recomputed from the what-if's input, not the whole report
+        context = what_if_context(trace, request.GET, loop, report=what_if_input(trace))
     if context["what_if"] is None:
         return JsonResponse(
             {"error": "this trace was analysed before what-if existed; run manage.py reanalyze"},

@@ -18,6 +18,7 @@ from django.db import DatabaseError, transaction
 
 from traces import models
 from traces.core.analysis.whatif import Basis
+from traces.core.analysis.whatif.source import what_if_source
 from traces.core.outputs.postmortem import postmortem_source
 from traces.core.outputs.report_views import (
     VIEWS_VERSION,
@@ -52,6 +53,20 @@ def what_if_name(loop: int | None) -> str:
 POSTMORTEM_VIEW = "post-mortem"
 """The post-mortem's input (traces.core.outputs.postmortem `postmortem_source`): the
 findings, failed results and the few calls the page shows, not the 34 MB report."""
+
+
+WHAT_IF_SOURCE_VIEW = "what-if source"
+"""What what-if.json recomputes the scenarios from when asked other parameters
+(traces.core.analysis.whatif.source): the calls' and results' figures, not the report."""
+
+
+def what_if_input(trace: models.Trace) -> dict[str, Any]:
+    """What the trace's what-if is recomputed from: as `postmortem_input`, a long trace's
+    kept source, else the report itself."""
+    deferred = "report" in trace.get_deferred_fields()
+    if deferred and keeps_views(trace) and not report_cached(trace):
+        return stored_view(trace, WHAT_IF_SOURCE_VIEW, lambda: what_if_source(_report_of(trace)))
+    return _report_of(trace)
 
 
 def postmortem_input(trace: models.Trace) -> dict[str, Any]:
@@ -128,5 +143,6 @@ def store_report_views(
     what_if = what_if_view(report, loop, basis=basis, current=True)
     if what_if is not None:
         views.append((what_if_name(loop), what_if))
+        views.append((WHAT_IF_SOURCE_VIEW, what_if_source(report)))
     views.append((POSTMORTEM_VIEW, postmortem_source(report)))
     _keep(trace, views)
