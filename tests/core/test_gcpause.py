@@ -86,7 +86,7 @@ class Node:
     pass
 
 freezer = LongLivedFreezer()
-freezer.freeze()  # the first freeze collects and sets the floor
+freezer.freeze()  # the first freeze sets the floor
 node = Node()
 node.self = node  # a cycle: only the collector frees it
 alive = weakref.ref(node)

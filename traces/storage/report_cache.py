@@ -25,7 +25,7 @@ from django.db.models import BinaryField, ExpressionWrapper, F
 
 from traces import models
 from traces.conf import inspector_settings
-from traces.core.gcpause import LongLivedFreezer
+from traces.core.gcpause import LongLivedFreezer, cycle_collector_paused
 from traces.fields import unpack_json, unpacked_size
 from traces.stores import store
 
@@ -93,7 +93,9 @@ def _max_entries() -> int:
     return int(inspector_settings()["REPORT_CACHE_ENTRIES"])
 
 
-DERIVED_PER_REPORT = 2
+DERIVED_PER_REPORT = 3
+"""The values `derived` keeps of one report: its diagram index, what-if basis and what-if
+inputs."""
 
 
 class DecodedReports(ReportCache):
@@ -123,7 +125,8 @@ def cached_report(
     packed, version = loaded
     if packed is None:
         return {}, version
-    report = unpack_json(packed)
+    with cycle_collector_paused():  # millions of acyclic objects: a collection finds none
+        report = unpack_json(packed)
     # Bounded by the report's JSON, not its packed bytes: decoded, a report takes some
     # 2.7 times its JSON, whatever its compression.
     cache.put((trace_id, version), report, unpacked_size(packed))
@@ -171,7 +174,8 @@ def derived(trace: Any, name: str, compute: Callable[[], T]) -> T:
     found = derived_cache.get(key)
     if found is not None:
         return found
-    value = compute()
+    with cycle_collector_paused():  # many small acyclic records (the what-if basis)
+        value = compute()
     derived_cache.put(key, value, 0, max_entries=DERIVED_PER_REPORT * _max_entries())
     derived_cache.freezer.freeze()  # long-lived too (see cached_report)
     return value
