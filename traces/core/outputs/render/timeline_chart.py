@@ -184,7 +184,10 @@ def _slot_name(position: int) -> str:
 def _tool_bars(
     runs: list[Mapping[str, Any]], by_index: Mapping[int, Mapping[str, Any]], origin: float
 ) -> tuple[dict[str, Any] | None, int]:
-    rows, bases, lengths, customdata = [], [], [], []
+    rows, bases, lengths = [], [], []
+    # (run, the call that asked for it) of each bar: a hover is escaped only when the
+    # bars are drawn one by one (a long trace's are condensed, and had 40,000 escaped).
+    drawn: list[tuple[Mapping[str, Any], Any]] = []
     slot_in_batch: dict[Any, int] = {}
     slots = 0
     for run in runs:
@@ -202,14 +205,12 @@ def _tool_bars(
         rows.append(_slot_name(slot))
         bases.append(round(started - origin, 3))
         lengths.append(round(duration, 3))
-        customdata.append(
-            [escape(run.get("name") or "?", 60), escape(run.get("id") or "", 60), call]
-        )
+        drawn.append((run, call))
     if not rows:
         return None, 0
     if len(rows) > downsample.POINT_BUDGET:
         order = sorted(range(len(rows)), key=lambda n: bases[n])
-        asking = [customdata[n][2] for n in order]
+        asking = [drawn[n][1] for n in order]
         numbers = [number if isinstance(number, int) else 0 for number in asking]
         condensed = _condensed(
             "tool runs (your code)",
@@ -220,6 +221,10 @@ def _tool_bars(
             [lengths[n] for n in order],
         )
         return condensed, 1
+    customdata = [
+        [escape(run.get("name") or "?", 60), escape(run.get("id") or "", 60), call]
+        for run, call in drawn
+    ]
     trace = _bars(
         "tool runs (your code)",
         COLOURS["tool"],
