@@ -142,6 +142,8 @@ class Rule:
         tool_call_id: str | None = None,
         **fields: Any,
     ) -> Finding:
+        index: int | None
+        loop: int | None
         if isinstance(call, Call):
             index, loop = call.index, call.loop
         else:
