@@ -142,9 +142,9 @@ class _Entry:
         self.message = message
         self._counter = counter
         self._estimate: int | None = None
-        self._result_blocks = tuple(result_blocks)
+        self._result_blocks = result_blocks
         self._results: list[tuple[str, int]] | None = None
-        self.result_ids = tuple(b.tool_id or "" for b in self._result_blocks)
+        self.result_ids = tuple([b.tool_id or "" for b in result_blocks]) if result_blocks else ()
         """Tool ids of the results this message carries (read several times a call)."""
 
     @property
@@ -216,7 +216,10 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
             walk = walks[call.loop] = _LoopWalk()
         # Chat formats send the system prompt as a message too: count it there only.
         if not walk.system_in_messages:
-            walk.system_in_messages = any(m.role in ("system", "developer") for m in call.appended)
+            for message in call.appended:
+                if message.role in ("system", "developer"):
+                    walk.system_in_messages = True
+                    break
         system_in_messages = walk.system_in_messages
 
         def fixed(call: Call = call, system_in_messages: bool = system_in_messages) -> int:
@@ -299,18 +302,20 @@ def _fixed_prefix_estimate(counter: TokenCounter, call: Call, system_in_messages
 
 
 def _entries(counter: TokenCounter, call: Call, first_in_loop: bool) -> list[_Entry]:
-    """Bucket and estimate each message the request appended."""
+    """Bucket each message the request appended (estimates are made when asked for)."""
     entries = []
-    for offset, message in enumerate(call.appended):
-        position = call.prefix_len + offset
-        entries.append(_entry(counter, message, is_first=first_in_loop and position == 0))
+    first = first_in_loop and call.prefix_len == 0
+    for message in call.appended:
+        entries.append(_entry(counter, message, is_first=first))
+        first = False
     return entries
 
 
 def _entry(counter: TokenCounter, message: Message, is_first: bool) -> _Entry:
-    if message.role == "assistant":
+    role = message.role
+    if role == "assistant":
         return _Entry("replayed_output", message, counter)
-    if message.role in ("system", "developer") or (is_first and message.role == "user"):
+    if role in ("system", "developer") or (is_first and role == "user"):
         return _Entry("prefix", message, counter)
     results = message.tool_results
     if results:
