@@ -63,9 +63,12 @@ class Outcome:
         if text not in self.notes:
             self.notes.append(text)
 
-    def as_dict(self, basis: Basis) -> dict[str, Any]:
-        input_total = basis.input_total
-        cost_total = basis.cost_total
+    def as_dict(
+        self, basis: Basis, totals: tuple[int, float | None] | None = None
+    ) -> dict[str, Any]:
+        """The scenario for the report; `totals` is the basis's (input_total, cost_total)
+        when the caller has it (summing every call once for all six scenarios)."""
+        input_total, cost_total = totals or (basis.input_total, basis.cost_total)
         tokens_saved = self.tokens_saved
         usd_saved = usd(self.usd_saved)
         # A saving over priced calls stands even when another call's model has no price;
