@@ -37,6 +37,9 @@ class Outcome:
     status: str = "ok"
     """ok; none (nothing to change in this trace); unknown (the saving cannot be computed)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    items_beyond: int = 0
+    """Items a scenario left out of `items` itself (it sorted them and kept the first
+    MAX_ITEMS without making the rest): counted in `items_omitted` too."""
     spans: list[tuple[int, int, int]] = field(default_factory=list)
     """(loop, start, stop) positions of touched calls, merged once at the end: a result
     carried by 1,000 requests is one span, not 1,000 set insertions."""
@@ -97,7 +100,7 @@ class Outcome:
             "exact": self.exact,
             "calls": self.touched(basis),
             "items": self.items[:MAX_ITEMS],
-            "items_omitted": max(0, len(self.items) - MAX_ITEMS),
+            "items_omitted": max(0, len(self.items) - MAX_ITEMS) + self.items_beyond,
             "notes": self.notes,
             **self.extra,
         }
