@@ -142,9 +142,9 @@ class _Entry:
         self.message = message
         self._counter = counter
         self._estimate: int | None = None
-        self._result_blocks = tuple(result_blocks)
+        self._result_blocks = result_blocks
         self._results: list[tuple[str, int]] | None = None
-        self.result_ids = tuple(b.tool_id or "" for b in self._result_blocks)
+        self.result_ids = tuple([b.tool_id or "" for b in result_blocks]) if result_blocks else ()
         """Tool ids of the results this message carries (read several times a call)."""
 
     @property
@@ -166,6 +166,8 @@ class _LoopWalk:
     transcript: list[_Entry] = field(default_factory=list)
     buckets: Buckets | None = None
     previous: Call | None = None
+    previous_total: int | None = None
+    """`_total_input` of `previous`."""
     active_results: list[tuple[int, int]] = field(default_factory=list)  # (run, message pos)
     system_in_messages: bool = False
     calls_seen: int = 0
@@ -209,11 +211,15 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
     accounts: list[CallAccount] = []
     unpriced: set[str] = set()
     for call in trace.calls:
-        walk = walks.setdefault(call.loop, _LoopWalk())
+        walk = walks.get(call.loop)
+        if walk is None:
+            walk = walks[call.loop] = _LoopWalk()
         # Chat formats send the system prompt as a message too: count it there only.
-        walk.system_in_messages = walk.system_in_messages or any(
-            m.role in ("system", "developer") for m in call.appended
-        )
+        if not walk.system_in_messages:
+            for message in call.appended:
+                if message.role in ("system", "developer"):
+                    walk.system_in_messages = True
+                    break
         system_in_messages = walk.system_in_messages
 
         def fixed(call: Call = call, system_in_messages: bool = system_in_messages) -> int:
@@ -223,23 +229,28 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         dropped_from = call.prefix_len if call.history_rewritten else None
         previous_buckets = walk.buckets
         walk.advance(call.prefix_len, entries)
+        reported = _total_input(call)
         buckets, exact, residual, appended_shares = _split(
-            call, walk, previous_buckets, fixed, entries
+            call, reported, walk, previous_buckets, fixed, entries
         )
         # Usage a format marks approximate (aider's rounded "2.3k sent") is not exact.
         exact = exact and not call.tokens_estimated
         # Tool results appended by this call: tokens (share of the exact delta, or estimate).
         position_base = call.prefix_len
-        result_count = sum(len(e.result_ids) for e in entries)
-        for offset, entry in enumerate(entries):
+        result_count = 0
+        for entry in entries:
+            result_count += len(entry.result_ids)
+        single = None
+        for offset, entry in enumerate(entries) if result_count else ():
             shares = appended_shares.get(id(entry), {})
             for tool_id in entry.result_ids:
                 run = runs_by_result.get((call.loop, tool_id, call.index))
                 if run is None or run in result_tokens:
                     continue
                 tokens = shares[tool_id] if tool_id in shares else dict(entry.results)[tool_id]
-                single = exact and result_count == 1
-                result_tokens[run] = (tokens, single and _only_results(entries))
+                if single is None:
+                    single = exact and result_count == 1 and _only_results(entries)
+                result_tokens[run] = (tokens, single)
                 walk.active_results.append((run, position_base + offset))
                 carried_from[run] = walk.calls_seen
         if dropped_from is not None:
@@ -253,6 +264,7 @@ def account(trace: Trace, prices: PriceTable | None = None) -> Accounting:
         walk.calls_seen += 1
         walk.buckets = buckets
         walk.previous = call
+        walk.previous_total = reported
         accounts.append(_priced(call, buckets, exact, residual, table, unpriced, undated_at))
     for walk in walks.values():
         for run, _ in walk.active_results:
@@ -290,18 +302,20 @@ def _fixed_prefix_estimate(counter: TokenCounter, call: Call, system_in_messages
 
 
 def _entries(counter: TokenCounter, call: Call, first_in_loop: bool) -> list[_Entry]:
-    """Bucket and estimate each message the request appended."""
+    """Bucket each message the request appended (estimates are made when asked for)."""
     entries = []
-    for offset, message in enumerate(call.appended):
-        position = call.prefix_len + offset
-        entries.append(_entry(counter, message, is_first=first_in_loop and position == 0))
+    first = first_in_loop and call.prefix_len == 0
+    for message in call.appended:
+        entries.append(_entry(counter, message, is_first=first))
+        first = False
     return entries
 
 
 def _entry(counter: TokenCounter, message: Message, is_first: bool) -> _Entry:
-    if message.role == "assistant":
+    role = message.role
+    if role == "assistant":
         return _Entry("replayed_output", message, counter)
-    if message.role in ("system", "developer") or (is_first and message.role == "user"):
+    if role in ("system", "developer") or (is_first and role == "user"):
         return _Entry("prefix", message, counter)
     results = message.tool_results
     if results:
@@ -311,33 +325,31 @@ def _entry(counter: TokenCounter, message: Message, is_first: bool) -> _Entry:
 
 def _split(
     call: Call,
+    reported: int | None,
     walk: _LoopWalk,
     previous_buckets: Buckets | None,
     fixed: Callable[[], int],
     entries: list[_Entry],
 ) -> tuple[Buckets, bool, int, dict[int, dict[str, int]]]:
-    """(buckets, exact, residual, exact token shares of appended tool results)."""
-    reported = _total_input(call)
+    """(buckets, exact, residual, exact token shares of appended tool results);
+    `reported` is the call's `_total_input`."""
     previous = walk.previous
-    differential = (
+    previous_total = walk.previous_total
+    if (
         reported is not None
         and previous is not None
         and previous_buckets is not None
         and call.extends_previous
-        and _total_input(previous) is not None
+        and previous_total is not None
         and previous.usage is not None
-    )
-    if differential:
-        assert reported is not None and previous is not None and previous.usage is not None
-        assert previous_buckets is not None
-        echoed = any(e.bucket == "replayed_output" for e in entries)
-        replayed = previous.usage.output_tokens if echoed else 0
-        delta = reported - (_total_input(previous) or 0) - replayed
+    ):
+        rest = [e for e in entries if e.bucket != "replayed_output"]
+        replayed = previous.usage.output_tokens if len(rest) < len(entries) else 0
+        delta = reported - previous_total - replayed
         if delta >= 0:
-            rest = [e for e in entries if e.bucket != "replayed_output"]
             shares, amounts = _distribute(delta, rest)
-            buckets = previous_buckets.plus(replayed_output=replayed, **amounts)
-            return buckets, True, 0, shares
+            amounts["replayed_output"] = amounts.get("replayed_output", 0) + replayed
+            return previous_buckets.plus(**amounts), True, 0, shares
     if (
         reported is not None
         and walk.previous is None
@@ -367,7 +379,8 @@ def _distribute(
         if entry.result_ids:
             shares[id(entry)] = {entry.result_ids[0]: delta}
         return shares, {entry.bucket: delta}
-    weights = [max(e.estimate, 1) for e in entries]
+    # A single message takes the whole delta: only its results need estimates.
+    weights = [max(e.estimate, 1) for e in entries] if len(entries) > 1 else [1]
     total_weight = sum(weights)
     given = 0
     for index, (entry, weight) in enumerate(zip(entries, weights, strict=True)):

@@ -142,11 +142,15 @@ class Rule:
         tool_call_id: str | None = None,
         **fields: Any,
     ) -> Finding:
-        index = call.index if isinstance(call, Call) else call
-        loop = call.loop if isinstance(call, Call) else fields.pop("loop", None)
+        index: int | None
+        loop: int | None
+        if isinstance(call, Call):
+            index, loop = call.index, call.loop
+        else:
+            index, loop = call, fields.pop("loop", None)
         # Ids and names are the trace's own text: a 200,000-character id would make
         # every page that lists the finding that long (the finding's fields keep it whole).
-        named = {k: _clip(v) if k == "name" else v for k, v in fields.items()}
+        named = {**fields, "name": _clip(fields["name"])} if "name" in fields else fields
         message = self.message.format(call=index, tool_call_id=_clip(tool_call_id), **named)
         return Finding(
             rule=self.id,

@@ -40,7 +40,10 @@ class DuplicateToolCallId(Rule):
 
     def check(self, ctx: LintContext) -> Iterator[Finding]:
         for call in ctx.trace.calls:
-            for tool_id, count in sorted(Counter(call.tool_call_ids).items()):
+            ids = call.tool_call_ids
+            if len(ids) < 2 or len(set(ids)) == len(ids):
+                continue  # no id twice (most responses): no Counter needed
+            for tool_id, count in sorted(Counter(ids).items()):
                 if count > 1:
                     what = f"is used {count} times in the response of call {call.index}"
                     yield self.finding(call, tool_id, what=what)

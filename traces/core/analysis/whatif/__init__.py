@@ -92,7 +92,8 @@ def build_what_if(
         clear_old_results(basis, chosen),
         drop_unused_tools(basis),
     ]
-    scenarios = [outcome.as_dict(basis) for outcome in outcomes]
+    totals = (basis.input_total, basis.cost_total)
+    scenarios = [outcome.as_dict(basis, totals) for outcome in outcomes]
     return {
         "parameters": chosen.as_dict(),
         "scenarios": scenarios,

@@ -10,7 +10,7 @@ time saved is the call's own duration, when the trace timed it.
 from __future__ import annotations
 
 from .basis import Basis
-from .outcome import Outcome, add_usd
+from .outcome import MAX_ITEMS, Outcome, add_usd
 
 
 def batch_serial_calls(basis: Basis) -> Outcome:
@@ -33,16 +33,19 @@ def batch_serial_calls(basis: Basis) -> Outcome:
         duration = call.duration_s
         if duration is None:
             untimed.append(call.index)
-        outcome.items.append(
-            {
-                "call": call.index,
-                "batched_into": pair.previous,
-                "tools": tool_names.get(call.index, []),
-                "input_tokens": call.input_tokens,
-                "usd_saved": None if cost is None else round(cost, 6),
-                "model_seconds": None if duration is None else round(duration, 3),
-            }
-        )
+        if len(outcome.items) < MAX_ITEMS:  # the report keeps these; the rest are counted
+            outcome.items.append(
+                {
+                    "call": call.index,
+                    "batched_into": pair.previous,
+                    "tools": tool_names.get(call.index, []),
+                    "input_tokens": call.input_tokens,
+                    "usd_saved": None if cost is None else round(cost, 6),
+                    "model_seconds": None if duration is None else round(duration, 3),
+                }
+            )
+        else:
+            outcome.items_beyond += 1
         outcome.calls.add(call.index)
         tokens += call.input_tokens
         total_usd = add_usd(total_usd, cost)

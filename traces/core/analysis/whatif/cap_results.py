@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from .basis import Basis, ResultFacts
 from .outcome import Outcome, add_usd
-from .params import Params, median_result
+from .params import Params, median_of
 
 
 def capped_size(result: ResultFacts, caps: Mapping[str, int]) -> int:
@@ -32,8 +32,11 @@ def cap_results(basis: Basis, params: Params) -> Outcome:
     if not basis.results:
         outcome.note("no tool result was carried by a request")
     total_usd: float | None = 0.0
-    for name in sorted({r.name for r in basis.results}):
-        runs = [r for r in basis.results if r.name == name]
+    by_tool: dict[str, list[ResultFacts]] = {}
+    for result in basis.results:  # one pass, not one a tool
+        by_tool.setdefault(result.name, []).append(result)
+    for name in sorted(by_tool):
+        runs = by_tool[name]
         cap = params.caps.get(name)
         before = sum(r.tokens * r.carrying for r in runs)
         saved_tokens = 0
@@ -50,11 +53,12 @@ def cap_results(basis: Basis, params: Params) -> Outcome:
             saved_usd = add_usd(saved_usd, None if rates is None else cut * rates)
             outcome.touch(result.loop, result.start, result.start + result.carrying)
             outcome.exact = outcome.exact and result.exact
+        capped_ids = set(capped)
         outcome.items.append(
             {
                 "tool": name,
                 "cap": cap,
-                "median_result": median_result(basis, name),
+                "median_result": median_of([r.tokens for r in runs]),
                 "largest_result": max(r.tokens for r in runs),
                 "results": len(runs),
                 "results_capped": capped,
@@ -62,7 +66,7 @@ def cap_results(basis: Basis, params: Params) -> Outcome:
                 "tokens_after": before - saved_tokens,
                 "tokens_saved": saved_tokens,
                 "usd_saved": None if saved_usd is None else round(saved_usd, 6),
-                "exact": all(r.exact for r in runs if r.id in capped),
+                "exact": all(r.exact for r in runs if r.id in capped_ids),
             }
         )
         outcome.tokens_saved = (outcome.tokens_saved or 0) + saved_tokens

@@ -8,8 +8,10 @@ prompt cache stops matching; that effect is not simulated.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .basis import Basis, ResultFacts
-from .outcome import Outcome, add_usd
+from .outcome import MAX_ITEMS, Outcome, add_usd
 from .params import Params
 
 PLACEHOLDER = "[tool result cleared to save context]"
@@ -39,33 +41,25 @@ def clear_old_results(basis: Basis, params: Params) -> Outcome:
         return outcome
     total_usd: float | None = 0.0
     tokens = 0
+    cleared: list[tuple[int, ResultFacts, int, int, float | None]] = []
     for result in basis.results:
         start, stop = cleared_span(result, keep, placeholder)
         if stop <= start:
             continue
-        loop = basis.loops[result.loop]
         cut = result.tokens - placeholder
         saved = cut * (stop - start)
-        rates = loop.usd_per_token(start, stop)
+        rates = basis.loops[result.loop].usd_per_token(start, stop)
         saved_usd = None if rates is None else cut * rates
-        outcome.items.append(
-            {
-                "id": result.id,
-                "tool": result.name,
-                "result_call": result.result_call,
-                "result_tokens": result.tokens,
-                "cleared_from_call": loop.calls[start].index,
-                "requests_cleared": stop - start,
-                "tokens_saved": saved,
-                "usd_saved": None if saved_usd is None else round(saved_usd, 6),
-                "exact": result.exact,
-            }
-        )
+        cleared.append((saved, result, start, stop, saved_usd))
         outcome.touch(result.loop, start, stop)
         tokens += saved
         total_usd = add_usd(total_usd, saved_usd)
         outcome.exact = outcome.exact and result.exact
-    outcome.items.sort(key=lambda item: (-item["tokens_saved"], item["result_call"], item["id"]))
+    # The largest first; only the items the report keeps are made (a long loop clears
+    # thousands of results, and the report keeps MAX_ITEMS of them).
+    cleared.sort(key=lambda row: (-row[0], row[1].result_call, row[1].id))
+    outcome.items = [_item(basis, *row) for row in cleared[:MAX_ITEMS]]
+    outcome.items_beyond = len(cleared) - len(outcome.items)
     outcome.tokens_saved = tokens
     outcome.usd_saved = total_usd
     if not outcome.items:
@@ -74,3 +68,19 @@ def clear_old_results(basis: Basis, params: Params) -> Outcome:
     if not outcome.exact:
         outcome.note("≈ some result sizes are tiktoken estimates (shared or unreported usage)")
     return outcome
+
+
+def _item(
+    basis: Basis, saved: int, result: ResultFacts, start: int, stop: int, saved_usd: float | None
+) -> dict[str, Any]:
+    return {
+        "id": result.id,
+        "tool": result.name,
+        "result_call": result.result_call,
+        "result_tokens": result.tokens,
+        "cleared_from_call": basis.loops[result.loop].calls[start].index,
+        "requests_cleared": stop - start,
+        "tokens_saved": saved,
+        "usd_saved": None if saved_usd is None else round(saved_usd, 6),
+        "exact": result.exact,
+    }

@@ -37,6 +37,9 @@ class Outcome:
     status: str = "ok"
     """ok; none (nothing to change in this trace); unknown (the saving cannot be computed)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    items_beyond: int = 0
+    """Items a scenario left out of `items` itself (it sorted them and kept the first
+    MAX_ITEMS without making the rest): counted in `items_omitted` too."""
     spans: list[tuple[int, int, int]] = field(default_factory=list)
     """(loop, start, stop) positions of touched calls, merged once at the end: a result
     carried by 1,000 requests is one span, not 1,000 set insertions."""
@@ -63,9 +66,12 @@ class Outcome:
         if text not in self.notes:
             self.notes.append(text)
 
-    def as_dict(self, basis: Basis) -> dict[str, Any]:
-        input_total = basis.input_total
-        cost_total = basis.cost_total
+    def as_dict(
+        self, basis: Basis, totals: tuple[int, float | None] | None = None
+    ) -> dict[str, Any]:
+        """The scenario for the report; `totals` is the basis's (input_total, cost_total)
+        when the caller has it (summing every call once for all six scenarios)."""
+        input_total, cost_total = totals or (basis.input_total, basis.cost_total)
         tokens_saved = self.tokens_saved
         usd_saved = usd(self.usd_saved)
         # A saving over priced calls stands even when another call's model has no price;
@@ -94,7 +100,7 @@ class Outcome:
             "exact": self.exact,
             "calls": self.touched(basis),
             "items": self.items[:MAX_ITEMS],
-            "items_omitted": max(0, len(self.items) - MAX_ITEMS),
+            "items_omitted": max(0, len(self.items) - MAX_ITEMS) + self.items_beyond,
             "notes": self.notes,
             **self.extra,
         }

@@ -55,7 +55,11 @@ class Params:
 
 
 def median_result(basis: Basis, tool: str) -> int | None:
-    sizes = [r.tokens for r in basis.results if r.name == tool]
+    return median_of([r.tokens for r in basis.results if r.name == tool])
+
+
+def median_of(sizes: list[int]) -> int | None:
+    """The median result size (None for none), as `median_result` gives it."""
     if not sizes:
         return None
     # statistics.median's answer, without importing it (fractions, decimal, random: ~4 ms
@@ -79,11 +83,8 @@ def default_params(basis: Basis) -> Params:
     """Cap every tool at the oversized-result threshold (results above it are the ones
     the `oversized-tool-result` rule flags), clear after 3 requests, 5-minute cache."""
     threshold = basis.oversized_threshold
-    caps = {
-        name: threshold
-        for name in tool_names(basis)
-        if any(r.tokens > threshold for r in basis.results if r.name == name)
-    }
+    oversized = {r.name for r in basis.results if r.tokens > threshold}
+    caps = {name: threshold for name in tool_names(basis) if name in oversized}
     return Params(caps=caps)
 
 
