@@ -39,7 +39,7 @@ from traces.access.rules import local_mode
 from traces.conf import inspector_settings, limits
 from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.gcpause import cycle_collector_paused
-from traces.core.outputs.report import build_report
+from traces.core.outputs.report import report_and_basis
 from traces.core.reading.limits import InputRejected
 from traces.core.reading.records import Record
 from traces.core.reading.redact import merge_fields, redact
@@ -315,7 +315,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
         session = entry.synced(trace, through=trace.lines_total, from_scratch=False)
         before = Marks.of(session)
         core = session.finish(trace.lines_total)
-    report = build_report(core, prices=price_table_for(trace.project_id))
+    report, basis = report_and_basis(core, prices=price_table_for(trace.project_id))
     events = store_changes(trace, session, before, core)
     events += account_events(trace.report, report) + finding_events(trace.report, report)
     digest = hashlib.sha256()
@@ -334,7 +334,7 @@ def _close_locked(entry: LiveEntry, trace: models.Trace) -> None:
     trace.save()
     store_rule_counts(trace, report)
     store_usage_rows(trace, report)
-    store_report_parts(trace, report)  # a long closed session's diagram moves read parts
+    store_report_parts(trace, report, basis=basis)  # a long closed session's moves read parts
 
 
 def live_status(*, trace_id: Any) -> dict[str, Any]:

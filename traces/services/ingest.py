@@ -24,9 +24,10 @@ from traces.access.rules import local_mode
 from traces.conf import limits, price_table
 from traces.core.analysis.ingest import Progress, analyze_bytes, analyze_files
 from traces.core.analysis.pricing import PriceTable
+from traces.core.analysis.whatif import Basis
 from traces.core.gcpause import without_cycle_collection
 from traces.core.model import Trace as CoreTrace
-from traces.core.outputs.report import build_report
+from traces.core.outputs.report import report_and_basis
 from traces.core.reading import archive
 from traces.core.reading.mapping import Mapping
 from traces.core.reading.redact import merge_fields
@@ -74,6 +75,8 @@ class PreparedIngest:
     source_filename: str
     redacted: dict[str, int]
     """Credentials redacted from the files before anything was read: name -> count."""
+    basis: Basis | None = None
+    """The report's what-if basis, built with it: its stored views and parts use it."""
 
 
 @without_cycle_collection  # a trace's rows are many acyclic objects
@@ -114,7 +117,7 @@ def ingest_prepare(
                 mapping=mapping,
                 progress=progress,
             )
-            report = build_report(core, prices=prices)
+            report, basis = report_and_basis(core, prices=prices)
             compressed, sha256 = archived.result()
         return PreparedIngest(
             core,
@@ -125,12 +128,15 @@ def ingest_prepare(
             name or filename or "trace",
             filename,
             redacted,
+            basis,
         )
     core = analyze_files(files, format_name=format_name, limits=limits(), mapping=mapping)
-    report = build_report(core, prices=prices)
+    report, basis = report_and_basis(core, prices=prices)
     label = f"{files[0][0]} (+{len(files) - 1} file{'s' if len(files) > 2 else ''})"
     compressed_files = [archive.compress(data) for _, data in files]
-    return PreparedIngest(core, report, files, compressed_files, "", name or label, label, redacted)
+    return PreparedIngest(
+        core, report, files, compressed_files, "", name or label, label, redacted, basis
+    )
 
 
 @without_cycle_collection
@@ -214,6 +220,7 @@ def _store_trace(
             created_by=created_by,
             redacted=prepared.redacted,
             trace_id=trace_id,
+            basis=prepared.basis,
         )
         models.SourceChunk.objects.bulk_create(chunks)
         store_trace_rows(trace, core)
@@ -236,6 +243,7 @@ def _create_trace(
     created_by: Any = None,
     redacted: dict[str, int] | None = None,
     trace_id: uuid.UUID | None = None,
+    basis: Basis | None = None,
 ) -> models.Trace:
     trace = models.Trace.objects.create(
         id=trace_id or uuid.uuid4(),
@@ -254,7 +262,7 @@ def _create_trace(
     )
     store_rule_counts(trace, report)
     store_usage_rows(trace, report)
-    store_report_parts(trace, report)
+    store_report_parts(trace, report, basis=basis)
     if labels:
         trace_set_labels(trace=trace, labels=labels)
     return trace
@@ -278,7 +286,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             limits=limits(),
             mapping=mapping,
         )
-    report = build_report(core, prices=price_table_for(trace.project_id))
+    report, basis = report_and_basis(core, prices=price_table_for(trace.project_id))
 
     def replace_rows() -> None:
         with transaction.atomic():
@@ -291,7 +299,7 @@ def trace_reanalyze(*, trace: models.Trace) -> IngestResult:
             trace.save()
             store_rule_counts(trace, report)
             store_usage_rows(trace, report)
-            store_report_parts(trace, report)
+            store_report_parts(trace, report, basis=basis)
             store_trace_rows(trace, core)
 
     retrying(replace_rows, what=f"reanalysing trace {trace.pk}")

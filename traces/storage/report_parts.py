@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from traces import models
-from traces.core.analysis.whatif import basis_from_report
+from traces.core.analysis.whatif import Basis, basis_from_report
 from traces.core.outputs.render.sequence.index import diagram_index
 from traces.core.outputs.render.sequence.window_parts import (
     WindowHead,
@@ -29,16 +29,22 @@ PARTS_FROM_CALLS = VIEWS_FROM_CALLS
 page draws from the cached report), and keep their views (traces.storage.report_views)."""
 
 
-def store_report_parts(trace: models.Trace, report: dict[str, Any]) -> int:
+def store_report_parts(
+    trace: models.Trace, report: dict[str, Any], *, basis: Basis | None = None
+) -> int:
     """Replace the trace's parts with those of `report` (the row's current report, of
     version `trace.report_version`, just made by `build_report`: every caller stores the
     report it built), and its page summary (the page reads the two together); returns
     how many parts were written; and its stored views (traces.storage.report_views).
-    The report's diagram index and what-if basis are built once for all."""
+    The report's diagram index and what-if basis are built once for all (`basis`: the
+    one `report_and_basis` built with the report)."""
     models.ReportPart.objects.filter(trace=trace).delete()
     with_parts = len(report.get("calls") or ()) > PARTS_FROM_CALLS
     index = diagram_index(report) if with_parts else None
-    basis = basis_from_report(report) if with_parts and "what_if" in report else None
+    if not (with_parts and "what_if" in report):
+        basis = None
+    elif basis is None:
+        basis = basis_from_report(report)
     store_page_summary(trace, report, with_parts=with_parts, index=index, basis=basis)
     store_report_views(trace, report, long=with_parts, basis=basis)
     if not with_parts:
