@@ -38,6 +38,9 @@ class ToolRuns:
         self._asked: dict[int, list[int]] = {}
         """Tool runs each call's response asked for, by call index."""
         self._rekeyed: set[int] = set()
+        self._last_read: tuple[str | None, str | None] = (None, None)
+        """The last result text read for an inferred error, and what it read as: a result
+        is read when its timing pairs it and again when a request carries it."""
 
     # -- timings ----------------------------------------------------------------------
     def add_timing(self, timing: ToolTiming) -> ToolRun | None:
@@ -66,8 +69,22 @@ class ToolRuns:
             changes["pairing"] = timing.pairing
         # One copy of the run, not one per kind of change (a Claude Code session times
         # every tool call it pairs: two copies at each were a tenth of pairing).
-        self.runs[position] = with_inference(replace(run, **changes))
+        status = changes.get("status", run.status)
+        text = changes.get("result_text", run.result_text)
+        changes["error_inferred"] = self._inferred(status, changes["is_error"], text)
+        self.runs[position] = replace(run, **changes)
         return self.runs[position]
+
+    def _inferred(self, status: str, is_error: bool, text: str) -> str | None:
+        """`with_inference`'s reason for a run in this state, the same text read once."""
+        if is_error or status not in ANSWERED:
+            return None
+        last_text, last_reason = self._last_read
+        if text is last_text or text == last_text:
+            return last_reason
+        reason = inferred_error(text)
+        self._last_read = (text, reason)
+        return reason
 
     def close_timings(self) -> None:
         """Tool executions logged for an id no model call asked for stay visible as orphans."""
@@ -150,15 +167,16 @@ class ToolRuns:
         if position is not None:
             run = self.runs[position]
             if run.result_call is None:
-                self.runs[position] = with_inference(
-                    replace(
-                        run,
-                        result_call=call.index,
-                        status="paired",
-                        is_error=run.is_error or block.is_error,
-                        result_text=block.text[:RESULT_TEXT_CHARS],
-                        pairing="id",  # a request carried the result under the call's id
-                    )
+                is_error = run.is_error or block.is_error
+                text = block.text[:RESULT_TEXT_CHARS]
+                self.runs[position] = replace(
+                    run,
+                    result_call=call.index,
+                    status="paired",
+                    is_error=is_error,
+                    result_text=text,
+                    pairing="id",  # a request carried the result under the call's id
+                    error_inferred=self._inferred("paired", is_error, text),
                 )
             return position
         self.runs.append(
@@ -239,8 +257,12 @@ class ToolRuns:
                 self.runs[position] = replace(run, pairing=method)
 
 
+ANSWERED = ("paired", "orphan")
+"""Statuses of runs whose result text may read as an inferred error."""
+
+
 def with_inference(run: ToolRun) -> ToolRun:
     """Mark a result that reads as a failure nothing flagged; a flag clears the guess."""
-    answered = run.status in ("paired", "orphan")
+    answered = run.status in ANSWERED
     reason = inferred_error(run.result_text) if answered and not run.is_error else None
     return run if reason == run.error_inferred else replace(run, error_inferred=reason)

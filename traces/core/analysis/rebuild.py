@@ -12,7 +12,7 @@ traffic on the run it executed. This module builds the `Call` and the final `Tra
 
 from __future__ import annotations
 
-from traces.core.records import dataclass, replace
+from traces.core.records import replace
 
 from ..model import (
     Call,
@@ -33,14 +33,6 @@ from .loops import LoopIndex
 from .mcp_traffic import place_traffic
 from .pairing import ToolRuns
 from .prefixes import common_prefix
-
-
-@dataclass(frozen=True, slots=True)
-class Update:
-    """What one `add` changed: the new call and every tool run created or updated."""
-
-    call: Call
-    tool_runs: tuple[ToolRun, ...]
 
 
 class TraceBuilder:
@@ -84,7 +76,8 @@ class TraceBuilder:
         self.other_traffic.append(traffic)
         return place_traffic(self._runs, traffic, len(self.other_traffic))
 
-    def add(self, exchange: Exchange) -> Update:
+    def add(self, exchange: Exchange) -> Call:
+        """Place one exchange: its call, in its loop, its tool calls paired."""
         exchange, problems = bounded(exchange)
         self.line_errors.extend(problems)
         messages = exchange.messages
@@ -150,7 +143,7 @@ class TraceBuilder:
         if exchange.tool_pairing:
             self._runs.mark_pairing(changed, exchange.tool_pairing)
         self._compactions.remember(response, loop)
-        return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
+        return call
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
         """Freeze the result; tool calls still waiting for a result become dangling.

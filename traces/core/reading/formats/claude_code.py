@@ -51,16 +51,16 @@ what one file teaches the next (anchors, subagent links) lives in the trace's sh
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ...coerce import text_of
-from ...model import Exchange, LineError, ToolTiming
+from ...model import Exchange, LineError, Message, ToolTiming
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
 from ..records import Record
 from ..timeparse import to_epoch_seconds
-from ..transcript import TranscriptView
+from ..transcript import NormalizedOnce, TranscriptView
 from ._index import claude_code as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .claude_code_threads import Response, Shared, Thread
@@ -83,6 +83,7 @@ class ClaudeCodeAdapter(Adapter):
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
+        self.normalize = NormalizedOnce(anthropic.normalize_message)
         # The files of one upload (a session and its subagents) teach each other.
         self._shared: Shared = self.shared.setdefault(self.name, Shared())
         self._threads: dict[str, Thread] = {}
@@ -146,8 +147,8 @@ class ClaudeCodeAdapter(Adapter):
             (t for t in self._threads.values() if t.response is not None),
             key=lambda t: t.response.line if t.response else 0,
         )
-        return [
-            (self._exchange(t, t.response), t.response.followed)
+        return [  # previews: their responses are not kept for a next request
+            (self._exchange(t, t.response, anthropic.normalize_message), t.response.followed)
             for t in threads
             if t.response is not None
         ]
@@ -391,7 +392,9 @@ class ClaudeCodeAdapter(Adapter):
         thread.response = None
         yield self._exchange(thread, response)
 
-    def _exchange(self, thread: Thread, response: Response) -> Exchange:
+    def _exchange(
+        self, thread: Thread, response: Response, normalize: Callable[[Any], Message] | None = None
+    ) -> Exchange:
         notes: dict[str, Any] = {}
         if response.interrupted:
             notes["interrupted"] = True
@@ -403,7 +406,7 @@ class ClaudeCodeAdapter(Adapter):
         if response.tool_results:
             notes["tool_results"] = dict(response.tool_results)
         return response.exchange(
-            self.normalize,
+            normalize or self.normalize,
             notes,
             started_at=response.started_at,
             ended_at=response.ended_at,

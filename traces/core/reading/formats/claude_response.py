@@ -19,6 +19,7 @@ from traces.core.records import dataclass
 from ...model import Exchange, Message
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
+from ..transcript import NormalizedOnce
 
 HEAD_SKIPS = ("content", "usage", "stop_reason")
 """Fields of a line's message that are the response's own, not copied from its first line."""
@@ -81,7 +82,8 @@ class ClaudeResponse:
         **context: Any,
     ) -> Exchange:
         """The call this response is; `notes` are the adapter's additions to `extra`, and
-        `context` the Exchange's loop fields (and times, when the format has them)."""
+        `context` the Exchange's loop fields (and times, when the format has them). With
+        a `NormalizedOnce`, the response's Message is the one the next request appends."""
         extra = dict(self.extra)
         stop_reason = self.stop_reason
         if stop_reason is None:
@@ -99,7 +101,11 @@ class ClaudeResponse:
             messages=self.request,
             normalize=normalize,
             model=self.model,
-            response=anthropic.normalize_message(self.transcript_message),
+            response=(
+                normalize.response(self.transcript_message)
+                if isinstance(normalize, NormalizedOnce)
+                else anthropic.normalize_message(self.transcript_message)
+            ),
             response_raw=raw,
             stop_reason=stop_reason,
             usage=anthropic.usage_from(self.usage),
