@@ -58,8 +58,9 @@ class NormalizedOnce:
     The assistant message a transcript keeps for a response is normalised when its call
     is made (the call's `response`), and that very object is among what the next request
     appends, which the builder normalises again: a Claude Code session read every
-    response twice. `response` makes a response's `Message` and keeps it (by identity)
-    for the one request that appends it next; any other message is normalised as before.
+    response twice. The adapter `keep`s a call's response `Message` (by the identity of its
+    transcript message) for the one request that appends it next; any other message is
+    normalised as before.
     """
 
     __slots__ = ("_kept", "_normalize")
@@ -78,10 +79,12 @@ class NormalizedOnce:
             return kept[1]
         return self._normalize(raw)
 
-    def response(self, raw: Any) -> Message:
-        """The response's `Message`, kept for the request that appends `raw` next."""
-        message = self._normalize(raw)
+    def keep(self, raw: Any, message: Message | None) -> None:
+        """`message` is what `raw` (a response, as its transcript holds it) reads as: the
+        request that appends `raw` next takes it (a live preview of a response still
+        growing is not kept: only a call that was made)."""
+        if message is None:
+            return
         if len(self._kept) >= self.KEPT:
             self._kept.clear()
         self._kept[id(raw)] = (raw, message)
-        return message

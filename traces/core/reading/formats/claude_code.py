@@ -51,11 +51,11 @@ what one file teaches the next (anchors, subagent links) lives in the trace's sh
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...coerce import text_of
-from ...model import Exchange, LineError, Message, ToolTiming
+from ...model import Exchange, LineError, ToolTiming
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
 from ..records import Record
@@ -65,6 +65,7 @@ from ._index import claude_code as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .claude_code_threads import Response, Shared, Thread
 from .claude_code_threads import text_or_none as _text
+from .claude_response import shared_value
 from .registry import register
 
 AGENT_FILE = re.compile(r"agent-([A-Za-z0-9_-]+)\.jsonl$")
@@ -83,7 +84,8 @@ class ClaudeCodeAdapter(Adapter):
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
-        self.normalize = NormalizedOnce(anthropic.normalize_message)
+        self._read_once = NormalizedOnce(anthropic.normalize_message)
+        self.normalize = self._read_once
         # The files of one upload (a session and its subagents) teach each other.
         self._shared: Shared = self.shared.setdefault(self.name, Shared())
         self._threads: dict[str, Thread] = {}
@@ -147,8 +149,8 @@ class ClaudeCodeAdapter(Adapter):
             (t for t in self._threads.values() if t.response is not None),
             key=lambda t: t.response.line if t.response else 0,
         )
-        return [  # previews: their responses are not kept for a next request
-            (self._exchange(t, t.response, anthropic.normalize_message), t.response.followed)
+        return [
+            (self._exchange(t, t.response), t.response.followed)
             for t in threads
             if t.response is not None
         ]
@@ -371,7 +373,7 @@ class ClaudeCodeAdapter(Adapter):
         if len(new) > max(1, len(blocks)) and new[: len(blocks)] == blocks:
             new = new[len(blocks) :]  # a line that repeats the blocks so far, then adds more
         response.add(message, new)
-        response.model = _text(message.get("model")) or response.model
+        response.model = shared_value("model", _text(message.get("model"))) or response.model
         request_id = value.get("requestId")
         if isinstance(request_id, str):
             response.extra.setdefault("request_id", request_id)
@@ -390,11 +392,11 @@ class ClaudeCodeAdapter(Adapter):
         if response is None:
             return
         thread.response = None
-        yield self._exchange(thread, response)
+        exchange = self._exchange(thread, response)
+        self._read_once.keep(response.transcript_message, exchange.response)
+        yield exchange
 
-    def _exchange(
-        self, thread: Thread, response: Response, normalize: Callable[[Any], Message] | None = None
-    ) -> Exchange:
+    def _exchange(self, thread: Thread, response: Response) -> Exchange:
         notes: dict[str, Any] = {}
         if response.interrupted:
             notes["interrupted"] = True
@@ -406,7 +408,7 @@ class ClaudeCodeAdapter(Adapter):
         if response.tool_results:
             notes["tool_results"] = dict(response.tool_results)
         return response.exchange(
-            normalize or self.normalize,
+            self.normalize,
             notes,
             started_at=response.started_at,
             ended_at=response.ended_at,

@@ -11,6 +11,7 @@ calls with `ClaudeResponse`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
@@ -19,10 +20,20 @@ from traces.core.records import dataclass
 from ...model import Exchange, Message
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
-from ..transcript import NormalizedOnce
 
 HEAD_SKIPS = ("content", "usage", "stop_reason")
 """Fields of a line's message that are the response's own, not copied from its first line."""
+SHARED_FIELDS = frozenset({"model", "type", "role", "stop_reason"})
+"""Fields whose few values every response repeats (`claude-sonnet-4-5`, `message`): the
+response a call keeps holds one shared copy of each (`shared_value`), not one per line."""
+SHARED_CHARS = 100
+
+
+def shared_value(key: str, value: Any) -> Any:
+    """The value, or its one shared (interned) copy for a short text of `SHARED_FIELDS`."""
+    if key in SHARED_FIELDS and type(value) is str and len(value) <= SHARED_CHARS:
+        return sys.intern(value)
+    return value
 
 
 @dataclass(slots=True, eq=False)
@@ -56,7 +67,7 @@ class ClaudeResponse:
             line=line,
             request=request,
             transcript_message={"role": "assistant", "content": []},
-            head={k: v for k, v in message.items() if k not in HEAD_SKIPS},
+            head={k: shared_value(k, v) for k, v in message.items() if k not in HEAD_SKIPS},
             extra=extra,
         )
 
@@ -73,7 +84,7 @@ class ClaudeResponse:
         if isinstance(usage, dict) and tokens >= self.best_output:
             self.usage, self.best_output = usage, tokens
         if isinstance(message.get("stop_reason"), str):
-            self.stop_reason = message["stop_reason"]
+            self.stop_reason = shared_value("stop_reason", message["stop_reason"])
 
     def exchange(
         self,
@@ -82,8 +93,7 @@ class ClaudeResponse:
         **context: Any,
     ) -> Exchange:
         """The call this response is; `notes` are the adapter's additions to `extra`, and
-        `context` the Exchange's loop fields (and times, when the format has them). With
-        a `NormalizedOnce`, the response's Message is the one the next request appends."""
+        `context` the Exchange's loop fields (and times, when the format has them)."""
         extra = dict(self.extra)
         stop_reason = self.stop_reason
         if stop_reason is None:
@@ -101,11 +111,7 @@ class ClaudeResponse:
             messages=self.request,
             normalize=normalize,
             model=self.model,
-            response=(
-                normalize.response(self.transcript_message)
-                if isinstance(normalize, NormalizedOnce)
-                else anthropic.normalize_message(self.transcript_message)
-            ),
+            response=anthropic.normalize_message(self.transcript_message),
             response_raw=raw,
             stop_reason=stop_reason,
             usage=anthropic.usage_from(self.usage),
