@@ -98,12 +98,13 @@ class TraceBuilder:
             extends = prefix_len == len(loop.last_messages)
             rewritten = not extends
         appended_raw = tuple(messages[prefix_len:])
-        appended = tuple(exchange.normalize(m) for m in appended_raw)
+        normalize = exchange.normalize
+        appended = tuple([normalize(m) for m in appended_raw])
         compacted = self._compactions.starts_from(loop, compaction, appended)
         if compacted and base_call is not None and "compaction" not in extra:
             extra = {**extra, "compaction": {"source": "compaction block"}}
         response = exchange.response
-        tool_call_ids = tuple(b.tool_id or "" for b in response.tool_uses) if response else ()
+        tool_call_ids = tuple([b.tool_id or "" for b in response.tool_uses]) if response else ()
         call = Call(
             index=index,
             loop=loop.index,

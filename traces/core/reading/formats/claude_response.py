@@ -23,7 +23,8 @@ from ..dialects import claude_code as cc
 
 HEAD_SKIPS = ("content", "usage", "stop_reason")
 """Fields of a line's message that are the response's own, not copied from its first line."""
-SHARED_FIELDS = frozenset({"model", "type", "role", "stop_reason"})
+SHARED_HEAD = ("model", "type", "role")
+SHARED_FIELDS = frozenset({*SHARED_HEAD, "stop_reason"})
 """Fields whose few values every response repeats (`claude-sonnet-4-5`, `message`): the
 response a call keeps holds one shared copy of each (`shared_value`), not one per line."""
 SHARED_CHARS = 100
@@ -62,12 +63,16 @@ class ClaudeResponse:
         extra: dict[str, Any],
     ) -> Self:
         """A response opened by its first line (whose blocks `add` then reads)."""
+        head = {k: v for k, v in message.items() if k not in HEAD_SKIPS}
+        for key in SHARED_HEAD:
+            if key in head:
+                head[key] = shared_value(key, head[key])
         return cls(
             message_id=message_id,
             line=line,
             request=request,
             transcript_message={"role": "assistant", "content": []},
-            head={k: shared_value(k, v) for k, v in message.items() if k not in HEAD_SKIPS},
+            head=head,
             extra=extra,
         )
 
