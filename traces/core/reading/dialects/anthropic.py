@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -17,20 +18,22 @@ from ...model import Block, Message, Usage
 from ..sse import iter_events
 from .base import Assembled, Reply
 
-SHARED_WORDS = {
-    word: word
-    for word in (
-        "user",
-        "assistant",
-        "text",
-        "tool_use",
-        "server_tool_use",
-        "mcp_tool_use",
-        "tool_result",
-        "thinking",
-        "redacted_thinking",
-    )
-}
+SHARED_WORDS = MappingProxyType(
+    {
+        word: word
+        for word in (
+            "user",
+            "assistant",
+            "text",
+            "tool_use",
+            "server_tool_use",
+            "mcp_tool_use",
+            "tool_result",
+            "thinking",
+            "redacted_thinking",
+        )
+    }
+)
 """Words every message repeats (its role, each block's type): each parsed line holds its
 own copy of them (orjson shares keys, not values), so the message a call keeps points at
 one shared copy, put back in it (equal, and lighter: a 20,000-call session kept 125,000
