@@ -12,6 +12,9 @@ traffic on the run it executed. This module builds the `Call` and the final `Tra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from traces.core.records import replace
 
 from ..model import (
@@ -130,7 +133,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=mask_secrets(dict(extra), memo=self._masked_texts) if extra else extra,
+            extra=self._masked(extra) if extra else extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)
@@ -145,6 +148,14 @@ class TraceBuilder:
             self._runs.mark_pairing(changed, exchange.tool_pairing)
         self._compactions.remember(response, loop)
         return call
+
+    def _masked(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's metadata with its credentials masked: a new dict (a dict is not
+        copied first, `mask_secrets` builds one)."""
+        masked: dict[str, Any] = mask_secrets(
+            extra if isinstance(extra, dict) else dict(extra), memo=self._masked_texts
+        )
+        return masked
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
         """Freeze the result; tool calls still waiting for a result become dangling.
