@@ -20,7 +20,7 @@ from ..reading.limits import DEFAULT_LIMITS, InputRejected, Limits, NotATrace
 from ..reading.records import Record
 from ..reading.sources import stream_source
 from .held import held_previews
-from .rebuild import TraceBuilder, Update
+from .rebuild import TraceBuilder
 
 if TYPE_CHECKING:  # imported when a mapping is given (jmespath and the schema with it)
     from ..reading.mapping import Mapping
@@ -68,40 +68,39 @@ class TraceSession:
         self.earlier_scores.extend(self.adapter.scores())
         self.adapter = get_adapter(choice.name)(source_name, self.shared)
 
-    def feed(self, items: Iterable[Record | LineError]) -> list[Update]:
-        updates: list[Update] = []
+    def feed(self, items: Iterable[Record | LineError]) -> None:
+        feed_adapter = self.adapter.feed
         for item in items:
-            self.lines_total = max(self.lines_total, item.line)
+            if item.line > self.lines_total:
+                self.lines_total = item.line
             if isinstance(item, LineError):
                 self.builder.add_error(item)
-                continue
-            updates.extend(self._take(self.adapter.feed(item), counts=True))
-        return updates
+            else:
+                self._take(feed_adapter(item), counts=True)
 
-    def _take(self, events: Iterable[Any], counts: bool) -> list[Update]:
+    def _take(self, events: Iterable[Any], counts: bool) -> None:
         """Apply an adapter's events. A record counts as ingested when it produced a call
         or a tool timing, or nothing at all (adapters that buffer, e.g. one stream chunk
         per line, consume most records silently); one that only produced errors does not.
         """
-        updates: list[Update] = []
         produced = False
         failed = False
-        for event in events:
-            if isinstance(event, LineError):
-                self.builder.add_error(event)
-                failed = True
-            elif isinstance(event, Exchange):
-                updates.append(self.builder.add(event))
+        builder = self.builder
+        for event in events:  # the kinds are unrelated classes: their order is the cost's
+            if isinstance(event, Exchange):
+                builder.add(event)
                 produced = True
             elif isinstance(event, ToolTiming):
-                self.builder.add_timing(event)
+                builder.add_timing(event)
                 produced = True
+            elif isinstance(event, LineError):
+                builder.add_error(event)
+                failed = True
             elif isinstance(event, HttpTraffic):
-                self.builder.add_traffic(event)
+                builder.add_traffic(event)
                 produced = True
         if counts and (produced or not failed):
             self.records_ingested += 1
-        return updates
 
     def snapshot(self, lines_total: int | None = None) -> Trace:
         """The trace so far, for a live view: pending tool calls stay pending and the

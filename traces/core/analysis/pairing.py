@@ -38,6 +38,9 @@ class ToolRuns:
         self._asked: dict[int, list[int]] = {}
         """Tool runs each call's response asked for, by call index."""
         self._rekeyed: set[int] = set()
+        self._last_read: tuple[str | None, str | None] = (None, None)
+        """The last result text read for an inferred error, and what it read as: a result
+        is read when its timing pairs it and again when a request carries it."""
 
     # -- timings ----------------------------------------------------------------------
     def add_timing(self, timing: ToolTiming) -> ToolRun | None:
@@ -50,24 +53,55 @@ class ToolRuns:
 
     def _apply_timing(self, position: int, timing: ToolTiming) -> ToolRun:
         run = self.runs[position]
-        changes: dict[str, Any] = {
-            "name": run.name or timing.name,
-            "input": run.input if run.input is not None else timing.input,
-            "started_at": timing.started_at if timing.started_at is not None else run.started_at,
-            "ended_at": timing.ended_at if timing.ended_at is not None else run.ended_at,
-            "is_error": (
-                run.is_error if timing.is_error is None else (run.is_error or timing.is_error)
-            ),
+        current = {
+            "name": run.name,
+            "input": run.input,
+            "started_at": run.started_at,
+            "ended_at": run.ended_at,
+            "is_error": run.is_error,
+            "status": run.status,
+            "result_text": run.result_text,
         }
-        if timing.result_text is not None and run.status == "pending":
-            # The tool log holds the result even though no request carried it.
-            changes["status"] = "paired"
-            changes["result_text"] = timing.result_text[:RESULT_TEXT_CHARS]
-            changes["pairing"] = timing.pairing
         # One copy of the run, not one per kind of change (a Claude Code session times
         # every tool call it pairs: two copies at each were a tenth of pairing).
-        self.runs[position] = with_inference(replace(run, **changes))
+        self.runs[position] = replace(run, **self._timed(current, timing))
         return self.runs[position]
+
+    def _timed(self, current: dict[str, Any], timing: ToolTiming) -> dict[str, Any]:
+        """What a timing changes in a run whose fields `current` holds (those read here),
+        its inferred error read again."""
+        changes: dict[str, Any] = {
+            "name": current["name"] or timing.name,
+            "input": current["input"] if current["input"] is not None else timing.input,
+            "started_at": (
+                timing.started_at if timing.started_at is not None else current["started_at"]
+            ),
+            "ended_at": timing.ended_at if timing.ended_at is not None else current["ended_at"],
+            "is_error": (
+                current["is_error"]
+                if timing.is_error is None
+                else (current["is_error"] or timing.is_error)
+            ),
+        }
+        status, text = current["status"], current["result_text"]
+        if timing.result_text is not None and status == "pending":
+            # The tool log holds the result even though no request carried it.
+            status = changes["status"] = "paired"
+            text = changes["result_text"] = timing.result_text[:RESULT_TEXT_CHARS]
+            changes["pairing"] = timing.pairing
+        changes["error_inferred"] = self._inferred(status, changes["is_error"], text)
+        return changes
+
+    def _inferred(self, status: str, is_error: bool, text: str) -> str | None:
+        """`with_inference`'s reason for a run in this state, the same text read once."""
+        if is_error or status not in ANSWERED:
+            return None
+        last_text, last_reason = self._last_read
+        if text is last_text or text == last_text:
+            return last_reason
+        reason = inferred_error(text)
+        self._last_read = (text, reason)
+        return reason
 
     def close_timings(self) -> None:
         """Tool executions logged for an id no model call asked for stay visible as orphans."""
@@ -150,15 +184,16 @@ class ToolRuns:
         if position is not None:
             run = self.runs[position]
             if run.result_call is None:
-                self.runs[position] = with_inference(
-                    replace(
-                        run,
-                        result_call=call.index,
-                        status="paired",
-                        is_error=run.is_error or block.is_error,
-                        result_text=block.text[:RESULT_TEXT_CHARS],
-                        pairing="id",  # a request carried the result under the call's id
-                    )
+                is_error = run.is_error or block.is_error
+                text = block.text[:RESULT_TEXT_CHARS]
+                self.runs[position] = replace(
+                    run,
+                    result_call=call.index,
+                    status="paired",
+                    is_error=is_error,
+                    result_text=text,
+                    pairing="id",  # a request carried the result under the call's id
+                    error_inferred=self._inferred("paired", is_error, text),
                 )
             return position
         self.runs.append(
@@ -202,19 +237,24 @@ class ToolRuns:
         batch_size: int,
         arguments: Any,
     ) -> int:
-        self.runs.append(
-            ToolRun(
-                id=tool_id,
-                name=name,
-                loop=loop.index,
-                call=call,
-                result_call=None,
-                status="pending",
-                is_error=False,
-                batch_size=batch_size,
-                input=arguments,
-            )
-        )
+        fields: dict[str, Any] = {
+            "id": tool_id,
+            "name": name,
+            "loop": loop.index,
+            "call": call,
+            "result_call": None,
+            "status": "pending",
+            "is_error": False,
+            "batch_size": batch_size,
+            "input": arguments,
+            "started_at": None,
+            "ended_at": None,
+            "result_text": "",
+        }
+        early = self.early_timings.pop(tool_id, None)
+        if early is not None:  # logged before its call (Claude Code times each tool so)
+            fields.update(self._timed(fields, early))
+        self.runs.append(ToolRun(**fields))  # made once, with its timing
         position = len(self.runs) - 1
         earlier = loop.runs_by_id.get(tool_id)
         if earlier is not None and earlier not in self._rekeyed:
@@ -224,9 +264,6 @@ class ToolRuns:
             self.id_collisions.append(IdCollision(tool_id, loop.index, first, call))
         loop.runs_by_id[tool_id] = position
         self.by_id[tool_id] = position
-        early = self.early_timings.pop(tool_id, None)
-        if early is not None:
-            self._apply_timing(position, early)
         return position
 
     def mark_pairing(self, positions: list[int], pairing: Pairing | Mapping[str, Pairing]) -> None:
@@ -239,8 +276,12 @@ class ToolRuns:
                 self.runs[position] = replace(run, pairing=method)
 
 
+ANSWERED = ("paired", "orphan")
+"""Statuses of runs whose result text may read as an inferred error."""
+
+
 def with_inference(run: ToolRun) -> ToolRun:
     """Mark a result that reads as a failure nothing flagged; a flag clears the guess."""
-    answered = run.status in ("paired", "orphan")
+    answered = run.status in ANSWERED
     reason = inferred_error(run.result_text) if answered and not run.is_error else None
     return run if reason == run.error_inferred else replace(run, error_inferred=reason)

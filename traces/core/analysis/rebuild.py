@@ -12,7 +12,10 @@ traffic on the run it executed. This module builds the `Call` and the final `Tra
 
 from __future__ import annotations
 
-from traces.core.records import dataclass, replace
+from collections.abc import Mapping
+from typing import Any
+
+from traces.core.records import replace
 
 from ..model import (
     Call,
@@ -33,14 +36,6 @@ from .loops import LoopIndex
 from .mcp_traffic import place_traffic
 from .pairing import ToolRuns
 from .prefixes import common_prefix
-
-
-@dataclass(frozen=True, slots=True)
-class Update:
-    """What one `add` changed: the new call and every tool run created or updated."""
-
-    call: Call
-    tool_runs: tuple[ToolRun, ...]
 
 
 class TraceBuilder:
@@ -84,7 +79,8 @@ class TraceBuilder:
         self.other_traffic.append(traffic)
         return place_traffic(self._runs, traffic, len(self.other_traffic))
 
-    def add(self, exchange: Exchange) -> Update:
+    def add(self, exchange: Exchange) -> Call:
+        """Place one exchange: its call, in its loop, its tool calls paired."""
         exchange, problems = bounded(exchange)
         self.line_errors.extend(problems)
         messages = exchange.messages
@@ -105,12 +101,13 @@ class TraceBuilder:
             extends = prefix_len == len(loop.last_messages)
             rewritten = not extends
         appended_raw = tuple(messages[prefix_len:])
-        appended = tuple(exchange.normalize(m) for m in appended_raw)
+        normalize = exchange.normalize
+        appended = tuple([normalize(m) for m in appended_raw])
         compacted = self._compactions.starts_from(loop, compaction, appended)
         if compacted and base_call is not None and "compaction" not in extra:
             extra = {**extra, "compaction": {"source": "compaction block"}}
         response = exchange.response
-        tool_call_ids = tuple(b.tool_id or "" for b in response.tool_uses) if response else ()
+        tool_call_ids = tuple([b.tool_id or "" for b in response.tool_uses]) if response else ()
         call = Call(
             index=index,
             loop=loop.index,
@@ -136,7 +133,7 @@ class TraceBuilder:
             request_recorded=exchange.request_recorded,
             message_count=len(messages),
             tool_call_ids=tool_call_ids,
-            extra=mask_secrets(dict(extra), memo=self._masked_texts) if extra else extra,
+            extra=self._masked(extra) if extra else extra,
             tokens_estimated=exchange.tokens_estimated,
         )
         self.calls.append(call)
@@ -150,7 +147,15 @@ class TraceBuilder:
         if exchange.tool_pairing:
             self._runs.mark_pairing(changed, exchange.tool_pairing)
         self._compactions.remember(response, loop)
-        return Update(call, tuple(self.tool_runs[i] for i in dict.fromkeys(changed)))
+        return call
+
+    def _masked(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's metadata with its credentials masked: a new dict (a dict is not
+        copied first, `mask_secrets` builds one)."""
+        masked: dict[str, Any] = mask_secrets(
+            extra if isinstance(extra, dict) else dict(extra), memo=self._masked_texts
+        )
+        return masked
 
     def finish(self, lines_total: int, records_ingested: int) -> Trace:
         """Freeze the result; tool calls still waiting for a result become dangling.

@@ -20,16 +20,22 @@ sum well inside a signed 64-bit count."""
 HTTP_STATUS_RANGE = range(100, 1000)
 
 
+USAGE_FIELDS = tuple(field.name for field in fields(Usage))
+
+
 def bounded(exchange: Exchange) -> tuple[Exchange, list[LineError]]:
     """The exchange with impossible numbers removed, and a line error for each."""
+    usage = exchange.usage
+    status = exchange.http_status
+    if (usage is None or _in_range(usage)) and (status is None or status in HTTP_STATUS_RANGE):
+        return exchange, []  # every call of a sane file: nothing is looked at twice
     errors: list[LineError] = []
     changes: dict[str, Any] = {}
-    usage = exchange.usage
     if usage is not None:
         wild = [
-            (field.name, value)
-            for field in fields(Usage)
-            if isinstance(value := getattr(usage, field.name), int) and not 0 <= value <= MAX_TOKENS
+            (name, value)
+            for name in USAGE_FIELDS
+            if isinstance(value := getattr(usage, name), int) and not 0 <= value <= MAX_TOKENS
         ]
         if wild:
             name, value = wild[0]
@@ -41,10 +47,18 @@ def bounded(exchange: Exchange) -> tuple[Exchange, list[LineError]]:
                 )
             )
             changes["usage"] = None
-    status = exchange.http_status
     if status is not None and status not in HTTP_STATUS_RANGE:
         errors.append(
             LineError(exchange.line, f"HTTP status {status:,} is not a status code; ignored")
         )
         changes["http_status"] = None
     return (replace(exchange, **changes) if changes else exchange), errors
+
+
+def _in_range(usage: Usage) -> bool:
+    """Whether every count of the usage is one a real call could have."""
+    for name in USAGE_FIELDS:
+        value = getattr(usage, name)
+        if isinstance(value, int) and not 0 <= value <= MAX_TOKENS:
+            return False
+    return True

@@ -167,12 +167,15 @@ def mask_secrets(value: Any, depth: int = 0, memo: dict[str, str] | None = None)
         for key, item in value.items():
             kind = _kind(str(key))
             if kind == _PLAIN:
-                # Numbers, booleans and nulls come back as they are: no call for them.
-                out[key] = (
-                    mask_secrets(item, depth + 1, memo)
-                    if isinstance(item, str | dict | list)
-                    else item
-                )
+                # Numbers, booleans and nulls come back as they are: no call for them, nor
+                # for a text the memo knows (a call's ids and versions, at every call).
+                known = memo.get(item) if memo is not None and type(item) is str else None
+                if known is not None:
+                    out[key] = known
+                elif isinstance(item, (str, dict, list)):
+                    out[key] = mask_secrets(item, depth + 1, memo)
+                else:
+                    out[key] = item
             elif kind == _HEADERS:
                 out[key] = mask_headers(item)
             elif kind == _ATTRIBUTES and isinstance(item, dict):

@@ -23,6 +23,14 @@ def to_epoch_seconds(value: Any) -> float | None:
             return number / 1e3
         return number if number > 0 else None
     if isinstance(value, str) and value:
+        try:  # the usual `2026-01-01T00:00:01.500Z`, read as is (3.11 reads a final Z)
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return moment.timestamp()
         text = value.strip().replace("Z", "+00:00")
         try:
             moment = datetime.fromisoformat(text)

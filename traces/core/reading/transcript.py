@@ -8,9 +8,11 @@ same list for their shared length in O(1) (`shared_prefix_length`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from typing import Any, overload
+
+from ..model import Message
 
 
 class TranscriptView(Sequence[Any]):
@@ -48,3 +50,41 @@ class TranscriptView(Sequence[Any]):
         if isinstance(other, TranscriptView) and other._items is self._items:
             return min(self._length, other._length)
         return None
+
+
+class NormalizedOnce:
+    """A format's `normalize` that reads each response once, for formats that log messages.
+
+    The assistant message a transcript keeps for a response is normalised when its call
+    is made (the call's `response`), and that very object is among what the next request
+    appends, which the builder normalises again: a Claude Code session read every
+    response twice. The adapter `keep`s a call's response `Message` (by the identity of its
+    transcript message) for the one request that appends it next; any other message is
+    normalised as before.
+    """
+
+    __slots__ = ("_kept", "_normalize")
+
+    KEPT = 64
+    """Responses kept at most: one a conversation, until its next request appends it (a
+    response that no request appends, as a file's last, is dropped when this fills)."""
+
+    def __init__(self, normalize: Callable[[Any], Message]) -> None:
+        self._normalize = normalize
+        self._kept: dict[int, tuple[Any, Message]] = {}
+
+    def __call__(self, raw: Any) -> Message:
+        kept = self._kept.pop(id(raw), None)
+        if kept is not None and kept[0] is raw:
+            return kept[1]
+        return self._normalize(raw)
+
+    def keep(self, raw: Any, message: Message | None) -> None:
+        """`message` is what `raw` (a response, as its transcript holds it) reads as: the
+        request that appends `raw` next takes it (a live preview of a response still
+        growing is not kept: only a call that was made)."""
+        if message is None:
+            return
+        if len(self._kept) >= self.KEPT:
+            self._kept.clear()
+        self._kept[id(raw)] = (raw, message)

@@ -6,7 +6,9 @@ streaming guide (`message_start`, `content_block_*`, `message_delta`, `error` ev
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -15,6 +17,29 @@ from ...coerce import dict_or_empty, int_or_none, int_or_zero, str_or_none, text
 from ...model import Block, Message, Usage
 from ..sse import iter_events
 from .base import Assembled, Reply
+
+SHARED_WORDS = MappingProxyType(
+    {
+        word: word
+        for word in (
+            "user",
+            "assistant",
+            "text",
+            "tool_use",
+            "server_tool_use",
+            "mcp_tool_use",
+            "tool_result",
+            "thinking",
+            "redacted_thinking",
+        )
+    }
+)
+"""Words every message repeats (its role, each block's type): each parsed line holds its
+own copy of them (orjson shares keys, not values), so the message a call keeps points at
+one shared copy, put back in it (equal, and lighter: a 20,000-call session kept 125,000
+copies, 7 MB)."""
+TOOL_NAME_CHARS = 100
+"""Tool names up to this long are shared too (interned): a session calls a few tools."""
 
 
 def block_from(raw: Any) -> Block:
@@ -25,16 +50,22 @@ def block_from(raw: Any) -> Block:
         return Block("other", text=str(raw), raw=raw)
     kind = raw.get("type")
     if kind == "text":
+        raw["type"] = "text"  # the shared copy (SHARED_WORDS)
         return Block("text", text=str(raw.get("text") or ""), raw=raw)
     if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+        raw["type"] = SHARED_WORDS[kind]
+        name = raw.get("name")
+        if type(name) is str and len(name) <= TOOL_NAME_CHARS:
+            raw["name"] = name = sys.intern(name)
         return Block(
             "tool_use",
             tool_id=str_or_none(raw.get("id")),
-            name=str_or_none(raw.get("name")),
+            name=str_or_none(name),
             input=raw.get("input"),
             raw=raw,
         )
     if kind == "tool_result":
+        raw["type"] = "tool_result"
         return Block(
             "tool_result",
             text=text_of(raw.get("content")),
@@ -43,8 +74,10 @@ def block_from(raw: Any) -> Block:
             raw=raw,
         )
     if kind == "thinking":
+        raw["type"] = "thinking"
         return Block("thinking", text=str(raw.get("thinking") or ""), raw=raw)
     if kind == "redacted_thinking":
+        raw["type"] = "redacted_thinking"
         return Block("redacted_thinking", raw=raw)
     if kind in ("image", "document"):
         return Block("image", text=f"[{kind}]", raw=raw)
@@ -59,12 +92,15 @@ def normalize_message(raw: Any) -> Message:
         return Message("unknown", (block_from(raw),))
     content = raw.get("content")
     if isinstance(content, list):
-        blocks = tuple(block_from(item) for item in content)
+        blocks = tuple([block_from(item) for item in content])
     elif content is None:
         blocks = ()
     else:
         blocks = (block_from(str(content)),)
-    return Message(str(raw.get("role") or "unknown"), blocks)
+    role = raw.get("role")
+    if role == "assistant" or role == "user":
+        raw["role"] = role = SHARED_WORDS[role]
+    return Message(str(role or "unknown"), blocks)
 
 
 def read_response(body: dict[str, Any], messages: Sequence[Any] = ()) -> Reply:
@@ -77,14 +113,19 @@ def usage_from(raw: Any) -> Usage | None:
     """Anthropic usage: `input_tokens` already excludes cache reads and writes."""
     if not isinstance(raw, dict):
         return None
-    detail = dict_or_empty(raw.get("cache_creation"))
+    detail = raw.get("cache_creation")
+    if isinstance(detail, dict):
+        five = int_or_none(detail.get("ephemeral_5m_input_tokens"))
+        hour = int_or_none(detail.get("ephemeral_1h_input_tokens"))
+    else:
+        five = hour = None
     return Usage(
         input_tokens=int_or_zero(raw.get("input_tokens")),
         output_tokens=int_or_zero(raw.get("output_tokens")),
         cache_read_tokens=int_or_zero(raw.get("cache_read_input_tokens")),
         cache_write_tokens=int_or_zero(raw.get("cache_creation_input_tokens")),
-        cache_write_5m_tokens=int_or_none(detail.get("ephemeral_5m_input_tokens")),
-        cache_write_1h_tokens=int_or_none(detail.get("ephemeral_1h_input_tokens")),
+        cache_write_5m_tokens=five,
+        cache_write_1h_tokens=hour,
     )
 
 

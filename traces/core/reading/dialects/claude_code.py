@@ -206,9 +206,9 @@ def api_error(value: dict[str, Any]) -> tuple[str, int | None]:
 def synthetic_error(value: dict[str, Any], message: dict[str, Any]) -> str | None:
     """The text of the assistant message Claude Code writes when an API call finally failed,
     or None when this line is a real model response."""
-    text = first_text(message.get("content")) or ""
     if value.get("isApiErrorMessage") is True:
-        return text or "API error"
-    if message.get("model") == "<synthetic>" and text.startswith("API Error"):
-        return text
+        return first_text(message.get("content")) or "API error"
+    if message.get("model") == "<synthetic>":  # the text is read only for such a line
+        text = first_text(message.get("content")) or ""
+        return text if text.startswith("API Error") else None
     return None

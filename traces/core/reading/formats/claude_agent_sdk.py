@@ -43,11 +43,11 @@ from ...model import LineError, ToolTiming
 from ..dialects import anthropic
 from ..dialects import claude_code as cc
 from ..records import Record
-from ..transcript import TranscriptView
+from ..transcript import NormalizedOnce, TranscriptView
 from ._index import claude_agent_sdk as scoring
 from ._index.claude_agent_sdk import _unwrap
 from .base import Adapter, AdapterEvent, Detection
-from .claude_response import ClaudeResponse
+from .claude_response import ClaudeResponse, shared_value
 from .registry import register
 
 QUIET_TYPES = (
@@ -101,6 +101,8 @@ class ClaudeAgentSdkAdapter(Adapter):
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
+        self._read_once = NormalizedOnce(anthropic.normalize_message)
+        self.normalize = self._read_once
         self._threads: dict[str, _Thread] = {}
         self._session: dict[str, Any] = {}
         self._hooks_by_request: dict[str, dict[str, Any]] = {}
@@ -215,7 +217,7 @@ class ClaudeAgentSdkAdapter(Adapter):
         for block in new:
             if _is_tool_use(block):
                 self._tools[block["id"]] = str_or_none(block.get("name"))
-        response.model = str_or_none(message.get("model")) or response.model
+        response.model = shared_value("model", str_or_none(message.get("model"))) or response.model
         if isinstance(value.get("error"), str):
             response.extra["error_kind"] = value["error"]
 
@@ -244,13 +246,15 @@ class ClaudeAgentSdkAdapter(Adapter):
         if thread.hooks:
             # Hooks fire between a response's tool_use and its result: they concern it.
             notes["hook_events"], thread.hooks = thread.hooks, []
-        yield response.exchange(
+        exchange = response.exchange(
             self.normalize,
             notes,
             loop_key=thread.key,
             loop_label=self._label(thread),
             parent_tool_id=thread.parent_tool_id,
         )
+        self._read_once.keep(response.transcript_message, exchange.response)
+        yield exchange
         finished, thread.finished_subagents = thread.finished_subagents, []
         for subagent in finished:
             yield from self._emit(subagent)

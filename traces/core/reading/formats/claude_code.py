@@ -60,11 +60,12 @@ from ..dialects import anthropic
 from ..dialects import claude_code as cc
 from ..records import Record
 from ..timeparse import to_epoch_seconds
-from ..transcript import TranscriptView
+from ..transcript import NormalizedOnce, TranscriptView
 from ._index import claude_code as scoring
 from .base import Adapter, AdapterEvent, Detection
 from .claude_code_threads import Response, Shared, Thread
 from .claude_code_threads import text_or_none as _text
+from .claude_response import shared_value
 from .registry import register
 
 AGENT_FILE = re.compile(r"agent-([A-Za-z0-9_-]+)\.jsonl$")
@@ -83,6 +84,8 @@ class ClaudeCodeAdapter(Adapter):
 
     def __init__(self, source_name: str = "", shared: dict[str, Any] | None = None) -> None:
         super().__init__(source_name, shared)
+        self._read_once = NormalizedOnce(anthropic.normalize_message)
+        self.normalize = self._read_once
         # The files of one upload (a session and its subagents) teach each other.
         self._shared: Shared = self.shared.setdefault(self.name, Shared())
         self._threads: dict[str, Thread] = {}
@@ -370,7 +373,7 @@ class ClaudeCodeAdapter(Adapter):
         if len(new) > max(1, len(blocks)) and new[: len(blocks)] == blocks:
             new = new[len(blocks) :]  # a line that repeats the blocks so far, then adds more
         response.add(message, new)
-        response.model = _text(message.get("model")) or response.model
+        response.model = shared_value("model", _text(message.get("model"))) or response.model
         request_id = value.get("requestId")
         if isinstance(request_id, str):
             response.extra.setdefault("request_id", request_id)
@@ -389,7 +392,9 @@ class ClaudeCodeAdapter(Adapter):
         if response is None:
             return
         thread.response = None
-        yield self._exchange(thread, response)
+        exchange = self._exchange(thread, response)
+        self._read_once.keep(response.transcript_message, exchange.response)
+        yield exchange
 
     def _exchange(self, thread: Thread, response: Response) -> Exchange:
         notes: dict[str, Any] = {}

@@ -11,6 +11,7 @@ calls with `ClaudeResponse`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
@@ -22,6 +23,18 @@ from ..dialects import claude_code as cc
 
 HEAD_SKIPS = ("content", "usage", "stop_reason")
 """Fields of a line's message that are the response's own, not copied from its first line."""
+SHARED_HEAD = ("model", "type", "role")
+SHARED_FIELDS = frozenset({*SHARED_HEAD, "stop_reason"})
+"""Fields whose few values every response repeats (`claude-sonnet-4-5`, `message`): the
+response a call keeps holds one shared copy of each (`shared_value`), not one per line."""
+SHARED_CHARS = 100
+
+
+def shared_value(key: str, value: Any) -> Any:
+    """The value, or its one shared (interned) copy for a short text of `SHARED_FIELDS`."""
+    if key in SHARED_FIELDS and type(value) is str and len(value) <= SHARED_CHARS:
+        return sys.intern(value)
+    return value
 
 
 @dataclass(slots=True, eq=False)
@@ -50,12 +63,16 @@ class ClaudeResponse:
         extra: dict[str, Any],
     ) -> Self:
         """A response opened by its first line (whose blocks `add` then reads)."""
+        head = {k: v for k, v in message.items() if k not in HEAD_SKIPS}
+        for key in SHARED_HEAD:
+            if key in head:
+                head[key] = shared_value(key, head[key])
         return cls(
             message_id=message_id,
             line=line,
             request=request,
             transcript_message={"role": "assistant", "content": []},
-            head={k: v for k, v in message.items() if k not in HEAD_SKIPS},
+            head=head,
             extra=extra,
         )
 
@@ -72,7 +89,7 @@ class ClaudeResponse:
         if isinstance(usage, dict) and tokens >= self.best_output:
             self.usage, self.best_output = usage, tokens
         if isinstance(message.get("stop_reason"), str):
-            self.stop_reason = message["stop_reason"]
+            self.stop_reason = shared_value("stop_reason", message["stop_reason"])
 
     def exchange(
         self,
