@@ -62,6 +62,15 @@ def decode(stored: bytes) -> Any:
     return orjson.loads(unpack(stored))
 
 
+def pack_text(text: str) -> bytes:
+    """Text stored as a blob is (content search's copy of a call's text, issue 25)."""
+    return pack(text.encode("utf-8"))
+
+
+def unpack_text(stored: bytes) -> str:
+    return unpack(stored).decode("utf-8")
+
+
 def _compressor() -> zstandard.ZstdCompressor:
     compressor = getattr(_local, "compressor", None)
     if compressor is None:
