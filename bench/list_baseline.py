@@ -35,20 +35,19 @@ def old_list_page(
 
 
 def old_matching_entries(terms: tuple[str, ...]) -> Any:
-    """PostgreSQL's entries as `id IN (SELECT id … WHERE document @@ …)`; else today's."""
+    """PostgreSQL's entries as `id IN (SELECT id … WHERE <document> @@ …)`; else today's."""
     from django.db import connection
     from django.db.models.expressions import RawSQL
 
     from traces import models
-    from traces.storage.search_index import VECTOR_COLUMN
+    from traces.storage.search_index import DOCUMENT
 
     if not terms or connection.vendor != "postgresql":
         return today_matching_entries(terms)
     table = connection.ops.quote_name(models.SearchEntry._meta.db_table)
-    column = connection.ops.quote_name(VECTOR_COLUMN)
     return models.SearchEntry.objects.filter(
         id__in=RawSQL(
-            f"SELECT id FROM {table} WHERE {column} @@ plainto_tsquery('simple'::regconfig, %s)",
+            f"SELECT id FROM {table} WHERE {DOCUMENT} @@ plainto_tsquery('simple'::regconfig, %s)",
             [" ".join(terms)],
         )
     )

@@ -1,6 +1,7 @@
 """App configuration: registers the startup checks (traces.checks) and the storage signals."""
 
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
 
 from traces.stores import Stores
@@ -19,8 +20,10 @@ class TracesConfig(AppConfig):
         # Importing the module registers its checks; unsafe shared-mode settings are
         # refused by them (every command that runs checks, and the ASGI application).
         from traces import checks  # noqa: F401
-        from traces.storage import originals, trace_text_index
+        from traces.storage import originals, search_index, trace_text_index
 
         originals.connect_signals()
+        # Content search's FTS5 triggers read each entry's text with this function.
+        connection_created.connect(search_index.register_functions)
         # SQLite drops a table's triggers when a migration rebuilds it (trace_text_index).
         post_migrate.connect(trace_text_index.after_migrate, sender=self)

@@ -91,8 +91,8 @@ def test_each_call_is_indexed_and_found_by_its_words(hostile):
 def test_a_one_megabyte_result_is_indexed_by_its_first_64_kib(hostile):
     assert list(hits("quokka")) == [(hostile.pk, 3)]
     assert not hits("wombat")  # past the first 64 KiB of its result
-    body = hostile.search_entries.get(call_index=3).body
-    assert len(body) < 2 * PIECE_CHARS
+    text = hostile.search_entries.get(call_index=3).text
+    assert "quokka" in text and len(text) < 2 * PIECE_CHARS
 
 
 HOSTILE_QUERIES = [
@@ -224,6 +224,7 @@ def test_entries_written_many_a_statement_are_each_stored_and_found(hostile):
     assert insert_rows(models.SearchEntry, COLUMNS, rows, rows_per_statement=3) == 7
     stored = hostile.search_entries.filter(call_index__gte=10).order_by("id")
     assert list(stored.values_list("call_index", "body")) == [row[1:] for row in rows]
+    assert [entry.text for entry in stored] == [row[2] for row in rows]
     for n in range(7):
         assert list(hits(f"numbat{n}x")) == [(hostile.pk, 10 + n)]
     (shared,) = hits("wallaby").values()  # one hit a trace, with its count of calls
@@ -231,3 +232,46 @@ def test_entries_written_many_a_statement_are_each_stored_and_found(hostile):
     if connection.vendor == "sqlite" and fts5_ready():
         with connection.cursor() as cursor:
             cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")
+
+
+def test_on_sqlite_the_text_is_stored_once_packed_and_found_by_its_index(hostile):
+    """With FTS5 an entry's text is packed in its row, `body` empty, and the contentless
+    index holds no copy; entries stored as text before (migration 0034) are found beside
+    them, and deleting either kind keeps the index in step."""
+    if not fts5_ready():
+        pytest.skip("PostgreSQL's index reads the text itself: stored as text")
+    entry = hostile.search_entries.get(call_index=2)
+    assert entry.body == "" and entry.packed is not None and "zebrafish" in entry.text
+    insert_rows(models.SearchEntry, COLUMNS, [(hostile.pk, 9, "an old bilby entry")])
+    assert list(hits("bilby")) == [(hostile.pk, 9)]
+    assert list(hits("zebrafish")) == [(hostile.pk, 2)]
+    hostile.search_entries.filter(call_index__in=[2, 9]).delete()
+    assert not hits("bilby") and not hits("zebrafish")
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")
+
+
+def test_every_letter_fts5_splits_is_a_separator_of_its_queries(hostile):
+    """The index keeps no positions, so a word FTS5 reads as two would be a phrase it
+    refuses: SQLite itself says which of Python's word characters it splits on, and those
+    are FTS5_SEPARATORS; a word holding one is searched as its pieces."""
+    import sqlite3
+
+    from traces.selectors.content import FTS5_SEPARATORS
+
+    word = re.compile(r"[^\W_]")
+    chars = [chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000]
+    chars = [c for c in chars if word.match(c)]
+    probe = sqlite3.connect(":memory:")
+    probe.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61 remove_diacritics 0')"
+    )
+    probe.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    probe.executemany(
+        "INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate("a" + c + "b" for c in chars)
+    )
+    split = {
+        chars[doc] for (doc,) in probe.execute("SELECT doc FROM v GROUP BY doc HAVING count(*) > 1")
+    }
+    assert split == {c for c in chars if FTS5_SEPARATORS.fullmatch(c)}
+    assert not hits("zebra\u19b0fish")  # pieces "zebra" and "fish", each required: no error

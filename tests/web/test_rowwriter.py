@@ -96,7 +96,7 @@ def test_a_blob_batch_stores_each_value_once_as_encode_would():
         assert (pending.digest, pending.data) == blobs.encode(value)
         assert pending.size == len(pending.data)
         assert blobs.decode(pending.data) == value
-    assert batch.pending[digests[0]].data[:1] == b"z" and batch.pending[digests[1]].data[:1] == b"r"
+    assert batch.pending[digests[0]].data[:1] == b"s" and batch.pending[digests[1]].data[:1] == b"r"
 
 
 @pytest.mark.django_db

@@ -31,7 +31,6 @@ from traces.core.analysis.ingest import TraceSession, choose_format
 from traces.core.analysis.pricing import PriceTable
 from traces.core.gcpause import without_cycle_collection
 from traces.core.model import Trace as CoreTrace
-from traces.core.outputs.content_search import call_text
 from traces.core.outputs.report import build_report
 from traces.core.outputs.runstats import rule_counts
 from traces.core.reading import archive
@@ -56,6 +55,8 @@ from traces.storage.row_writer import (
     write_rows,
 )
 from traces.storage.rows import BlobBatch, call_values, store_line_errors, tool_run_values
+from traces.storage.search_index import COLUMNS as SEARCH_COLUMNS
+from traces.storage.search_index import search_rows
 from traces.storage.usage import store_new_usage_rows
 
 
@@ -204,12 +205,11 @@ def prepare_live_rows(staged: list[StagedLive], project: models.Project) -> Live
             values = tool_run_values(position, run, batch)
             run_columns = run_columns or ["trace_id", *values]
             run_rows.append([trace.pk, *values.values()])
-    search_rows = [
-        (trace.pk, call.index, text)
+    entries = search_rows(
+        (trace.pk, call)
         for trace, item in zip(traces, prepared, strict=True)
         for call in item.core.calls
-        if (text := call_text(call))
-    ]
+    )
     return LiveRows(
         keys=[item.key for item in prepared],
         traces=traces,
@@ -220,8 +220,8 @@ def prepare_live_rows(staged: list[StagedLive], project: models.Project) -> Live
         runs=prepare_rows(models.ToolRun, run_columns, run_rows) if run_rows else None,
         search=prepare_rows(
             models.SearchEntry,
-            ["trace_id", "call_index", "body"],
-            search_rows,
+            SEARCH_COLUMNS,
+            entries,
             # Many rows a statement: SQLite's FTS5 trigger index writes a segment per
             # statement (traces.storage.search_index).
             rows_per_statement=500,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.db import models
 
 from traces.core.analysis.inferred_errors import inferred_error
+from traces.core.reading import blobs
 from traces.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
 
@@ -137,9 +138,18 @@ class LineError(models.Model):
 
 
 SEARCH_FTS_TABLE = "traces_searchentry_fts"
-"""SQLite's FTS5 table over `SearchEntry.body` (migration 0022; absent without FTS5)."""
-SEARCH_VECTOR_COLUMN = "document"
-"""PostgreSQL's generated `tsvector` column of `SearchEntry` (migration 0022)."""
+"""SQLite's FTS5 table over each `SearchEntry`'s text (migrations 0022 and 0034; absent
+without FTS5): contentless, so the text is held once, packed, in the entry's row."""
+SEARCH_TEXT_FUNCTION = "traces_search_text"
+"""SQLite's function of (body, packed), an entry's text (traces.storage.search_index
+registers it on every connection): FTS5's triggers index and forget the text with it."""
+SEARCH_DOCUMENT = (
+    "to_tsvector('simple'::regconfig, regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'))"
+)
+"""PostgreSQL's `tsvector` of an entry, spelled as its GIN index is (migration 0034): a
+query that spells it otherwise is not answered from the index. The bare column, named by
+no alias: Django relabels the table's alias when a queryset becomes a subquery, and no
+other table of the list's queries has a `body`."""
 SEARCH_TRACE_KEY_INDEX = "search_entry_trace_key"
 """(id, trace_id) of `SearchEntry` (migration 0030): on SQLite the trace of each entry
 FTS5 matched, read from this small index instead of the row, where `trace_id` comes after
@@ -151,23 +161,38 @@ class SearchEntry(models.Model):
     """One call's text for content search (traces.core.outputs.content_search `call_text`:
     appended messages, the response, tool arguments and results, capped per piece).
 
-    Written with the call (traces.storage.search_index), removed with it. The index over
-    `body` is the database's own, made in migration 0022 outside the ORM: on SQLite an
-    FTS5 table kept in step by triggers, on PostgreSQL a generated `tsvector` column with
-    a GIN index; the selector (traces.selectors.content) queries whichever exists.
+    Written with the call (traces.storage.search_index), removed with it. The text is in
+    `body` or, packed (traces.core.reading.blobs `pack_text`), in `packed` with `body`
+    empty: packed on SQLite with FTS5, whose index keeps no copy of it (issue 25: the
+    text was 0.8x the original of a 20,000-call session, its index 0.25x); as text where
+    the database reads it itself (PostgreSQL's index, a scan without FTS5), and in rows
+    stored before migration 0034. `text` is the one to read. The index is the
+    database's own, made outside the ORM: on SQLite a contentless FTS5 table kept in step
+    by triggers, on PostgreSQL a GIN index of `SEARCH_DOCUMENT`; the selector
+    (traces.selectors.content) queries whichever exists.
     """
 
     trace = models.ForeignKey(
         "traces.Trace", on_delete=models.CASCADE, related_name="search_entries"
     )
     call_index = models.PositiveIntegerField()
-    body = models.TextField()
+    body = models.TextField(blank=True)
+    packed = models.BinaryField(null=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint("trace", "call_index", name="unique_search_entry_call")
         ]
         indexes = [models.Index(fields=["id", "trace"], name=SEARCH_TRACE_KEY_INDEX)]
+
+    @property
+    def text(self) -> str:
+        return entry_text(self.body, self.packed)
+
+
+def entry_text(body: str, packed: bytes | memoryview | None) -> str:
+    """A search entry's text from its two columns (see `SearchEntry`)."""
+    return body if packed is None else blobs.unpack_text(packed)
 
 
 class UsageSlot(models.Model):

@@ -33,7 +33,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.lookups import In
 
 from traces import models
-from traces.selectors.content import fts5_ready
+from traces.selectors.content import fts5_ready, fts5_words
 from traces.storage.search_index import FTS_TABLE
 from traces.storage.trace_text_index import KEY_TABLE, TEXT_TABLE, trigram_ready
 
@@ -52,7 +52,7 @@ def _phrase(q: str) -> str:
 
 
 def _words(terms: tuple[str, ...]) -> str:
-    return " ".join(_phrase(term) for term in terms)
+    return fts5_words(terms)
 
 
 def _rows_at_least(table: str, match: str, rows: int) -> bool:

@@ -5,23 +5,32 @@ only), so neither engine ever sees query syntax from the search box; each engine
 them as plain words: an FTS5 query of quoted words on SQLite, `plainto_tsquery('simple')`
 on PostgreSQL, both requiring all of them. Without FTS5 (an SQLite built without it) the
 text is scanned instead: right, but slow past a few thousand calls (traces.W003 says so).
+Snippets are cut from the entries' text, packed or not (traces.models.rows SearchEntry).
 """
 
 from __future__ import annotations
 
 import functools
 import operator
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, Count, Min, Q, QuerySet
+from django.db.models import BooleanField, Count, F, Func, Min, Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 
 from traces import models
 from traces.core.outputs.content_search import Snippet, search_terms, snippet
-from traces.storage.search_index import FTS_TABLE, TRACE_KEY_INDEX, VECTOR_COLUMN
+from traces.models.rows import entry_text
+from traces.storage.search_index import (
+    DOCUMENT,
+    FTS_TABLE,
+    TEXT_FUNCTION,
+    TRACE_KEY_INDEX,
+    fts5_ready,
+)
 
 
 @dataclass(frozen=True)
@@ -34,11 +43,19 @@ class ContentHit:
     calls_matching: int
 
 
-def fts5_ready() -> bool:
-    """Whether SQLite's FTS5 table exists (migration 0022 skips it without FTS5)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS_TABLE])
-        return cursor.fetchone() is not None
+FTS5_SEPARATORS = re.compile("[\u19b0-\u19c0\u19c8\u19c9\u1cf2\u1cf3]+")
+"""The letters and digits of a query's words (`search_terms`) that FTS5's unicode61
+tokenizer, fixed at Unicode 6.1, reads as separators (New Tai Lue vowel signs, two Vedic
+signs; tests/web/test_content_search.py asks SQLite for every one). The index keeps no
+positions (detail=none, migration 0034), so a quoted word that FTS5 splits in two would
+be a phrase query, which it refuses: such a word is given as its pieces, each required."""
+
+
+def fts5_words(terms: tuple[str, ...]) -> str:
+    """An FTS5 query requiring every one of `terms`: each a quoted string (never an
+    operator or a column), each one token of the index."""
+    pieces = (piece for term in terms for piece in FTS5_SEPARATORS.split(term) if piece)
+    return " ".join('"' + piece.replace('"', '""') + '"' for piece in pieces)
 
 
 def matching_entries(terms: tuple[str, ...]) -> QuerySet[models.SearchEntry]:
@@ -47,26 +64,27 @@ def matching_entries(terms: tuple[str, ...]) -> QuerySet[models.SearchEntry]:
     if not terms:
         return entries.none()
     if connection.vendor == "postgresql":
-        # The bare column, named by no alias: Django relabels the table's alias when this
-        # queryset becomes a subquery, and no other table of the list's queries has it.
         # A condition on the entries themselves, not `id IN (SELECT id … WHERE …)`, which
         # PostgreSQL joined back to a scan of every entry (twice the time for a word in
         # every trace, bench/list.py).
-        column = connection.ops.quote_name(VECTOR_COLUMN)
         return entries.filter(
             RawSQL(
-                f"{column} @@ plainto_tsquery('simple'::regconfig, %s)",
+                f"{DOCUMENT} @@ plainto_tsquery('simple'::regconfig, %s)",
                 [" ".join(terms)],
                 output_field=BooleanField(),
             )
         )
     if connection.vendor == "sqlite" and fts5_ready():
-        # Quoted words: FTS5 reads each as a string, never as an operator or a column.
-        expression = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
         return entries.filter(
-            id__in=RawSQL(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [expression])
+            id__in=RawSQL(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [fts5_words(terms)]
+            )
         )
-    return entries.filter(*(Q(body__icontains=term) for term in terms))
+    # No index: every entry's text scanned (packed or not, SQLite's function reads it).
+    text = Func(F("body"), F("packed"), function=TEXT_FUNCTION, output_field=TextField())
+    return entries.annotate(entry_text=text).filter(
+        *(Q(entry_text__icontains=term) for term in terms)
+    )
 
 
 def matching_traces(terms: tuple[str, ...]) -> QuerySet[Any]:
@@ -79,11 +97,10 @@ def matching_traces(terms: tuple[str, ...]) -> QuerySet[Any]:
     3-4x slower for a word in every trace, on bench/list.py's rows)."""
     if terms and connection.vendor == "sqlite" and fts5_ready():
         table = connection.ops.quote_name(models.SearchEntry._meta.db_table)
-        expression = " ".join('"' + term.replace('"', '""') + '"' for term in terms)
         traces = RawSQL(
             f"SELECT trace_id FROM {table} INDEXED BY {TRACE_KEY_INDEX} WHERE id IN "
             f"(SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)",
-            [expression],
+            [fts5_words(terms)],
         )
         return models.Trace.objects.filter(pk__in=traces).order_by().values("pk")
     return matching_entries(terms).order_by().values("trace_id")
@@ -111,9 +128,9 @@ def search_content(*, q: str, traces: QuerySet[models.Trace], limit: int = 50) -
         (Q(trace_id=trace_id, call_index=first) for trace_id, (first, _) in firsts.items()),
     )
     bodies = {
-        trace_id: body
-        for trace_id, body in models.SearchEntry.objects.filter(wanted).values_list(
-            "trace_id", "body"
+        trace_id: entry_text(body, packed)
+        for trace_id, body, packed in models.SearchEntry.objects.filter(wanted).values_list(
+            "trace_id", "body", "packed"
         )
     }
     return [
