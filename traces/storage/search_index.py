@@ -40,7 +40,7 @@ __all__ = (
     "search_rows",
 )
 
-COLUMNS = ["trace_id", "call_index", "body", "packed"]
+COLUMNS = ("trace_id", "call_index", "body", "packed")
 """The columns of `search_rows`' rows."""
 
 
