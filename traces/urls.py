@@ -7,6 +7,7 @@ from traces.api import live as live_api
 from traces.api import sets as set_api
 from traces.api import traces as trace_api
 from traces.pages import compare as compare_pages
+from traces.pages import exports as export_pages
 from traces.pages import machine as machine_pages
 from traces.pages import notes as note_pages
 from traces.pages import sets as set_pages
@@ -28,12 +29,12 @@ urlpatterns = [
         trace_pages.call_request_json,
         name="call-request",
     ),
-    path("traces/<uuid:trace_id>/download", trace_pages.download, name="download"),
+    path("traces/<uuid:trace_id>/download", export_pages.download, name="download"),
     path("traces/<uuid:trace_id>/what-if.json", whatif_pages.what_if_json, name="what-if-json"),
     path("traces/<uuid:trace_id>/findings/<int:number>/", trace_pages.finding, name="finding"),
-    path("traces/<uuid:trace_id>/postmortem", trace_pages.postmortem, name="postmortem"),
-    path("traces/<uuid:trace_id>/export.md", trace_pages.export_markdown, name="export-md"),
-    path("traces/<uuid:trace_id>/export.html", trace_pages.export_html, name="export-html"),
+    path("traces/<uuid:trace_id>/postmortem", export_pages.postmortem, name="postmortem"),
+    path("traces/<uuid:trace_id>/export.md", export_pages.export_markdown, name="export-md"),
+    path("traces/<uuid:trace_id>/export.html", export_pages.export_html, name="export-html"),
     path("traces/<uuid:trace_id>/labels", trace_pages.edit_labels, name="labels"),
     path("traces/<uuid:trace_id>/notes", note_pages.note_create, name="notes"),
     path("traces/<uuid:trace_id>/notes/<int:note_id>", note_pages.note_change, name="note"),

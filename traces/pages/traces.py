@@ -1,10 +1,8 @@
-"""Pages: the trace list with uploads, a trace, one call's inspector, downloads."""
+"""Pages: the trace list with uploads, a trace, one call's inspector and its JSON."""
 
 from __future__ import annotations
 
-import io
 import logging
-import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +18,8 @@ from django.views.decorators.http import require_POST, require_safe
 from traces.access.rules import Access, access, ingest_project, principal
 from traces.conf import inspector_settings
 from traces.core.labels import clean_labels
-from traces.core.outputs.export_html import render_export
-from traces.core.outputs.export_md import render_markdown
-from traces.core.outputs.postmortem import build_postmortem
 from traces.core.reading.limits import InputRejected
-from traces.pages.accounting_presenter import FINDINGS_PER_PAGE, findings_page
+from traces.pages.accounting_presenter import findings_page
 from traces.pages.diagram_presenter import (
     LAYOUTS,
     PAGE_LAYOUTS,
@@ -37,7 +32,6 @@ from traces.pages.listing import list_context
 from traces.pages.notes import notes_context
 from traces.pages.page_report import PageReport
 from traces.pages.page_summary_view import json_summary_page, page_window_source, summary_page
-from traces.pages.postmortem_findings import rule_groups
 from traces.pages.presenters import (
     DiagramView,
     call_context,
@@ -48,22 +42,17 @@ from traces.pages.presenters import (
 from traces.pages.whatif import chart_loop, live_what_if_figures, what_if_context
 from traces.pages.window_figures import sign_runs, window_figures
 from traces.selectors.figures import trace_figures
-from traces.selectors.notes import postmortem_of, trace_notes
+from traces.selectors.notes import trace_notes
 from traces.selectors.traces import (
     call_get,
     call_request,
     trace_get,
-    trace_source_bytes,
-    trace_source_files,
 )
 from traces.services import mappings, set_ingest
 from traces.services.labels import trace_set_labels
 from traces.services.offload import off_thread
 from traces.services.upload import trace_upload_pooled
-from traces.storage.originals import OriginalMissing
 from traces.storage.report_cache import load_report
-from traces.storage.report_views import postmortem_input
-from traces.web.assets import app_css
 from traces.web.uploads import UploadRefused, parsed_form
 
 log = logging.getLogger(__name__)
@@ -364,27 +353,6 @@ def call_request_json(request: HttpRequest, trace_id, index: int) -> HttpRespons
     return response
 
 
-@access(Access.ORIGINAL)
-@require_safe
-def download(request: HttpRequest, trace_id) -> HttpResponse:
-    trace = trace_get(trace_id=trace_id, with_report=False)
-    try:
-        files = trace_source_files(trace=trace)
-        data = b"" if files else trace_source_bytes(trace=trace)
-    except OriginalMissing as exc:
-        log.error("trace %s: object %s is missing from storage", trace.pk, exc)
-        return HttpResponse(
-            "The original of this trace is missing from storage.", status=404,
-            content_type="text/plain; charset=utf-8",
-        )  # fmt: skip
-    if files:
-        return _download_files(trace, files, request.GET.get("file"))
-    response = HttpResponse(data, content_type="application/octet-stream")
-    filename = _slug(trace.source_filename) if trace.source_filename else f"trace-{trace.pk}.jsonl"
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 @access(Access.READ)
 @require_safe
 def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
@@ -397,79 +365,3 @@ def finding(request: HttpRequest, trace_id, number: int) -> HttpResponse:
     if call is None:
         return redirect(reverse("traces:detail", args=[trace.pk]) + "#findings-title")
     return redirect(reverse("traces:call", args=[trace.pk, call]) + f"#finding-{number}")
-
-
-@access(Access.READ)
-@require_safe
-def postmortem(request: HttpRequest, trace_id) -> HttpResponse:
-    trace = trace_get(trace_id=trace_id, with_report=False)
-    source = postmortem_input(trace)  # a long trace's kept input, not its whole report
-    pm = build_postmortem(source, trace.name, trace_notes(trace_id=trace.pk))
-    notes = notes_context(request, trace, list(pm.notes), "postmortem")
-    groups = rule_groups(pm.findings_by_rule, source.get("findings", []), request.GET)
-    context = {
-        "trace": trace,
-        "pm": pm,
-        "rule_groups": groups,
-        "findings_per_page": FINDINGS_PER_PAGE,
-    }
-    return render(request, "traces/postmortem.html", context | notes)
-
-
-@access(Access.READ)
-@require_safe
-def export_markdown(request: HttpRequest, trace_id) -> HttpResponse:
-    trace = trace_get(trace_id=trace_id, with_report=False)
-    url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
-    text = render_markdown(postmortem_of(trace), url)
-    response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
-    if request.GET.get("download"):
-        response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.md"'
-    return response
-
-
-@access(Access.READ)
-@require_safe
-def export_html(request: HttpRequest, trace_id) -> HttpResponse:
-    """One self-contained HTML file (styles, SVG, data inline; no script) to keep or share."""
-    trace = trace_get(trace_id=trace_id)
-    url = request.build_absolute_uri(reverse("traces:detail", args=[trace.pk]))
-    document = render_export(
-        trace.report,
-        name=trace.name,
-        css=app_css(),
-        source_url=url,
-        notes=trace_notes(trace_id=trace.pk),
-    )
-    response = HttpResponse(document, content_type="text/html; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.html"'
-    return response
-
-
-def _download_files(trace, files: list[tuple[str, bytes]], wanted: str | None) -> HttpResponse:
-    """One of several uploaded files (?file=N), or all of them in a ZIP, each as received."""
-    if wanted is not None:
-        position = int(wanted) if wanted.isdigit() else -1
-        if not 0 <= position < len(files):
-            raise Http404("No such file in this trace")
-        filename, data = files[position]
-        response = HttpResponse(data, content_type="application/octet-stream")
-        response["Content-Disposition"] = f'attachment; filename="{_slug(filename)}"'
-        return response
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
-        used: set[str] = set()
-        for position, (filename, data) in enumerate(files):
-            member = _slug(filename)
-            if member in used:
-                member = f"{position}-{member}"
-            used.add(member)
-            bundle.writestr(member, data)
-    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{_slug(trace.name)}.zip"'
-    return response
-
-
-def _slug(name: str) -> str:
-    cleaned = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
-    return cleaned.strip("-.")[:80] or "trace"
