@@ -66,6 +66,19 @@ def corpus_files(folder: str, *patterns: str) -> list[Path]:
     return sorted(found)
 
 
+def corpus_sample(per_folder: int = 3) -> list[Path]:
+    """The first files of every corpus folder (not its notes), for a test that compares two
+    ways of computing one answer across every format (empty when the corpus is absent)."""
+    if not CORPUS.is_dir():
+        return []
+    return sorted(
+        path
+        for folder in sorted(CORPUS.glob("*/"))
+        for path in sorted(folder.iterdir())[:per_folder]
+        if path.is_file() and path.suffix != ".md"
+    )
+
+
 def corpus_id(path: Path) -> str:
     return str(path.relative_to(CORPUS))
 

@@ -10,18 +10,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import corpus_sample
 from tests.core.long_session import make_session
 from traces.core.analysis.ingest import analyze_bytes, analyze_files
 from traces.core.outputs.postmortem import build_postmortem, postmortem_source
 from traces.core.outputs.report import build_report
 
-FILES = sorted(
-    path
-    for folder in sorted(CORPUS.glob("*/")) if CORPUS.is_dir()
-    for path in sorted(folder.iterdir())[:3]
-    if path.is_file() and path.suffix != ".md"
-)  # fmt: skip
+FILES = corpus_sample(per_folder=3)
 
 
 def stored(value):

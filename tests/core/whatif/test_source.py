@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import corpus_sample
 from tests.core.long_session import make_session
 from tests.core.whatif.traces import sundry_run
 from traces.core.analysis.ingest import analyze_bytes, analyze_files
@@ -19,12 +19,7 @@ from traces.core.analysis.whatif.params import parse_params
 from traces.core.analysis.whatif.source import what_if_source
 from traces.core.outputs.report import build_report
 
-FILES = sorted(
-    path
-    for folder in sorted(CORPUS.glob("*/")) if CORPUS.is_dir()
-    for path in sorted(folder.iterdir())[:3]
-    if path.is_file() and path.suffix != ".md"
-)  # fmt: skip
+FILES = corpus_sample(per_folder=3)
 
 ASKED = [
     None,
