@@ -6,28 +6,18 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tests.live.events import agent_lines, ndjson
+from tests.storage.migrating import at, migrate
 from traces.core.reading import archive
 
 BEFORE = [("traces", "0011_merge_0007_proxy_capture_0010_nul_safe_new_columns")]
 AFTER = [("traces", "0013_storage")]
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_schema(transactional_db):
-    apps = migrate(BEFORE)
-    yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    yield from at(BEFORE)
 
 
 def test_originals_in_rows_move_to_storage_and_back(old_schema, originals_folder):

@@ -9,9 +9,9 @@ import zlib
 import orjson
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tests.core.builders import log, pair, user
+from tests.storage.migrating import at, migrate
 from traces import models
 from traces.core.reading import blobs
 from traces.selectors.content import search_content
@@ -23,18 +23,9 @@ AFTER = [("traces", "0034_stored")]
 VALUE = {"role": "user", "content": "an old zlib blob " * 40}
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_schema(transactional_db):
-    apps = migrate(BEFORE)
-    yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    yield from at(BEFORE)
 
 
 def found(q: str) -> list[int]:

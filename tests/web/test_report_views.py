@@ -48,6 +48,17 @@ def decoded_reports() -> int:
     return len(report_cache.store(report_cache.DecodedReports))
 
 
+def without_the_report(fetch, endpoint: str):
+    """`fetch()` in a cold process, held to reading and decoding no report; its answer."""
+    report_cache.clear()
+    with CaptureQueriesContext(connection) as queries:
+        answer = fetch()
+    assert decoded_reports() == 0, endpoint
+    reads = [q["sql"] for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]]
+    assert reads == [], endpoint
+    return answer
+
+
 def test_the_default_loops_views_are_stored_with_the_parts(long_trace):
     trace, _ = long_trace
     loop = trace.report["outcome"]["loop"]
@@ -64,14 +75,10 @@ def test_the_default_loops_views_are_stored_with_the_parts(long_trace):
 def test_the_endpoints_never_read_the_whole_report(client, long_trace):
     _, url = long_trace
     for endpoint in ENDPOINTS:
-        report_cache.clear()
-        with CaptureQueriesContext(connection) as queries:
-            assert client.get(f"{url}{endpoint}").status_code == 200
-        assert decoded_reports() == 0, endpoint
-        reads = [
-            q["sql"] for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]
-        ]
-        assert reads == [], endpoint
+        reply = without_the_report(
+            lambda endpoint=endpoint: client.get(f"{url}{endpoint}"), endpoint
+        )
+        assert reply.status_code == 200, endpoint
 
 
 def test_kept_answers_are_the_answers_computed_from_the_report(client, long_trace):
@@ -129,14 +136,9 @@ def postmortem_page(client, url: str, endpoint: str = "postmortem") -> str:
 def test_the_postmortem_never_reads_the_whole_report(client, long_trace):
     _, url = long_trace
     for endpoint in POSTMORTEM:
-        report_cache.clear()
-        with CaptureQueriesContext(connection) as queries:
-            postmortem_page(client, url, endpoint)
-        assert decoded_reports() == 0, endpoint
-        reads = [
-            q["sql"] for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]
-        ]
-        assert reads == [], endpoint
+        without_the_report(
+            lambda endpoint=endpoint: postmortem_page(client, url, endpoint), endpoint
+        )
 
 
 def test_the_kept_postmortem_is_the_postmortem_of_the_whole_report(client, long_trace):
@@ -159,11 +161,9 @@ ASKED = ["what-if.json?clear_after=1&cache_lifetime=1h", "what-if.json?batch=0&l
 def test_other_parameters_are_answered_from_the_kept_input_as_from_the_report(client, long_trace):
     trace, url = long_trace
     for endpoint in ASKED:
-        report_cache.clear()
-        with CaptureQueriesContext(connection) as queries:
-            kept = client.get(f"{url}{endpoint}").json()
-        assert decoded_reports() == 0, endpoint
-        assert not [q for q in queries.captured_queries if '"traces_trace"."report"' in q["sql"]]
+        kept = without_the_report(
+            lambda endpoint=endpoint: client.get(f"{url}{endpoint}").json(), endpoint
+        )
         models.ReportView.objects.filter(trace=trace, name="what-if source").delete()
         report_cache.clear()
         computed = client.get(f"{url}{endpoint}").json()  # from the report, and kept

@@ -87,12 +87,9 @@ def store_text_once(apps, schema_editor):
         return
     for statement in blob_table(rowid=False):
         schema_editor.execute(statement)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS])
-        if cursor.fetchone() is None:  # built without FTS5 (migration 0022): text scanned
-            return
-    connection.ensure_connection()
-    connection.connection.create_function("traces_search_text", 2, _text, deterministic=True)
+    if not _has_fts(connection):  # built without FTS5 (migration 0022): text scanned
+        return
+    _register(connection)
     for statement in [*SQLITE_DROP, *SQLITE_MAKE]:
         schema_editor.execute(statement)
 
@@ -134,10 +131,8 @@ def store_text_twice(apps, schema_editor):
         return
     for statement in blob_table(rowid=True):
         schema_editor.execute(statement)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS])
-        if cursor.fetchone() is None:
-            return
+    if not _has_fts(connection):
+        return
     _register(connection)
     for statement in SQLITE_DROP:
         schema_editor.execute(statement)
@@ -147,6 +142,12 @@ def store_text_twice(apps, schema_editor):
     )
     for statement in OLD_SQLITE:
         schema_editor.execute(statement)
+
+
+def _has_fts(connection):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [FTS])
+        return cursor.fetchone() is not None
 
 
 def _register(connection):

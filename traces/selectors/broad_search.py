@@ -51,10 +51,6 @@ def _phrase(q: str) -> str:
     return '"' + q.replace('"', '""') + '"'
 
 
-def _words(terms: tuple[str, ...]) -> str:
-    return fts5_words(terms)
-
-
 def _rows_at_least(table: str, match: str, rows: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -72,7 +68,7 @@ def is_broad(q: str, terms: tuple[str, ...]) -> bool:
         return False
     if _rows_at_least(TEXT_TABLE, _phrase(q), BROAD_ROWS):
         return True
-    return bool(terms) and _rows_at_least(FTS_TABLE, _words(terms), BROAD_ROWS)
+    return bool(terms) and _rows_at_least(FTS_TABLE, fts5_words(terms), BROAD_ROWS)
 
 
 def _unindexed(field: str) -> Func:
@@ -98,7 +94,7 @@ def broad_match(q: str, terms: tuple[str, ...]) -> Q:
             In(
                 _unindexed("id"),
                 RawSQL(
-                    f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [_words(terms)]
+                    f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [fts5_words(terms)]
                 ),
             )
         )

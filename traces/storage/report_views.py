@@ -61,21 +61,24 @@ WHAT_IF_SOURCE_VIEW = "what-if source"
 
 
 def what_if_input(trace: models.Trace) -> dict[str, Any]:
-    """What the trace's what-if is recomputed from: as `postmortem_input`, a long trace's
-    kept source, else the report itself."""
-    deferred = "report" in trace.get_deferred_fields()
-    if deferred and keeps_views(trace) and not report_cached(trace):
-        return stored_view(trace, WHAT_IF_SOURCE_VIEW, lambda: what_if_source(_report_of(trace)))
-    return _report_of(trace)
+    """What the trace's what-if is recomputed from (see `kept_input`)."""
+    return kept_input(trace, WHAT_IF_SOURCE_VIEW, what_if_source)
 
 
 def postmortem_input(trace: models.Trace) -> dict[str, Any]:
-    """What the trace's post-mortem is built from: a long trace's kept source when its
-    report was not fetched and this process does not hold it decoded (computed from the
-    report on the first request if it is not kept yet), else the report itself."""
+    """What the trace's post-mortem is built from (see `kept_input`)."""
+    return kept_input(trace, POSTMORTEM_VIEW, postmortem_source)
+
+
+def kept_input(
+    trace: models.Trace, name: str, source: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """A long trace's kept view `name` (`source` of its report, computed and kept on the
+    first request if it is not kept yet) when its report was not fetched and this
+    process does not hold it decoded; else the report itself, which holds as much."""
     deferred = "report" in trace.get_deferred_fields()
     if deferred and keeps_views(trace) and not report_cached(trace):
-        return stored_view(trace, POSTMORTEM_VIEW, lambda: postmortem_source(_report_of(trace)))
+        return stored_view(trace, name, lambda: source(_report_of(trace)))
     return _report_of(trace)
 
 
